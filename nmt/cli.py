@@ -1,0 +1,206 @@
+"""The `nmt` command line: one subcommand per pipeline stage. Workflow rules call these; so can people."""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from . import config as cfg
+
+
+def _add_config_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--params", default="params.yaml", help="the params file (default: params.yaml)")
+    p.add_argument("--preset", default=None, help="preset name (default: the one params.yaml names)")
+
+
+def _load(args) -> dict:
+    return cfg.load_params(args.params, args.preset)
+
+
+# -- data -----------------------------------------------------------------------------------------------------
+def cmd_data_synth(args) -> None:
+    from .data import synth
+    config = _load(args)
+    spec = cfg.pair_for_task(config, args.task)
+    if spec["kind"] != "synth":
+        raise cfg.ConfigError(f"task {args.task!r} of preset {config['preset']!r} is not a synthetic corpus")
+    options = {k: spec[k] for k in ("seed", "n_train", "n_dev", "n_test", "n_align", "max_len") if k in spec}
+    summary = synth.generate(args.out, **options)
+    print(json.dumps(summary["splits"], sort_keys=True))
+
+
+def cmd_data_prepare(args) -> None:
+    from .data.prepare import prepare
+    config = _load(args)
+    spec = cfg.pair_for_task(config, args.task)
+    prep = config["prepare"]
+    stats = prepare(args.raw, args.out, splits=args.splits, src_lang=spec.get("src_lang", "en"),
+                    tgt_lang=spec.get("tgt_lang", "de"), max_len=prep["max_len"], src_vocab=prep["src_vocab"],
+                    tgt_vocab=prep["tgt_vocab"], tokenize=prep["tokenize"], lowercase=prep.get("lowercase", False))
+    print(json.dumps({"src_vocab": stats["src_vocab"], "tgt_vocab": stats["tgt_vocab"],
+                      "train_dropped_by_length": stats["train_dropped_by_length"]}))
+
+
+# -- systems --------------------------------------------------------------------------------------------------
+def cmd_systems(args) -> None:
+    config = _load(args)
+    for pair, systems in cfg.collect_systems(config).items():
+        for system in systems:
+            print(f"{pair}\t{system}" if args.with_pair else system)
+
+
+def cmd_config(args) -> None:
+    config = _load(args)
+    if args.table and args.system:
+        config = cfg.system_config(config, cfg.load_table(args.table), args.system, args.table)
+    print(json.dumps(config, indent=2, sort_keys=True))
+
+
+# -- train / translate / evaluate -----------------------------------------------------------------------------
+def cmd_train(args) -> None:
+    from .train import train
+    config = _load(args)
+    system_cfg = cfg.system_config(config, cfg.load_table(args.table), args.system, args.table)
+    train(system_cfg, args.data, args.out, system=args.system, threads=args.threads, device=args.device)
+
+
+def cmd_translate(args) -> None:
+    from .data.text import read_lines, write_lines_atomic
+    from .train import load_model, set_threads
+    from .translate import translate_ids
+    set_threads(args.threads)
+    model, src_vocab, tgt_vocab, config = load_model(args.model, args.device)
+    options = config.get("translate", {})
+    beam = args.beam or options.get("beam", 1)
+    lines = read_lines(args.src)
+    device = next(model.parameters()).device
+    hyps = translate_ids(model, [src_vocab.encode(line) for line in lines], beam=beam,
+                         batch_size=args.batch_size or options.get("batch_size", 64),
+                         max_len_ratio=options.get("max_len_ratio", 2.0), device=device)
+    write_lines_atomic(args.out, (" ".join(tgt_vocab.decode(h.tokens)) for h in hyps))
+
+
+def cmd_evaluate(args) -> None:
+    from .evaluate import evaluate_files, write_json_atomic
+    ppl = None
+    if args.model:
+        from .data.text import read_parallel
+        from .likelihood import corpus_nll, perplexity
+        from .train import load_model, set_threads
+        set_threads(args.threads)
+        model, src_vocab, tgt_vocab, _ = load_model(args.model, args.device)
+        src, ref = read_parallel(args.src, args.ref)
+        nll, tokens = corpus_nll(model, [src_vocab.encode(s) for s in src], [tgt_vocab.encode(r) for r in ref],
+                                 64, next(model.parameters()).device)
+        ppl = perplexity(nll, tokens)
+    meta = {"system": args.system, "testset": args.testset, "preset": args.preset_name, "pair": args.pair}
+    scores = evaluate_files(args.hyp, args.ref, lang=args.lang, ppl=ppl, meta=meta)
+    write_json_atomic(args.out, scores)
+    print(json.dumps({k: scores[k] for k in ("bleu_tok", "bleu_detok", "ppl")}))
+
+
+# -- report ---------------------------------------------------------------------------------------------------
+def cmd_report(args) -> None:
+    from .report.context import report_context
+    from .report.render import render_report
+    config = _load(args)
+    root = Path(args.params).parent
+    tables = [root / t for t in config["tables"]]
+    pairs = {task: spec["pair"] for task, spec in (config.get("data") or {}).get("pairs", {}).items()}
+    context = report_context(config, Path(args.data), Path(args.results))
+    index = render_report(preset=config["preset"], preset_description=config.get("description", ""),
+                          tables=tables, results_dir=Path(args.results), pair_for_task=pairs,
+                          context=context, out_dir=Path(args.out))
+    print(index)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="nmt", description=__doc__)
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    data = sub.add_parser("data", help="corpora: generate, prepare").add_subparsers(dest="data_command", required=True)
+    p = data.add_parser("synth", help="generate the seeded synthetic demo corpus")
+    _add_config_args(p)
+    p.add_argument("--task", required=True, help="the table task this corpus plays (e.g. en-de)")
+    p.add_argument("--out", required=True)
+    p.set_defaults(func=cmd_data_synth)
+    p = data.add_parser("prepare", help="tokenise, length-filter, build vocabularies, binarise")
+    _add_config_args(p)
+    p.add_argument("--task", required=True)
+    p.add_argument("--raw", required=True, help="directory with {split}.src / {split}.tgt")
+    p.add_argument("--out", required=True)
+    p.add_argument("--splits", nargs="+", default=["train", "dev", "test"])
+    p.set_defaults(func=cmd_data_prepare)
+
+    p = sub.add_parser("systems", help="list the systems the preset's tables train")
+    _add_config_args(p)
+    p.add_argument("--with-pair", action="store_true")
+    p.set_defaults(func=cmd_systems)
+    p = sub.add_parser("config", help="print the resolved configuration (of one system with --table/--system)")
+    _add_config_args(p)
+    p.add_argument("--table")
+    p.add_argument("--system")
+    p.set_defaults(func=cmd_config)
+
+    p = sub.add_parser("train", help="train one system of a table (resumes from its checkpoint)")
+    _add_config_args(p)
+    p.add_argument("--table", required=True)
+    p.add_argument("--system", required=True)
+    p.add_argument("--data", required=True, help="prepared data directory")
+    p.add_argument("--out", required=True, help="model directory")
+    p.add_argument("--threads", type=int, default=None)
+    p.add_argument("--device", default=None, help="cpu, cuda, cuda:1 (default: cuda when available)")
+    p.set_defaults(func=cmd_train)
+
+    p = sub.add_parser("translate", help="translate a tokenised source file")
+    p.add_argument("--model", required=True)
+    p.add_argument("--src", required=True)
+    p.add_argument("--out", required=True)
+    p.add_argument("--beam", type=int, default=None, help="beam size (1 = greedy; default from the config)")
+    p.add_argument("--batch-size", type=int, default=None)
+    p.add_argument("--threads", type=int, default=None)
+    p.add_argument("--device", default=None)
+    p.set_defaults(func=cmd_translate)
+
+    p = sub.add_parser("evaluate", help="BLEU (tokenised and sacreBLEU 13a) and perplexity -> JSON")
+    p.add_argument("--hyp", required=True)
+    p.add_argument("--ref", required=True)
+    p.add_argument("--src", help="source file (for perplexity, with --model)")
+    p.add_argument("--model", help="model for test perplexity")
+    p.add_argument("--lang", required=True, help="target language code for detokenisation")
+    p.add_argument("--out", required=True)
+    p.add_argument("--system", required=True)
+    p.add_argument("--testset", required=True)
+    p.add_argument("--preset-name", dest="preset_name", required=True)
+    p.add_argument("--pair", required=True)
+    p.add_argument("--threads", type=int, default=None)
+    p.add_argument("--device", default=None)
+    p.set_defaults(func=cmd_evaluate)
+
+    p = sub.add_parser("report", help="render the preset's tables into HTML + CSV + JSON")
+    _add_config_args(p)
+    p.add_argument("--results", required=True, help="results/{preset}")
+    p.add_argument("--data", required=True, help="data/{preset}")
+    p.add_argument("--out", required=True, help="reports/{preset}")
+    p.set_defaults(func=cmd_report)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        args.func(args)
+    except cfg.ConfigError as err:
+        print(f"nmt: error: {err}", file=sys.stderr)
+        return 2
+    except ValueError as err:  # CorpusError and friends carry file:line messages
+        if type(err).__name__ in ("CorpusError",):
+            print(f"nmt: error: {err}", file=sys.stderr)
+            return 2
+        raise
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,142 @@
+"""Configuration: params.yaml + a preset + a table row's overrides -> one validated dict.
+
+Both workflow engines and every `nmt` command resolve configuration through this module, so a system
+trained by Snakemake and by DVC sees exactly the same settings. Unknown keys and wrong types are errors
+that name the offending key (JSON schema in nmt/schemas/params.schema.yaml).
+"""
+from __future__ import annotations
+
+import copy
+import hashlib
+import json
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+import yaml
+
+SCHEMA_PATH = Path(__file__).with_name("schemas") / "params.schema.yaml"
+
+
+class ConfigError(ValueError):
+    """A configuration problem; the message names the file and the key."""
+
+
+def read_yaml(path: str | Path) -> Any:
+    path = Path(path)
+    try:
+        with open(path, encoding="utf-8") as handle:
+            return yaml.safe_load(handle)
+    except FileNotFoundError:
+        raise ConfigError(f"{path}: no such file") from None
+    except yaml.YAMLError as err:
+        raise ConfigError(f"{path}: not valid YAML: {err}") from None
+
+
+def deep_merge(base: dict, override: dict) -> dict:
+    """A copy of `base` with `override` merged in; nested dicts merge, everything else replaces."""
+    merged = copy.deepcopy(base)
+    for key, value in (override or {}).items():
+        if isinstance(value, dict) and isinstance(merged.get(key), dict):
+            merged[key] = deep_merge(merged[key], value)
+        else:
+            merged[key] = copy.deepcopy(value)
+    return merged
+
+
+def schema() -> dict:
+    return read_yaml(SCHEMA_PATH)
+
+
+def validate(config: dict, source: str) -> None:
+    """Raise ConfigError naming the key path of the first schema violation (deepest first)."""
+    validator = jsonschema.Draft202012Validator(schema())
+    errors = sorted(validator.iter_errors(config), key=lambda e: (-len(e.absolute_path), str(e.path)))
+    if errors:
+        err = errors[0]
+        where = ".".join(str(p) for p in err.absolute_path) or "(top level)"
+        raise ConfigError(f"{source}: bad config key {where}: {err.message}")
+
+
+def load_params(params_path: str | Path, preset: str | None = None) -> dict:
+    """params.yaml merged with workflow/presets/{preset}.yaml (preset from the file unless given)."""
+    params_path = Path(params_path)
+    params = read_yaml(params_path) or {}
+    if not isinstance(params, dict):
+        raise ConfigError(f"{params_path}: expected a mapping at the top level")
+    return merge_preset(params, preset, root=params_path.parent, source=str(params_path))
+
+
+def merge_preset(params: dict, preset: str | None, root: Path, source: str) -> dict:
+    preset = preset or params.get("preset")
+    if not preset:
+        raise ConfigError(f"{source}: no preset given and no `preset:` key")
+    presets_dir = root / params.get("presets_dir", "workflow/presets")
+    preset_path = presets_dir / f"{preset}.yaml"
+    if not preset_path.exists():
+        known = sorted(p.stem for p in presets_dir.glob("*.yaml"))
+        raise ConfigError(f"{source}: unknown preset {preset!r}; known presets: {', '.join(known)}")
+    overlay = read_yaml(preset_path) or {}
+    config = deep_merge(params, overlay)
+    config["preset"] = preset
+    validate(config, f"{source} + {preset_path}")
+    return config
+
+
+def load_table(path: str | Path) -> dict:
+    table = read_yaml(path)
+    if not isinstance(table, dict) or not isinstance(table.get("systems"), dict):
+        raise ConfigError(f"{path}: a table file needs a `systems:` mapping")
+    return table
+
+
+def system_config(config: dict, table: dict, system: str, table_path: str = "table") -> dict:
+    """The preset config with one table system's overrides applied, validated."""
+    systems = table["systems"]
+    if system not in systems:
+        raise ConfigError(f"{table_path}: unknown system {system!r}; known systems: {', '.join(systems)}")
+    resolved = deep_merge(config, systems[system] or {})
+    validate(resolved, f"{table_path}: system {system}")
+    return resolved
+
+
+def training_schedule(train: dict, dropout: float) -> tuple[int, int]:
+    """(epochs, halve_after) for a model; dropout models use the longer schedule, as in the paper."""
+    schedule = train.get("dropout_schedule") or {}
+    if dropout > 0 and schedule:
+        return schedule.get("epochs", train["epochs"]), schedule.get("halve_after", train["halve_after"])
+    return train["epochs"], train["halve_after"]
+
+
+def pair_for_task(config: dict, task: str) -> dict:
+    pairs = (config.get("data") or {}).get("pairs") or {}
+    if task not in pairs:
+        raise ConfigError(f"preset {config['preset']!r} has no corpus for task {task!r} (data.pairs)")
+    return pairs[task]
+
+
+def fingerprint(obj: Any) -> str:
+    """A short stable hash of a JSON-able object (used to rerun jobs when their settings change)."""
+    blob = json.dumps(obj, sort_keys=True, separators=(",", ":")).encode()
+    return hashlib.sha256(blob).hexdigest()[:16]
+
+
+def collect_systems(config: dict, root: str | Path = ".") -> dict[str, dict[str, str]]:
+    """{pair: {system: table path}} over the preset's tables: what the workflow trains.
+
+    A system id may appear in several tables (the paper reuses systems across tables) only with the same
+    overrides; a conflicting second definition is an error.
+    """
+    found: dict[str, dict[str, str]] = {}
+    definitions: dict[tuple[str, str], tuple[str, dict]] = {}
+    for table_path in config["tables"]:
+        table = load_table(Path(root) / table_path)
+        pair = pair_for_task(config, table["task"])["pair"]
+        for system, overrides in table["systems"].items():
+            key = (pair, system)
+            if key in definitions and definitions[key][1] != overrides:
+                raise ConfigError(f"{table_path}: system {system!r} is also defined differently in "
+                                  f"{definitions[key][0]}")
+            definitions.setdefault(key, (table_path, overrides))
+            found.setdefault(pair, {})[system] = definitions[key][0]
+    return found

@@ -1,0 +1,1 @@
+"""Corpus handling: reading and writing text files, tokenisation, vocabularies and mini-batches."""

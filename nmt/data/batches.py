@@ -1,0 +1,66 @@
+"""Length-bucketed mini-batches with a seeded, resumable order."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import torch
+
+from .vocab import BOS_ID, EOS_ID, PAD_ID
+
+
+@dataclass
+class Batch:
+    src: torch.Tensor        # [B, S] source ids, padded with PAD_ID
+    src_len: torch.Tensor    # [B]
+    tgt_in: torch.Tensor     # [B, T] <s> y1 .. yn
+    tgt_out: torch.Tensor    # [B, T] y1 .. yn </s>
+    index: torch.Tensor      # [B] positions of these sentences in the split
+
+    @property
+    def n_tokens(self) -> int:
+        return int((self.tgt_out != PAD_ID).sum())
+
+    def to(self, device) -> "Batch":
+        return Batch(*(t.to(device) for t in (self.src, self.src_len, self.tgt_in, self.tgt_out, self.index)))
+
+
+def pad(seqs: list[list[int]], value: int = PAD_ID) -> torch.Tensor:
+    width = max((len(s) for s in seqs), default=0)
+    out = torch.full((len(seqs), max(width, 1)), value, dtype=torch.long)
+    for row, seq in enumerate(seqs):
+        out[row, : len(seq)] = torch.tensor(seq, dtype=torch.long)
+    return out
+
+
+def make_batch(src: list[list[int]], tgt: list[list[int]] | None, index: list[int]) -> Batch:
+    tgt = tgt if tgt is not None else [[] for _ in src]
+    return Batch(
+        src=pad(src),
+        src_len=torch.tensor([max(len(s), 1) for s in src], dtype=torch.long),
+        tgt_in=pad([[BOS_ID] + t for t in tgt]),
+        tgt_out=pad([t + [EOS_ID] for t in tgt]),
+        index=torch.tensor(index, dtype=torch.long),
+    )
+
+
+def bucketed_batches(src: list[list[int]], tgt: list[list[int]], batch_size: int, seed: int | None,
+                     epoch: int = 0, pool: int = 50) -> list[list[int]]:
+    """Sentence indices grouped into batches of similar length.
+
+    With a seed, the corpus is shuffled, cut into pools of `pool` batches, each pool sorted by length and cut
+    into batches, and the batch order shuffled: the order depends only on (seed, epoch), so a resumed run
+    sees exactly the batches an uninterrupted run would. Without a seed the order is by length (for decoding).
+    """
+    order = list(range(len(src)))
+    if seed is None:
+        order.sort(key=lambda i: (len(src[i]), len(tgt[i]) if tgt else 0, i))
+        return [order[i: i + batch_size] for i in range(0, len(order), batch_size)]
+    gen = torch.Generator().manual_seed(seed * 100003 + epoch)
+    order = torch.randperm(len(src), generator=gen).tolist()
+    batches: list[list[int]] = []
+    span = batch_size * pool
+    for start in range(0, len(order), span):
+        chunk = sorted(order[start: start + span], key=lambda i: (len(src[i]), len(tgt[i]), i))
+        batches.extend(chunk[i: i + batch_size] for i in range(0, len(chunk), batch_size))
+    perm = torch.randperm(len(batches), generator=gen).tolist()
+    return [batches[i] for i in perm]

@@ -1,0 +1,87 @@
+"""`nmt data prepare`: raw parallel text -> tokenised text, vocabularies and binarised tensors.
+
+Output directory layout (one per preset and pair):
+  vocab.src / vocab.tgt        one word per line, specials first
+  {split}.src / {split}.tgt    the tokenised text every later step (training, BLEU) reads
+  {split}.pt                   token ids, flat int32 tensors with offsets
+  prep.json                    what was applied (tokeniser, lowercasing, length filter, counts)
+"""
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import torch
+
+from .text import read_parallel, write_lines_atomic
+from .vocab import Vocab
+
+
+def _normalise(lines: list[str], lang: str, tokenize: bool, lowercase: bool) -> list[str]:
+    if tokenize:
+        from .tokenize import tokenize as moses_tokenize
+        lines = moses_tokenize(lines, lang)
+    if lowercase:
+        lines = [line.lower() for line in lines]
+    return lines
+
+
+def _save_ids(path: Path, src: list[list[int]], tgt: list[list[int]]) -> None:
+    def flat(seqs):
+        lengths = torch.tensor([len(s) for s in seqs], dtype=torch.long)
+        data = torch.tensor([t for s in seqs for t in s], dtype=torch.int32)
+        return {"data": data, "lengths": lengths}
+    tmp = path.with_name(path.name + ".tmp")
+    torch.save({"src": flat(src), "tgt": flat(tgt)}, tmp)
+    os.replace(tmp, path)
+
+
+def load_split(path: str | Path) -> tuple[list[list[int]], list[list[int]]]:
+    blob = torch.load(path, weights_only=True)
+
+    def unflat(part):
+        out, pos = [], 0
+        data = part["data"].tolist()
+        for n in part["lengths"].tolist():
+            out.append(data[pos: pos + n])
+            pos += n
+        return out
+    return unflat(blob["src"]), unflat(blob["tgt"])
+
+
+def prepare(raw_dir: str | Path, out_dir: str | Path, *, splits: list[str], train_split: str = "train",
+            src_lang: str, tgt_lang: str, max_len: int, src_vocab: int, tgt_vocab: int,
+            tokenize: bool = False, lowercase: bool = False) -> dict:
+    raw_dir, out_dir = Path(raw_dir), Path(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    texts = {}
+    for split in splits:
+        src, tgt = read_parallel(raw_dir / f"{split}.src", raw_dir / f"{split}.tgt")
+        texts[split] = (_normalise(src, src_lang, tokenize, lowercase), _normalise(tgt, tgt_lang, tokenize, lowercase))
+
+    # Length filter on the training data only: test sentences are never dropped.
+    src, tgt = texts[train_split]
+    keep = [i for i in range(len(src)) if len(src[i].split()) <= max_len and len(tgt[i].split()) <= max_len]
+    texts[train_split] = ([src[i] for i in keep], [tgt[i] for i in keep])
+    dropped = len(src) - len(keep)
+
+    vocabs = (Vocab.build(texts[train_split][0], src_vocab), Vocab.build(texts[train_split][1], tgt_vocab))
+    stats = {"src_lang": src_lang, "tgt_lang": tgt_lang, "tokenize": "sacremoses" if tokenize else "none",
+             "lowercase": lowercase, "max_len": max_len, "train_dropped_by_length": dropped,
+             "src_vocab": len(vocabs[0]), "tgt_vocab": len(vocabs[1]), "splits": {}}
+    for split, (s, t) in texts.items():
+        write_lines_atomic(out_dir / f"{split}.src", s)
+        write_lines_atomic(out_dir / f"{split}.tgt", t)
+        ids_src = [vocabs[0].encode(line) for line in s]
+        ids_tgt = [vocabs[1].encode(line) for line in t]
+        _save_ids(out_dir / f"{split}.pt", ids_src, ids_tgt)
+        n_tgt = sum(len(x) for x in ids_tgt)
+        stats["splits"][split] = {
+            "sentences": len(s), "src_tokens": sum(len(x) for x in ids_src), "tgt_tokens": n_tgt,
+            "tgt_unk_rate": round(sum(x.count(1) for x in ids_tgt) / max(n_tgt, 1), 4),
+        }
+    vocabs[0].save(out_dir / "vocab.src")
+    vocabs[1].save(out_dir / "vocab.tgt")
+    (out_dir / "prep.json").write_text(json.dumps(stats, indent=2, sort_keys=True) + "\n")
+    return stats

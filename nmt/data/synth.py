@@ -1,0 +1,450 @@
+"""Seeded synthetic language pair (the "demo corpus") that stands in for WMT En-De in the offline demo preset.
+
+The pair is small enough for 2-layer LSTMs with 64-128 units to learn on a CPU in minutes, yet it has the
+phenomena the attention papers care about: long sentences (up to ``max_len`` tokens, so that a single
+fixed-size encoding is not enough), local and long-distance reordering, one-to-many, many-to-one and
+dropped words, and gold word alignments derived from the generator's own derivation.
+
+Word forms
+----------
+Source words are strings of consonant-vowel syllables over single letters (``"bdfgklmnprstvz"`` +
+``"aeiou"``, e.g. ``"kato"``, ``"mi"``). Target words are built from a different syllable inventory: an onset
+that is ``w``/``h``/``j``/``c`` or a consonant cluster (``sch``, ``st``, ``br``, ...), a vowel or diphthong,
+and an optional coda (e.g. ``"schein"``, ``"brauto"``). A source word never contains two consonants in a row
+nor ``w``/``h``/``j``/``c``, so the two vocabularies are disjoint. Function words have one syllable, content words two or three.
+
+Lexicon (all drawn from the seed)
+---------------------------------
+* DET (6): one of them (``Lexicon.dropped``) is a determiner with no target translation. The other five are
+  one-to-one, but the target form also depends on the *gender* (0/1/2, random per target noun) of the noun
+  it determines, so each source determiner has three target forms (15 target determiners). The decoder
+  must look ahead at the noun (which the source places after the adjectives).
+* PRON (6), ADJ (35), ADV (18), PREP (12): one-to-one.
+* NOUN (70): mostly one-to-one; 14 of them are one-to-many: noun -> target noun + a fixed classifier
+  particle (4 classifier particles in total), like a compound with a fixed second part.
+* VERB: 30 transitive + 12 intransitive, mostly one-to-one; 8 are one-to-many: verb -> target verb stem +
+  a fixed support verb (2 support verbs in total), like German "Bescheid geben".
+* CONJ: 5 one-word conjunctions (one-to-one) and 2 two-word conjunctions that translate to ONE target word
+  (many-to-one, like "so that" -> "damit").
+* PART (4): discourse particles with no translation (dropped).
+Content words are drawn with a mild Zipf-like skew, so every word is frequent enough to be learnt.
+
+Grammar (source side)
+---------------------
+::
+
+    S      -> CLAUSE (CONJ CLAUSE)*                   1..7 clauses, lengths ~3..max_len tokens
+    CLAUSE -> PART? SUBJ VERB_T NP PP* ADV?            (transitive)   or   PART? SUBJ VERB_I PP* ADV?
+    SUBJ   -> PRON | NP
+    NP     -> DET ADJ{0,2} NOUN
+    PP     -> PREP NP                                 0..2 per clause
+
+The source string has a unique parse (every NP starts with a determiner and ends with its noun; clauses are
+separated by conjunctions), so the target is a deterministic function of the source.
+
+Target side (the reordering rules)
+----------------------------------
+* Local: inside an NP the adjectives follow the noun (and its classifier): ``DET' NOUN' [CLF] ADJ'*``;
+  the determiner form agrees in gender with the target noun.
+* Long-distance: every clause is verb-final and the clause adverb moves to just after the subject:
+  ``SUBJ' ADV'? OBJ' PP'* VERB' [SUPPORT]``. With two PPs and adjectives the verb travels 15+ positions.
+* Clause order and conjunction positions are kept; dropped words simply vanish.
+
+Gold alignments (``align.gold``)
+--------------------------------
+Pharaoh style, 0-based ``i-j`` (sure) and ``i?j`` (possible only), source index i, target index j. Sure links
+for all one-to-one words (content and function words alike) and for the head token of a one-to-many word
+(noun -> target noun, verb -> target verb stem); possible-only links from that word to its classifier
+particle / support verb, and from the second word of a two-word conjunction to the target conjunction
+(the first word gets the sure link). Dropped words have no link. Every target token has at least one link.
+
+Lengths: both sides of every pair are within ``[min_len, max_len]`` (sentences whose source *or* target
+falls outside are rejected and redrawn), so the target never exceeds ``max_len`` either. Dev, test and align
+sentences are disjoint from train (by source string) and from each other; train may contain repeats.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import tempfile
+from bisect import bisect_right
+from dataclasses import dataclass, field
+from itertools import accumulate
+from pathlib import Path
+
+__all__ = ["Lexicon", "build_lexicon", "generate", "generate_pairs", "describe"]
+
+# --------------------------------------------------------------------------------------------------------
+# word forms
+_SRC_CONS = "bdfgklmnprstvz"
+_SRC_VOWELS = "aeiou"
+_TGT_ONSETS = ("w", "h", "j", "c", "sch", "st", "br", "kr", "tr", "gr", "pf", "fl", "sp", "dr", "ch")
+_TGT_VOWELS = ("ei", "au", "ie", "a", "o", "u", "e")
+_TGT_CODAS = ("", "", "", "", "n", "r", "t", "ch")
+
+# lexicon sizes
+_N = {
+    "det": 6, "pron": 6, "noun": 70, "adj": 35, "verb_t": 30, "verb_i": 12, "adv": 18, "prep": 12,
+    "conj1": 5, "conj2": 2, "part": 4,
+}
+_N_NOUN_1TOM = 14
+_N_CLF = 4
+_N_VERB_1TOM = 8  # spread over transitive and intransitive verbs
+_N_SUPPORT = 2
+_N_GENDERS = 3
+
+# generation probabilities
+_CLAUSE_WEIGHTS = (0.25, 0.23, 0.17, 0.13, 0.10, 0.07, 0.05)  # 1..7 clauses
+_P_PART = 0.15
+_P_PRON_SUBJ = 0.3
+_P_TRANSITIVE = 0.7
+_PP_WEIGHTS = (0.5, 0.35, 0.15)
+_ADJ_WEIGHTS = (0.5, 0.35, 0.15)
+_P_ADV = 0.4
+_P_DROPPED_DET = 0.12
+_P_CONJ2 = 0.25
+_MAX_TRIES = 1000
+
+_SPLITS = ("train", "dev", "test", "align")
+
+
+def _src_word(rng: random.Random, n_syll: int) -> str:
+    return "".join(rng.choice(_SRC_CONS) + rng.choice(_SRC_VOWELS) for _ in range(n_syll))
+
+
+def _tgt_word(rng: random.Random, n_syll: int) -> str:
+    return "".join(rng.choice(_TGT_ONSETS) + rng.choice(_TGT_VOWELS) + rng.choice(_TGT_CODAS)
+                   for _ in range(n_syll))
+
+
+class _Forms:
+    """Draws unique word forms (no form used twice on a side)."""
+
+    def __init__(self, rng: random.Random, maker) -> None:
+        self.rng, self.maker, self.used = rng, maker, set()
+
+    def draw(self, n: int, syll: tuple[int, ...]) -> list[str]:
+        out = []
+        while len(out) < n:
+            w = self.maker(self.rng, self.rng.choice(syll))
+            if w not in self.used:
+                self.used.add(w)
+                out.append(w)
+        return out
+
+
+class _Picker:
+    """Weighted choice with precomputed cumulative weights (fast, deterministic)."""
+
+    def __init__(self, items, weights) -> None:
+        self.items = list(items)
+        self.cum = list(accumulate(weights))
+        self.total = self.cum[-1]
+
+    def __call__(self, rng: random.Random):
+        return self.items[bisect_right(self.cum, rng.random() * self.total)]
+
+
+def _zipf(items, rng: random.Random, s: float = 0.7, offset: float = 3.0) -> _Picker:
+    items = list(items)
+    rng.shuffle(items)
+    return _Picker(items, [1.0 / (r + offset) ** s for r in range(len(items))])
+
+
+@dataclass
+class Lexicon:
+    """The seeded bilingual lexicon. Target entries are tuples of target tokens ("" never occurs)."""
+
+    dets: list[str]                    # source determiners; dets[0] is the dropped one
+    det_tgt: dict[tuple[str, int], str]  # (source det, target gender) -> target determiner
+    pron: dict[str, str]
+    noun: dict[str, tuple[str, ...]]   # 1 or 2 target tokens (noun [+ classifier])
+    gender: dict[str, int]             # source noun -> gender of its target noun
+    adj: dict[str, str]
+    verb_t: dict[str, tuple[str, ...]]  # 1 or 2 target tokens (verb stem [+ support verb])
+    verb_i: dict[str, tuple[str, ...]]
+    adv: dict[str, str]
+    prep: dict[str, str]
+    conj1: dict[str, str]
+    conj2: dict[tuple[str, str], str]  # two source words -> one target word
+    part: list[str]
+    dropped: frozenset[str] = field(default_factory=frozenset)
+    one_to_many: frozenset[str] = field(default_factory=frozenset)
+    many_to_one: frozenset[str] = field(default_factory=frozenset)
+
+    @property
+    def src_words(self) -> set[str]:
+        s = set(self.dets) | set(self.pron) | set(self.noun) | set(self.adj) | set(self.verb_t)
+        s |= set(self.verb_i) | set(self.adv) | set(self.prep) | set(self.conj1) | set(self.part)
+        for a, b in self.conj2:
+            s |= {a, b}
+        return s
+
+    @property
+    def tgt_words(self) -> set[str]:
+        s = set(self.det_tgt.values()) | set(self.pron.values()) | set(self.adj.values())
+        s |= set(self.adv.values()) | set(self.prep.values()) | set(self.conj1.values())
+        s |= set(self.conj2.values())
+        for d in (self.noun, self.verb_t, self.verb_i):
+            for toks in d.values():
+                s |= set(toks)
+        return s
+
+
+def build_lexicon(seed: int = 1) -> Lexicon:
+    """The lexicon for ``seed`` (independent of the corpus sizes)."""
+    rng = random.Random(f"nmt-synth:{seed}:lexicon")
+    src = _Forms(rng, _src_word)
+    tgt = _Forms(rng, _tgt_word)
+    fn, content = (1,), (2, 2, 3)
+
+    dets = src.draw(_N["det"], fn)
+    det_tgt = {(d, g): w for d, ws in zip(dets[1:], [tgt.draw(_N_GENDERS, fn) for _ in dets[1:]])
+               for g, w in enumerate(ws)}
+    pron = dict(zip(src.draw(_N["pron"], fn), tgt.draw(_N["pron"], fn)))
+    prep = dict(zip(src.draw(_N["prep"], fn), tgt.draw(_N["prep"], fn)))
+    conj1 = dict(zip(src.draw(_N["conj1"], fn), tgt.draw(_N["conj1"], fn)))
+    c2 = src.draw(2 * _N["conj2"], fn)
+    conj2 = dict(zip(zip(c2[0::2], c2[1::2]), tgt.draw(_N["conj2"], (2,))))
+    part = src.draw(_N["part"], fn)
+    clfs = tgt.draw(_N_CLF, fn)
+    supports = tgt.draw(_N_SUPPORT, (1, 2))
+
+    noun_src = src.draw(_N["noun"], content)
+    noun_tgt = tgt.draw(_N["noun"], content)
+    noun = {s: (t,) for s, t in zip(noun_src, noun_tgt)}
+    for s in rng.sample(noun_src, _N_NOUN_1TOM):
+        noun[s] = noun[s] + (rng.choice(clfs),)
+    gender = {s: rng.randrange(_N_GENDERS) for s in noun_src}
+
+    adj = dict(zip(src.draw(_N["adj"], content), tgt.draw(_N["adj"], content)))
+    adv = dict(zip(src.draw(_N["adv"], content), tgt.draw(_N["adv"], content)))
+    verb_t = {s: (t,) for s, t in zip(src.draw(_N["verb_t"], content), tgt.draw(_N["verb_t"], content))}
+    verb_i = {s: (t,) for s, t in zip(src.draw(_N["verb_i"], content), tgt.draw(_N["verb_i"], content))}
+    n_vt = round(_N_VERB_1TOM * _N["verb_t"] / (_N["verb_t"] + _N["verb_i"]))
+    for d, k in ((verb_t, n_vt), (verb_i, _N_VERB_1TOM - n_vt)):
+        for s in rng.sample(sorted(d), k):
+            d[s] = d[s] + (rng.choice(supports),)
+
+    assert not src.used & tgt.used, "source and target word forms must be disjoint"
+    one_to_many = frozenset(w for d in (noun, verb_t, verb_i) for w, t in d.items() if len(t) > 1)
+    many_to_one = frozenset(w for pair in conj2 for w in pair)
+    return Lexicon(dets=dets, det_tgt=det_tgt, pron=pron, noun=noun, gender=gender, adj=adj, verb_t=verb_t,
+                   verb_i=verb_i, adv=adv, prep=prep, conj1=conj1, conj2=conj2, part=part,
+                   dropped=frozenset([dets[0], *part]), one_to_many=one_to_many, many_to_one=many_to_one)
+
+
+# --------------------------------------------------------------------------------------------------------
+# sentence generation
+# A target fragment is a list of (target token, ((source index, sure?), ...)) entries.
+
+class _Grammar:
+    def __init__(self, lex: Lexicon, rng: random.Random) -> None:
+        self.lex = lex
+        pr = rng  # word-frequency ranks, drawn once per seed
+        self.noun = _zipf(sorted(lex.noun), pr)
+        self.adj = _zipf(sorted(lex.adj), pr)
+        self.verb_t = _zipf(sorted(lex.verb_t), pr)
+        self.verb_i = _zipf(sorted(lex.verb_i), pr)
+        self.adv = _zipf(sorted(lex.adv), pr)
+        self.prep = _zipf(sorted(lex.prep), pr)
+        self.pron = _zipf(sorted(lex.pron), pr, s=0.3)
+        self.det = _zipf(lex.dets[1:], pr, s=0.3)
+        self.conj1 = _zipf(sorted(lex.conj1), pr, s=0.3)
+        self.conj2 = _zipf(sorted(lex.conj2), pr, s=0.3)
+        self.part = _zipf(lex.part, pr, s=0.3)
+        self.n_clauses = _Picker(range(1, len(_CLAUSE_WEIGHTS) + 1), _CLAUSE_WEIGHTS)
+        self.n_pp = _Picker(range(len(_PP_WEIGHTS)), _PP_WEIGHTS)
+        self.n_adj = _Picker(range(len(_ADJ_WEIGHTS)), _ADJ_WEIGHTS)
+
+    def np(self, rng, src: list[str]) -> list:
+        lex = self.lex
+        det = lex.dets[0] if rng.random() < _P_DROPPED_DET else self.det(rng)
+        i_det = len(src)
+        src.append(det)
+        adjs = []
+        for _ in range(self.n_adj(rng)):
+            a = self.adj(rng)
+            adjs.append((lex.adj[a], ((len(src), True),)))
+            src.append(a)
+        noun = self.noun(rng)
+        i_noun = len(src)
+        src.append(noun)
+        frag = []
+        if det != lex.dets[0]:
+            frag.append((lex.det_tgt[det, lex.gender[noun]], ((i_det, True),)))
+        toks = lex.noun[noun]
+        frag.append((toks[0], ((i_noun, True),)))
+        frag.extend((t, ((i_noun, False),)) for t in toks[1:])
+        frag.extend(adjs)  # local reordering: adjectives after the noun
+        return frag
+
+    def clause(self, rng, src: list[str]) -> list:
+        lex = self.lex
+        if rng.random() < _P_PART:
+            src.append(self.part(rng))  # dropped
+        if rng.random() < _P_PRON_SUBJ:
+            p = self.pron(rng)
+            subj = [(lex.pron[p], ((len(src), True),))]
+            src.append(p)
+        else:
+            subj = self.np(rng, src)
+        transitive = rng.random() < _P_TRANSITIVE
+        if transitive:
+            v = self.verb_t(rng)
+            toks = lex.verb_t[v]
+        else:
+            v = self.verb_i(rng)
+            toks = lex.verb_i[v]
+        i_v = len(src)
+        src.append(v)
+        verb = [(toks[0], ((i_v, True),))] + [(t, ((i_v, False),)) for t in toks[1:]]
+        obj = self.np(rng, src) if transitive else []
+        pps = []
+        for _ in range(self.n_pp(rng)):
+            p = self.prep(rng)
+            pps.append((lex.prep[p], ((len(src), True),)))
+            src.append(p)
+            pps.extend(self.np(rng, src))
+        adv = []
+        if rng.random() < _P_ADV:
+            a = self.adv(rng)
+            adv = [(lex.adv[a], ((len(src), True),))]
+            src.append(a)
+        # long-distance reordering: SUBJ ADV OBJ PP* VERB
+        return subj + adv + obj + pps + verb
+
+    def sentence(self, rng) -> tuple[list[str], list]:
+        src: list[str] = []
+        tgt = self.clause(rng, src)
+        for _ in range(self.n_clauses(rng) - 1):
+            if rng.random() < _P_CONJ2:
+                a, b = self.conj2(rng)
+                i = len(src)
+                tgt.append((self.lex.conj2[a, b], ((i, True), (i + 1, False))))  # many-to-one
+                src.extend((a, b))
+            else:
+                c = self.conj1(rng)
+                tgt.append((self.lex.conj1[c], ((len(src), True),)))
+                src.append(c)
+            tgt.extend(self.clause(rng, src))
+        return src, tgt
+
+
+def _finish(src: list[str], frag: list) -> tuple[str, str, str]:
+    """Turn a derivation into (source line, target line, alignment line)."""
+    links = sorted((i, j, sure) for j, (_, ls) in enumerate(frag) for i, sure in ls)
+    align = " ".join(f"{i}{'-' if s else '?'}{j}" for i, j, s in links)
+    return " ".join(src), " ".join(t for t, _ in frag), align
+
+
+def generate_pairs(seed: int, split: str, n: int, max_len: int = 50, min_len: int = 3,
+                   exclude: set[str] | None = None, unique: bool = False, lexicon: Lexicon | None = None):
+    """Yield ``n`` (src line, tgt line, alignment line) triples of ``split`` (its own random stream).
+
+    Pairs whose source or target length is outside ``[min_len, max_len]`` are redrawn, as are sources in
+    ``exclude``; with ``unique`` a source string is not repeated (and is added to ``exclude``).
+    """
+    lex = lexicon or build_lexicon(seed)
+    rng = random.Random(f"nmt-synth:{seed}:{split}")
+    gram = _Grammar(lex, random.Random(f"nmt-synth:{seed}:frequencies"))
+    exclude = exclude if exclude is not None else set()
+    made = 0
+    while made < n:
+        for _ in range(_MAX_TRIES):
+            src, frag = gram.sentence(rng)
+            n_tgt = len(frag)
+            if not (min_len <= len(src) <= max_len and min_len <= n_tgt <= max_len):
+                continue
+            line = " ".join(src)
+            if line in exclude:
+                continue
+            break
+        else:
+            raise RuntimeError(f"synth: could not draw a new {split} sentence in {_MAX_TRIES} tries "
+                               f"(max_len={max_len}, min_len={min_len} too restrictive?)")
+        if unique:
+            exclude.add(line)
+        made += 1
+        yield _finish(src, frag)
+
+
+# --------------------------------------------------------------------------------------------------------
+# files
+
+def _write_atomic(path: Path, text: str) -> None:
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as f:
+            f.write(text)
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
+
+
+def _lines(xs: list[str]) -> str:
+    return "".join(x + "\n" for x in xs)
+
+
+def generate(out_dir: str | Path, seed: int = 1, n_train: int = 20000, n_dev: int = 500, n_test: int = 500,
+             n_align: int = 200, max_len: int = 50, min_len: int = 3) -> dict:
+    """Write {train,dev,test,align}.{src,tgt} and align.gold into out_dir (created if needed) and
+    return a summary dict: {"seed":..., "splits": {"train": {"sentences": n, "src_tokens": .., "tgt_tokens": ..}, ...},
+    "src_vocab": n_distinct_src_words, "tgt_vocab": ..., "max_len": ...}. Also write that summary as out_dir/stats.json."""
+    if not 1 <= min_len <= max_len:
+        raise ValueError(f"need 1 <= min_len <= max_len, got min_len={min_len}, max_len={max_len}")
+    if max_len < 3:
+        raise ValueError("max_len must be at least 3 (the shortest clause has 3 source tokens)")
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    lex = build_lexicon(seed)
+    sizes = {"train": n_train, "dev": n_dev, "test": n_test, "align": n_align}
+    seen: set[str] = set()
+    data: dict[str, tuple[list[str], list[str], list[str]]] = {}
+    for split in _SPLITS:
+        triples = list(generate_pairs(seed, split, sizes[split], max_len=max_len, min_len=min_len,
+                                      exclude=seen, unique=split != "train", lexicon=lex))
+        if split == "train":
+            seen.update(t[0] for t in triples)
+        data[split] = tuple(list(x) for x in zip(*triples)) if triples else ([], [], [])
+
+    src_vocab: set[str] = set()
+    tgt_vocab: set[str] = set()
+    splits = {}
+    for split in _SPLITS:
+        src, tgt, align = data[split]
+        _write_atomic(out / f"{split}.src", _lines(src))
+        _write_atomic(out / f"{split}.tgt", _lines(tgt))
+        if split == "align":
+            _write_atomic(out / "align.gold", _lines(align))
+        s_toks = [s.split() for s in src]
+        t_toks = [t.split() for t in tgt]
+        for ts in s_toks:
+            src_vocab.update(ts)
+        for ts in t_toks:
+            tgt_vocab.update(ts)
+        splits[split] = {"sentences": len(src), "src_tokens": sum(map(len, s_toks)),
+                         "tgt_tokens": sum(map(len, t_toks))}
+    summary = {"seed": seed, "splits": splits, "src_vocab": len(src_vocab), "tgt_vocab": len(tgt_vocab),
+               "max_len": max_len, "min_len": min_len}
+    _write_atomic(out / "stats.json", json.dumps(summary, indent=2) + "\n")
+    return summary
+
+
+def describe() -> str:
+    """A short human-readable description of the demo language pair (for the HTML report)."""
+    return ("The demo corpus is a seeded synthetic language pair: source sentences of 1-7 clauses "
+            "(subject, verb, object, prepositional phrases, adverb) joined by conjunctions, about 3 to 50 tokens "
+            "long, over a made-up vocabulary of about 200 words per side. "
+            "The target side moves the verb of every clause to the clause end and the adverb after the "
+            "subject (long-distance reordering), puts adjectives after their noun (local reordering), and "
+            "inflects determiners for the gender of their noun. "
+            "The lexicon includes one-to-many words (nouns with a classifier particle, verbs with a support "
+            "verb), two-word conjunctions translated by one word, and particles and a determiner that are "
+            "dropped; the generator writes gold sure/possible word alignments from its derivations.")

@@ -1,0 +1,173 @@
+"""Reading and writing one-sentence-per-line corpora, with errors that say where the problem is.
+
+Every reading error is a :class:`CorpusError` whose message has the form ``path:LINE: problem`` (``path: problem``
+when no line is involved), so that it can be pasted into an editor's "go to" prompt.
+
+Lines are split on ``\\n`` only. ``str.splitlines`` is deliberately *not* used: it also splits on characters
+such as U+2028, U+0085 or ``\\x1c`` that occur inside real sentences, which would silently shift the line
+alignment between a source file and its target file.
+"""
+from __future__ import annotations
+
+import os
+import tempfile
+from pathlib import Path
+from typing import Callable, Iterable, IO
+
+_BOM = b"\xef\xbb\xbf"
+
+PathLike = str | os.PathLike
+
+
+class CorpusError(ValueError):
+    """A corpus file cannot be used. The message always names the file, the 1-based line (when there is one) and
+    the problem; the parts are also available as attributes ``path``, ``line`` (``None`` for whole-file problems)
+    and ``problem``."""
+
+    def __init__(self, path: PathLike, line: int | None, problem: str):
+        self.path = str(path)
+        self.line = line
+        self.problem = problem
+        where = self.path if line is None else f"{self.path}:{line}"
+        super().__init__(f"{where}: {problem}")
+
+
+def _read_bytes(path: PathLike) -> bytes:
+    try:
+        with open(path, "rb") as fh:
+            return fh.read()
+    except FileNotFoundError:
+        raise CorpusError(path, None, "no such file") from None
+    except IsADirectoryError:
+        raise CorpusError(path, None, "is a directory, not a file") from None
+    except OSError as exc:
+        raise CorpusError(path, None, f"cannot be read ({exc.strerror or exc})") from None
+
+
+def read_lines(path: PathLike, *, allow_empty: bool = False) -> list[str]:
+    """Read a UTF-8 text file as a list of lines without their line endings.
+
+    - Decoding is strict: invalid UTF-8 raises ``CorpusError('path:LINE: invalid UTF-8 (byte 0x.. at column C)')``
+      where C is the 1-based character column of the offending byte within its line.
+    - Line endings ``\\n`` and ``\\r\\n`` are both removed; a final line without a newline is kept; a file that
+      ends with a newline does not get an extra empty last line.
+    - A UTF-8 byte order mark at the very start of the file is dropped (it would otherwise stick to the first word).
+    - Unless ``allow_empty`` is true, an empty line, or one made only of whitespace (it has no tokens, so it is just
+      as unusable), raises ``CorpusError('path:LINE: empty line')``.
+    - A missing file raises ``CorpusError('path: no such file')``.
+    """
+    data = _read_bytes(path)
+    if data.startswith(_BOM):
+        data = data[len(_BOM):]
+    if not data:
+        return []
+    raw_lines = data.split(b"\n")
+    if raw_lines[-1] == b"":  # the file ends with a newline
+        raw_lines.pop()
+    lines: list[str] = []
+    for number, raw in enumerate(raw_lines, start=1):
+        if raw.endswith(b"\r"):
+            raw = raw[:-1]
+        try:
+            text = raw.decode("utf-8", errors="strict")
+        except UnicodeDecodeError as exc:
+            column = len(raw[: exc.start].decode("utf-8")) + 1
+            raise CorpusError(path, number,
+                              f"invalid UTF-8 (byte 0x{raw[exc.start]:02x} at column {column})") from None
+        if not allow_empty and not text.strip():
+            problem = "empty line" if not text else "empty line (only whitespace)"
+            raise CorpusError(path, number, problem)
+        lines.append(text)
+    return lines
+
+
+def read_parallel(src_path: PathLike, tgt_path: PathLike, *, allow_empty_src: bool = False,
+                  allow_empty_tgt: bool = False) -> tuple[list[str], list[str]]:
+    """Read a sentence-aligned pair of files (line i of one is the translation of line i of the other).
+
+    Both files are read with :func:`read_lines`. Different line counts raise a ``CorpusError`` naming both files,
+    both counts and the first line number that exists in only one of them (reported against the longer file).
+    """
+    src = read_lines(src_path, allow_empty=allow_empty_src)
+    tgt = read_lines(tgt_path, allow_empty=allow_empty_tgt)
+    if len(src) != len(tgt):
+        longer = src_path if len(src) > len(tgt) else tgt_path
+        other = tgt_path if longer is src_path else src_path
+        first_unpaired = min(len(src), len(tgt)) + 1
+        raise CorpusError(
+            longer, first_unpaired,
+            f"no partner line in {other} (line counts differ: {src_path} has {len(src)} lines, "
+            f"{tgt_path} has {len(tgt)} lines)")
+    return src, tgt
+
+
+def _default_mode() -> int:
+    umask = os.umask(0)
+    os.umask(umask)
+    return 0o666 & ~umask
+
+
+def _write_atomic(path: PathLike, write: Callable[[IO[bytes]], None]) -> None:
+    """Run ``write`` on a temporary file next to ``path``, fsync it, then rename it over ``path``.
+
+    If ``write`` raises, the temporary file is removed and ``path`` is left exactly as it was. The parent directory
+    is created if needed. The new file keeps the permission bits of the file it replaces (or the umask default).
+    """
+    final = Path(path)
+    final.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        mode = final.stat().st_mode & 0o7777
+    except FileNotFoundError:
+        mode = _default_mode()
+    fd, tmp_name = tempfile.mkstemp(prefix=f".{final.name}.", suffix=".tmp", dir=final.parent)
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            write(fh)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.chmod(tmp_name, mode)
+        os.replace(tmp_name, final)
+    except BaseException:
+        try:
+            os.unlink(tmp_name)
+        except FileNotFoundError:
+            pass
+        raise
+    # Make the rename itself durable (best effort: not every platform/file system can fsync a directory).
+    try:
+        dir_fd = os.open(final.parent, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(dir_fd)
+    except OSError:
+        pass
+    finally:
+        os.close(dir_fd)
+
+
+def write_lines_atomic(path: PathLike, lines: Iterable[str]) -> None:
+    """Write ``lines`` as UTF-8, each followed by ``\\n``, replacing ``path`` atomically.
+
+    The data goes to a temporary file in the same directory, is fsync'ed and then ``os.replace``'d onto ``path``,
+    so a reader never sees a half-written file under the final name; if ``lines`` raises midway (or a line is
+    invalid) the previous file is untouched. A line containing ``\\n`` or ``\\r`` would break the line alignment
+    of the corpus and raises ``CorpusError`` naming the line.
+    """
+    def write(fh: IO[bytes]) -> None:
+        for number, line in enumerate(lines, start=1):
+            if not isinstance(line, str):
+                raise TypeError(f"{path}:{number}: expected str, got {type(line).__name__}")
+            if "\n" in line or "\r" in line:
+                raise CorpusError(path, number, "line contains a line break character")
+            fh.write(line.encode("utf-8"))
+            fh.write(b"\n")
+
+    _write_atomic(path, write)
+
+
+def write_text_atomic(path: PathLike, text: str) -> None:
+    """Write ``text`` (UTF-8, as given) to ``path`` with the same atomic-replace guarantee as
+    :func:`write_lines_atomic`."""
+    data = text.encode("utf-8")
+    _write_atomic(path, lambda fh: fh.write(data))

@@ -1,0 +1,54 @@
+"""Moses tokenisation and detokenisation (thin wrappers over ``sacremoses``).
+
+Why ``escape=False`` by default: Moses' ``tokenizer.perl`` (and ``sacremoses`` with its default ``escape=True``)
+rewrites the XML-special characters as entities: ``&`` -> ``&amp;``, ``'`` -> ``&apos;``, ``"`` -> ``&quot;``,
+``<``/``>`` -> ``&lt;``/``&gt;``, ``|`` -> ``&#124;``, ``[``/``]`` -> ``&#91;``/``&#93;``. That was only needed for
+the Moses decoder's XML input mode. Here the tokens become vocabulary entries, appear in translations and
+reports, and are compared by BLEU, so they should stay readable (``it 's``, not ``it &apos;s``). Pass
+``escape=True`` only to reproduce files made by ``tokenizer.perl`` with its defaults (e.g. the Multi30k ``tok/``
+files). :func:`detokenize` unescapes by default, so it accepts either form.
+
+``MosesTokenizer``/``MosesDetokenizer`` construction loads the non-breaking-prefix lists and compiles many
+regular expressions, so one instance per language is cached and reused.
+"""
+from __future__ import annotations
+
+from functools import lru_cache
+from typing import Iterable
+
+from sacremoses import MosesDetokenizer, MosesTokenizer
+
+
+@lru_cache(maxsize=None)
+def _tokenizer(lang: str) -> MosesTokenizer:
+    return MosesTokenizer(lang=lang)
+
+
+@lru_cache(maxsize=None)
+def _detokenizer(lang: str) -> MosesDetokenizer:
+    return MosesDetokenizer(lang=lang)
+
+
+def tokenize(lines: Iterable[str], lang: str, escape: bool = False,
+             aggressive_dash_splits: bool = False) -> list[str]:
+    """Moses-tokenise each line; returns the tokens of each line joined by single spaces.
+
+    ``lang`` is an ISO code (``en``, ``de``, ``vi``, ...); it selects the non-breaking prefixes (``Mr.``, ``z.B.``)
+    and language-specific apostrophe rules. ``aggressive_dash_splits=True`` is ``tokenizer.perl -a``
+    (``3-4`` -> ``3 @-@ 4``). An empty line gives an empty string. Casing is not changed.
+    """
+    tok = _tokenizer(lang)
+    return [tok.tokenize(line, aggressive_dash_splits=aggressive_dash_splits, return_str=True, escape=escape)
+            for line in lines]
+
+
+def detokenize(lines: Iterable[str], lang: str, *, unescape: bool = True) -> list[str]:
+    """Moses-detokenise each whitespace-tokenised line (``detokenizer.perl`` equivalent).
+
+    With ``unescape=True`` (the default, like ``detokenizer.perl``) Moses entities such as ``&apos;`` and ``&amp;``
+    are turned back into characters, so escaped and unescaped tokenisations give the same text; the only cost is
+    that a literal ``&amp;`` written in an unescaped tokenisation also becomes ``&``.
+    ``@-@`` from aggressive dash splitting is rejoined.
+    """
+    detok = _detokenizer(lang)
+    return [detok.detokenize(line.split(), return_str=True, unescape=unescape) for line in lines]

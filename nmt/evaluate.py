@@ -1,0 +1,137 @@
+"""Scoring translations: tokenised BLEU (multi-bleu.perl style), detokenised sacreBLEU, per-length BLEU.
+
+Both BLEU variants are computed with sacreBLEU's ``BLEU`` metric, corpus level, one reference, case-sensitive,
+``smooth_method='exp'``, ``effective_order=False`` (sacreBLEU's defaults):
+
+- ``bleu_tok``: ``tokenize='none'``: the n-grams are the whitespace-separated tokens as given, so the score is
+  the one ``multi-bleu.perl`` reports on the same tokenised files. The one difference: when some n-gram order
+  (n <= 4) has *no* match at all in the whole corpus, ``multi-bleu.perl`` gives 0 while the ``exp`` smoothing
+  gives a small positive score. With any real test set every order has matches and the two agree.
+- ``bleu_detok``: both sides are detokenised with sacremoses, then scored with the standard ``13a`` tokeniser:
+  the number comparable across papers that tokenise differently.
+
+Note: with ``effective_order=False`` a corpus without any 4-gram (all sentences shorter than 4 tokens) scores 0,
+even if the hypothesis equals the reference.
+"""
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+from typing import Any, Sequence
+
+from sacrebleu.metrics import BLEU
+
+from nmt.data.text import PathLike, read_parallel, write_text_atomic
+from nmt.data.tokenize import detokenize
+
+SCORE_KEYS = ("system", "testset", "preset", "pair", "n_sentences", "bleu_tok", "bleu_tok_signature",
+              "bleu_detok", "bleu_detok_signature", "ppl", "hyp", "ref")
+META_KEYS = ("system", "testset", "preset", "pair")
+
+
+def _check_lengths(hyps: Sequence[str], refs: Sequence[str]) -> None:
+    if len(hyps) != len(refs):
+        raise ValueError(f"{len(hyps)} hypotheses but {len(refs)} references")
+
+
+def _bleu(hyps: Sequence[str], refs: Sequence[str], tokenize: str) -> tuple[float, str]:
+    _check_lengths(hyps, refs)
+    metric = BLEU(tokenize=tokenize, smooth_method="exp", effective_order=False, lowercase=False)
+    score = metric.corpus_score(list(hyps), [list(refs)])
+    return float(score.score), str(metric.get_signature())
+
+
+def bleu_tokenized(hyps: Sequence[str], refs: Sequence[str]) -> tuple[float, str]:
+    """Corpus BLEU on already tokenised text, ``multi-bleu.perl`` equivalent (see the module docstring).
+
+    No re-tokenisation (sacreBLEU ``tokenize='none'``), case-sensitive, ``exp`` smoothing, effective order off.
+    Returns ``(score in 0..100, sacreBLEU signature)``, e.g. ``nrefs:1|case:mixed|eff:no|tok:none|smooth:exp|...``.
+    """
+    return _bleu(hyps, refs, "none")
+
+
+def bleu_detokenized(hyps: Sequence[str], refs: Sequence[str], lang: str) -> tuple[float, str]:
+    """Detokenise hypotheses and references with sacremoses for ``lang``, then sacreBLEU with its default ``13a``
+    tokeniser. Returns ``(score, signature)`` with ``tok:13a`` in the signature."""
+    _check_lengths(hyps, refs)
+    return _bleu(detokenize(hyps, lang), detokenize(refs, lang), "13a")
+
+
+def bleu_by_length(hyps: Sequence[str], refs: Sequence[str], srcs: Sequence[str],
+                   buckets: Sequence[int] = (10, 20, 30, 40, 50, 60, 70)) -> list[dict[str, Any]]:
+    """Tokenised BLEU per source-length bucket (Luong et al. 2015, Figure 6).
+
+    The length of a sentence is the number of whitespace-separated tokens of its *source*. Bucket ``b`` holds
+    the sentences with ``prev < len <= b`` (``prev`` = the previous bucket bound, 0 for the first bucket, whose
+    range also includes length 0); the last bucket also takes every longer sentence. One dict per bucket, in
+    order: ``{"bucket": b, "min_len": prev + 1 (0 for the first), "max_len": b (None for the last, open-ended),
+    "n_sentences": k, "bleu_tok": score or None when the bucket is empty}``.
+    """
+    if not (len(hyps) == len(refs) == len(srcs)):
+        raise ValueError(f"{len(hyps)} hypotheses, {len(refs)} references and {len(srcs)} sources: counts differ")
+    bounds = [int(b) for b in buckets]
+    if not bounds or bounds[0] <= 0 or any(a >= b for a, b in zip(bounds, bounds[1:])):
+        raise ValueError(f"buckets must be positive and strictly increasing, got {tuple(buckets)}")
+    members: list[list[int]] = [[] for _ in bounds]
+    for i, src in enumerate(srcs):
+        n = len(src.split())
+        k = next((j for j, b in enumerate(bounds) if n <= b), len(bounds) - 1)
+        members[k].append(i)
+    out = []
+    prev = 0
+    for j, (bound, idx) in enumerate(zip(bounds, members)):
+        last = j == len(bounds) - 1
+        score = bleu_tokenized([hyps[i] for i in idx], [refs[i] for i in idx])[0] if idx else None
+        out.append({"bucket": bound, "min_len": 0 if j == 0 else prev + 1, "max_len": None if last else bound,
+                    "n_sentences": len(idx), "bleu_tok": score})
+        prev = bound
+    return out
+
+
+def evaluate_files(hyp_path: PathLike, ref_path: PathLike, *, lang: str, ppl: float | None,
+                   meta: dict[str, Any], out_path: PathLike | None = None) -> dict[str, Any]:
+    """Score a translation file against its reference; returns the Scores dict of ``docs/formats.md``.
+
+    Both files must be in the tokenised form the model works in (the hypothesis is model output; the reference
+    is the tokenised target side of the test split): ``bleu_tok`` scores them as they are, ``bleu_detok``
+    detokenises both with sacremoses for ``lang`` first. Files are read with :func:`read_parallel` semantics:
+    different line counts are a ``CorpusError`` naming both files; empty lines are allowed in the hypothesis (a
+    model may output nothing) but not in the reference.
+
+    ``meta`` must supply ``system``, ``testset``, ``preset`` and ``pair``; any other keys are copied into the result
+    but may not replace a computed key. ``hyp``/``ref`` are recorded as the paths were given (pass paths relative
+    to the repository root). ``ppl`` is the teacher-forced test perplexity, or None; it must be finite. Scores are
+    kept as full floats (rounding is the report's job). If ``out_path`` is given the dict is also written there
+    with :func:`write_json_atomic`.
+    """
+    missing = [k for k in META_KEYS if k not in meta]
+    if missing:
+        raise ValueError(f"meta lacks {', '.join(missing)}")
+    clash = sorted(set(meta) & (set(SCORE_KEYS) - set(META_KEYS)))
+    if clash:
+        raise ValueError(f"meta may not set the computed key(s) {', '.join(clash)}")
+    if ppl is not None:
+        ppl = float(ppl)
+        if not math.isfinite(ppl):
+            raise ValueError(f"ppl must be a finite number or None, got {ppl}")
+    hyps, refs = read_parallel(hyp_path, ref_path, allow_empty_src=True)
+    bleu_tok, sig_tok = bleu_tokenized(hyps, refs)
+    bleu_detok, sig_detok = bleu_detokenized(hyps, refs, lang)
+    scores = dict(meta)
+    scores.update({
+        "n_sentences": len(refs),
+        "bleu_tok": bleu_tok, "bleu_tok_signature": sig_tok,
+        "bleu_detok": bleu_detok, "bleu_detok_signature": sig_detok,
+        "ppl": ppl, "hyp": str(hyp_path), "ref": str(ref_path),
+    })
+    if out_path is not None:
+        write_json_atomic(out_path, scores)
+    return scores
+
+
+def write_json_atomic(path: PathLike, obj: Any) -> None:
+    """Write ``obj`` as JSON (sorted keys, indent 2, UTF-8, trailing newline) replacing ``path`` atomically.
+    NaN/Infinity are refused (``ValueError``): they are not valid JSON."""
+    text = json.dumps(obj, sort_keys=True, indent=2, ensure_ascii=False, allow_nan=False) + "\n"
+    write_text_atomic(Path(path), text)

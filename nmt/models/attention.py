@@ -1,0 +1,73 @@
+"""Global attention of Luong et al. (2015), section 3.1.
+
+The top decoder state h_t scores every encoder top-layer state hbar_s with one of four functions:
+  dot      h_t . hbar_s
+  general  h_t^T W_a hbar_s
+  concat   v_a^T tanh(W_a [h_t ; hbar_s])
+  location a_t = softmax(W_a h_t): a fixed-size vector over source positions; positions past the sentence end
+           (or past `max_src_len`) are masked and the rest renormalised.
+Then c_t = sum_s a_t(s) hbar_s and the attentional state htilde_t = tanh(W_c [c_t ; h_t]).
+Padding never receives weight: masked positions get -inf before the softmax.
+"""
+from __future__ import annotations
+
+import torch
+from torch import nn
+
+SCORES = ("dot", "general", "concat", "location")
+
+
+class GlobalAttention(nn.Module):
+    def __init__(self, hidden: int, score: str, max_src_len: int):
+        super().__init__()
+        if score not in SCORES:
+            raise ValueError(f"unknown attention score {score!r}; choose one of {', '.join(SCORES)}")
+        self.score = score
+        self.max_src_len = max_src_len
+        if score == "general":
+            self.W_a = nn.Linear(hidden, hidden, bias=False)
+        elif score == "concat":
+            # W_a [h; hbar] split into a query part and a key part, so keys are computed once per sentence.
+            self.W_q = nn.Linear(hidden, hidden, bias=False)
+            self.W_k = nn.Linear(hidden, hidden, bias=False)
+            self.v_a = nn.Linear(hidden, 1, bias=False)
+        elif score == "location":
+            self.W_a = nn.Linear(hidden, max_src_len, bias=False)
+        self.W_c = nn.Linear(2 * hidden, hidden, bias=False)
+
+    def keys(self, memory: torch.Tensor) -> torch.Tensor | None:
+        """The per-sentence part of the score, computed once before decoding. memory: [B, S, H]."""
+        if self.score == "general":
+            return self.W_a(memory)
+        if self.score == "concat":
+            return self.W_k(memory)
+        if self.score == "dot":
+            return memory
+        return None
+
+    def scores(self, query: torch.Tensor, keys: torch.Tensor | None, src_positions: int) -> torch.Tensor:
+        """Unnormalised scores [B, T, S] for queries [B, T, H]."""
+        if self.score in ("dot", "general"):
+            return torch.bmm(query, keys.transpose(1, 2))
+        if self.score == "concat":
+            hidden = torch.tanh(self.W_q(query).unsqueeze(2) + keys.unsqueeze(1))  # [B, T, S, H]
+            return self.v_a(hidden).squeeze(-1)
+        logits = self.W_a(query)  # location: [B, T, max_src_len]
+        if src_positions <= self.max_src_len:
+            return logits[:, :, :src_positions]
+        # Words past the maximum length get no attention.
+        filler = logits.new_full((*logits.shape[:2], src_positions - self.max_src_len), float("-inf"))
+        return torch.cat([logits, filler], dim=-1)
+
+    def forward(self, query: torch.Tensor, memory: torch.Tensor, keys: torch.Tensor | None,
+                mask: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """query [B, T, H], memory [B, S, H], mask [B, S] (True = a real source word).
+
+        Returns htilde [B, T, H] and the attention weights [B, T, S].
+        """
+        scores = self.scores(query, keys, memory.size(1))
+        scores = scores.masked_fill(~mask.unsqueeze(1), float("-inf"))
+        weights = torch.softmax(scores, dim=-1)
+        context = torch.bmm(weights, memory)
+        htilde = torch.tanh(self.W_c(torch.cat([context, query], dim=-1)))
+        return htilde, weights

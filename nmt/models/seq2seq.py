@@ -1,0 +1,154 @@
+"""The stacked-LSTM encoder-decoder of Luong et al. (2015), with or without global attention.
+
+- Encoder and decoder: L-layer LSTMs; dropout on the non-recurrent connections (embeddings, between layers,
+  before the softmax), as in Zaremba et al. (2015).
+- `reverse`: the source is fed backwards (within each sentence's own length; padding stays at the end).
+- The decoder starts from the encoder's final states. Without attention the output layer reads the top
+  decoder state h_t; with attention it reads htilde_t.
+- `input_feed`: the decoder input at step t is [embedding(y_{t-1}); htilde_{t-1}], so the attention decisions
+  made so far inform the next one. This forces a step-by-step loop during training.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import torch
+from torch import nn
+from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
+
+from ..data.vocab import PAD_ID
+from .attention import GlobalAttention
+
+
+@dataclass
+class EncoderOutput:
+    memory: torch.Tensor          # [B, S, H] top-layer states, in the order the encoder read them
+    mask: torch.Tensor            # [B, S] True where there is a source word
+    keys: torch.Tensor | None     # attention keys precomputed from memory
+    final: tuple[torch.Tensor, torch.Tensor]  # (h, c), each [L, B, H]
+
+    def select(self, index: torch.Tensor) -> "EncoderOutput":
+        """Rows `index` of the batch (used to expand for beam search)."""
+        return EncoderOutput(
+            memory=self.memory.index_select(0, index),
+            mask=self.mask.index_select(0, index),
+            keys=None if self.keys is None else self.keys.index_select(0, index),
+            final=tuple(s.index_select(1, index) for s in self.final),
+        )
+
+
+@dataclass
+class DecoderState:
+    hidden: tuple[torch.Tensor, torch.Tensor]  # (h, c), each [L, B, H]
+    feed: torch.Tensor | None                  # [B, H] htilde of the previous step (input feeding)
+
+    def select(self, index: torch.Tensor) -> "DecoderState":
+        return DecoderState(
+            hidden=tuple(s.index_select(1, index) for s in self.hidden),
+            feed=None if self.feed is None else self.feed.index_select(0, index),
+        )
+
+
+def reverse_padded(src: torch.Tensor, lengths: torch.Tensor) -> torch.Tensor:
+    """Reverse each row's first `length` tokens, leaving its padding in place."""
+    positions = torch.arange(src.size(1), device=src.device).unsqueeze(0)
+    lengths = lengths.to(src.device).unsqueeze(1)
+    source_index = torch.where(positions < lengths, lengths - 1 - positions, positions)
+    return src.gather(1, source_index)
+
+
+class Seq2Seq(nn.Module):
+    def __init__(self, model: dict, src_vocab: int, tgt_vocab: int):
+        super().__init__()
+        self.config = dict(model)
+        hidden, embed, layers, p = model["hidden"], model["embed"], model["layers"], model["dropout"]
+        self.reverse = model["reverse"]
+        self.input_feed = model["input_feed"] and model["attention"] != "none"
+        self.src_embed = nn.Embedding(src_vocab, embed, padding_idx=PAD_ID)
+        self.tgt_embed = nn.Embedding(tgt_vocab, embed, padding_idx=PAD_ID)
+        inter_layer = p if layers > 1 else 0.0
+        self.encoder = nn.LSTM(embed, hidden, layers, batch_first=True, dropout=inter_layer)
+        self.decoder = nn.LSTM(embed + (hidden if self.input_feed else 0), hidden, layers,
+                               batch_first=True, dropout=inter_layer)
+        self.attention = (GlobalAttention(hidden, model["score"], model["max_src_len"])
+                          if model["attention"] == "global" else None)
+        self.dropout = nn.Dropout(p)
+        self.generator = nn.Linear(hidden, tgt_vocab)
+        self.hidden_size = hidden
+
+    # -- encoder ---------------------------------------------------------------------------------------------
+    def encode(self, src: torch.Tensor, src_len: torch.Tensor) -> EncoderOutput:
+        if self.reverse:
+            src = reverse_padded(src, src_len)
+        emb = self.dropout(self.src_embed(src))
+        packed = pack_padded_sequence(emb, src_len.cpu(), batch_first=True, enforce_sorted=False)
+        out, final = self.encoder(packed)
+        memory, _ = pad_packed_sequence(out, batch_first=True, total_length=src.size(1))
+        mask = torch.arange(src.size(1), device=src.device).unsqueeze(0) < src_len.to(src.device).unsqueeze(1)
+        keys = self.attention.keys(memory) if self.attention is not None else None
+        return EncoderOutput(memory=memory, mask=mask, keys=keys, final=final)
+
+    def initial_state(self, enc: EncoderOutput) -> DecoderState:
+        feed = None
+        if self.input_feed:
+            feed = enc.memory.new_zeros(enc.memory.size(0), self.hidden_size)
+        return DecoderState(hidden=enc.final, feed=feed)
+
+    # -- decoder ---------------------------------------------------------------------------------------------
+    def _attend(self, top: torch.Tensor, enc: EncoderOutput) -> tuple[torch.Tensor, torch.Tensor | None]:
+        if self.attention is None:
+            return top, None
+        return self.attention(top, enc.memory, enc.keys, enc.mask)
+
+    def decode(self, tgt_in: torch.Tensor, enc: EncoderOutput, state: DecoderState
+               ) -> tuple[torch.Tensor, DecoderState, torch.Tensor | None]:
+        """Teacher-forced decoding of tgt_in [B, T]: log-probabilities [B, T, V], the final state, and the
+        attention weights [B, T, S] (None without attention)."""
+        emb = self.dropout(self.tgt_embed(tgt_in))
+        if not self.input_feed:
+            # No dependency between steps beyond the LSTM: run all steps in one call.
+            top, hidden = self.decoder(emb, state.hidden)
+            htilde, weights = self._attend(top, enc)
+            return self._log_probs(htilde), DecoderState(hidden, None), weights
+        outputs, all_weights = [], []
+        hidden, feed = state.hidden, state.feed
+        for t in range(tgt_in.size(1)):
+            step_in = torch.cat([emb[:, t], feed], dim=-1).unsqueeze(1)
+            top, hidden = self.decoder(step_in, hidden)
+            htilde, weights = self._attend(top, enc)
+            feed = htilde.squeeze(1)
+            outputs.append(htilde)
+            all_weights.append(weights)
+        htilde = torch.cat(outputs, dim=1)
+        return self._log_probs(htilde), DecoderState(hidden, feed), torch.cat(all_weights, dim=1)
+
+    def _log_probs(self, htilde: torch.Tensor) -> torch.Tensor:
+        return torch.log_softmax(self.generator(self.dropout(htilde)), dim=-1)
+
+    def step(self, prev: torch.Tensor, enc: EncoderOutput, state: DecoderState
+             ) -> tuple[torch.Tensor, DecoderState, torch.Tensor | None]:
+        """One decoding step for prev [B] token ids: log-probs [B, V], new state, weights [B, S] or None."""
+        log_probs, state, weights = self.decode(prev.unsqueeze(1), enc, state)
+        return log_probs.squeeze(1), state, None if weights is None else weights.squeeze(1)
+
+    def forward(self, src: torch.Tensor, src_len: torch.Tensor, tgt_in: torch.Tensor
+                ) -> tuple[torch.Tensor, torch.Tensor | None]:
+        enc = self.encode(src, src_len)
+        log_probs, _, weights = self.decode(tgt_in, enc, self.initial_state(enc))
+        return log_probs, weights
+
+    def init_uniform(self, init_range: float) -> None:
+        """Uniform initialisation of every parameter in [-r, r] (the paper's recipe)."""
+        for param in self.parameters():
+            nn.init.uniform_(param, -init_range, init_range)
+        with torch.no_grad():
+            self.src_embed.weight[PAD_ID].zero_()
+            self.tgt_embed.weight[PAD_ID].zero_()
+
+
+def build_model(model: dict, src_vocab: int, tgt_vocab: int) -> Seq2Seq:
+    return Seq2Seq(model, src_vocab, tgt_vocab)
+
+
+def count_parameters(model: nn.Module) -> int:
+    return sum(p.numel() for p in model.parameters())

@@ -1,0 +1,73 @@
+"""What a report page must state besides the tables: preset, corpora, model sizes, training settings.
+
+Everything here is read from files the pipeline wrote (corpus statistics, prepared-data records, each
+model's model.json), so the page describes the runs that produced its numbers.
+"""
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+
+from .. import __version__
+
+
+def _read_json(path: Path) -> dict | None:
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except (FileNotFoundError, json.JSONDecodeError):
+        return None
+
+
+def _git_revision() -> str | None:
+    try:
+        out = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, timeout=10)
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    return out.stdout.strip() or None
+
+
+def report_context(config: dict, data_dir: Path, results_dir: Path) -> dict:
+    corpora = {}
+    for task, spec in ((config.get("data") or {}).get("pairs") or {}).items():
+        pair = spec["pair"]
+        raw_stats = _read_json(data_dir / pair / "raw" / "stats.json") or {}
+        prep = _read_json(data_dir / pair / "prepared" / "prep.json") or {}
+        description = spec["kind"]
+        if spec["kind"] == "synth":
+            from ..data.synth import describe
+            description = describe()
+        corpora[task] = {
+            "name": f"{pair} ({spec['kind']}, playing {task})",
+            "description": description,
+            "splits": prep.get("splits") or raw_stats.get("splits") or {},
+            "vocabulary": {"src": prep.get("src_vocab"), "tgt": prep.get("tgt_vocab")},
+            "preprocessing": {k: prep.get(k) for k in ("tokenize", "lowercase", "max_len", "train_dropped_by_length")},
+        }
+
+    model_sizes, training = {}, {}
+    for model_json in sorted(results_dir.glob("*/models/*/model.json")):
+        meta = _read_json(model_json)
+        if not meta:
+            continue
+        model = meta["config"]["model"]
+        model_sizes[meta["system"]] = {
+            "layers": model["layers"], "hidden": model["hidden"], "embed": model["embed"],
+            "dropout": model["dropout"], "reverse": model["reverse"], "attention": model["attention"],
+            "score": model["score"] if model["attention"] != "none" else None,
+            "input_feed": model["input_feed"], "params": meta["parameters"],
+            "src_vocab": meta["src_vocab"], "tgt_vocab": meta["tgt_vocab"],
+        }
+        train = meta["config"]["train"]
+        training[meta["system"]] = {"optimizer": train["optimizer"], "lr": train["lr"], "epochs": meta["epochs"],
+                                    "halve_after": meta["halve_after"], "batch_size": train["batch_size"],
+                                    "clip_norm": train["clip_norm"], "device": meta.get("device")}
+    revision = _git_revision()
+    return {
+        "corpus": next(iter(corpora.values()), {}),
+        "corpora": corpora,
+        "model_sizes": model_sizes,
+        "training": training,
+        "decoding": config.get("translate", {}),
+        "generated_by": f"nmt {__version__}" + (f" (git {revision})" if revision else ""),
+    }

@@ -1,0 +1,474 @@
+"""Render the HTML reproduction report (paper numbers beside reproduced ones).
+
+Everything the page shows as "ours" is read from files the DAG wrote under ``results/{preset}``:
+scores JSON (``{pair}/scores/{system}.{testset}.json``), ``{pair}/models/{system}/metrics.jsonl``
+and ``{pair}/models/{system}/model.json``. The output is deterministic: the same inputs give the
+same bytes (no clock is read; a time appears only if the caller passes one in ``context``).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+from pathlib import Path
+from typing import Any
+
+import jinja2
+
+from .plots import atomic_write_bytes, curve_points, learning_curves, read_metrics
+from .tables import (
+    BLEU_COLUMNS,
+    COLUMN_LABELS,
+    STATUS_MEASURED,
+    STATUS_MISSING,
+    build_table,
+    dataframe_records,
+    load_table,
+    read_scores,
+    scores_path,
+)
+
+TEMPLATE_DIR = Path(__file__).parent / "templates"
+DASH = "\u2013"  # en dash: empty cell
+
+# keys looked up (breadth first, numbers only) in model.json / context model sizes
+_SIZE_ALIASES: dict[str, tuple[str, ...]] = {
+    "layers": ("layers", "num_layers", "n_layers", "nlayers"),
+    "hidden": ("hidden", "hidden_size", "hidden_dim", "d_hidden", "rnn_size"),
+    "embed": ("embed", "embed_size", "embed_dim", "emb_dim", "emb_size", "embedding_dim", "word_vec_size"),
+    "params": ("params", "n_params", "num_params", "parameters", "param_count", "n_parameters", "num_parameters"),
+    "src_vocab": ("src_vocab", "src_vocab_size", "n_src_vocab", "source_vocab_size", "vocab_src"),
+    "tgt_vocab": ("tgt_vocab", "tgt_vocab_size", "n_tgt_vocab", "target_vocab_size", "vocab_tgt"),
+}
+SIZE_LABELS = {
+    "layers": "layers",
+    "hidden": "hidden",
+    "embed": "embed",
+    "params": "parameters",
+    "src_vocab": "src vocab",
+    "tgt_vocab": "tgt vocab",
+}
+
+
+# --------------------------------------------------------------------------- formatting helpers
+
+def _is_num(x: Any) -> bool:
+    return isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(float(x))
+
+
+def fmt_metric(value: Any, column: str) -> str:
+    """ppl / BLEU / AER with 2 decimals; missing (None/NaN) -> en dash."""
+    if value is None or not _is_num(value):
+        return DASH
+    return f"{float(value):.2f}"
+
+
+def fmt_value(value: Any) -> str:
+    """Generic value for the 'how produced' tables."""
+    if value is None:
+        return DASH
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int):
+        return f"{value:,}"
+    if isinstance(value, float):
+        if not math.isfinite(value):
+            return DASH
+        if value.is_integer() and abs(value) >= 1000:
+            return f"{int(value):,}"
+        return f"{value:,.4g}" if abs(value) < 1000 else f"{value:,.0f}"
+    if isinstance(value, (dict, list)):
+        return json.dumps(value, sort_keys=True, ensure_ascii=False)
+    return str(value)
+
+
+def fmt_duration(seconds: Any) -> str:
+    if not _is_num(seconds):
+        return DASH
+    s = int(round(float(seconds)))
+    h, rem = divmod(s, 3600)
+    m, sec = divmod(rem, 60)
+    if h:
+        return f"{h}h {m:02d}m {sec:02d}s"
+    if m:
+        return f"{m}m {sec:02d}s"
+    return f"{float(seconds):.1f}s"
+
+
+def _find_number(obj: Any, aliases: tuple[str, ...]) -> Any:
+    """Breadth-first search of nested dicts for the first numeric value under one of ``aliases``."""
+    queue = [obj]
+    while queue:
+        cur = queue.pop(0)
+        if not isinstance(cur, dict):
+            continue
+        for a in aliases:
+            if a in cur and _is_num(cur[a]):
+                return cur[a]
+        queue.extend(v for v in cur.values() if isinstance(v, dict))
+    return None
+
+
+def _vocab_pair(obj: Any) -> tuple[Any, Any]:
+    """{"vocab": {"src": N, "tgt": M}}-style vocabulary sizes, anywhere in obj."""
+    queue = [obj]
+    while queue:
+        cur = queue.pop(0)
+        if not isinstance(cur, dict):
+            continue
+        for key in ("vocab", "vocab_size", "vocab_sizes", "vocabulary"):
+            v = cur.get(key)
+            if isinstance(v, dict) and (_is_num(v.get("src")) or _is_num(v.get("tgt"))):
+                return v.get("src"), v.get("tgt")
+        queue.extend(v for v in cur.values() if isinstance(v, dict))
+    return None, None
+
+
+def model_sizes(model_json: dict | None, fallback: dict | None) -> dict[str, Any]:
+    """Sizes from model.json (preferred: it describes the trained model), else from context."""
+    out: dict[str, Any] = {}
+    vs, vt = _vocab_pair(model_json) if model_json else (None, None)
+    for key, aliases in _SIZE_ALIASES.items():
+        v = _find_number(model_json, aliases) if model_json else None
+        if v is None and key == "src_vocab":
+            v = vs
+        if v is None and key == "tgt_vocab":
+            v = vt
+        if v is None and isinstance(fallback, dict):
+            fv = fallback.get(key)
+            if fv is None:
+                fv = _find_number(fallback, aliases)
+            v = fv
+        out[key] = v
+    return out
+
+
+def _flatten(d: Any, prefix: str = "") -> list[tuple[str, Any]]:
+    if not isinstance(d, dict):
+        return [(prefix, d)] if prefix else []
+    items: list[tuple[str, Any]] = []
+    for k, v in d.items():
+        key = f"{prefix}.{k}" if prefix else str(k)
+        if isinstance(v, dict) and v:
+            items.extend(_flatten(v, key))
+        else:
+            items.append((key, v))
+    return items
+
+
+def _display_path(path: Path, base: Path, shown_base: str) -> str:
+    """``path`` relative to ``base``, prefixed by ``shown_base`` (posix)."""
+    try:
+        rel = Path(path).relative_to(base).as_posix()
+    except ValueError:
+        return Path(path).as_posix()
+    return f"{shown_base}/{rel}" if shown_base else rel
+
+
+def _shown_results_base(results_dir: Path) -> str:
+    """How results_dir is named on the page: as given when relative, else its last two parts
+    (``results/{preset}``), so the page does not depend on where the checkout lives."""
+    if not results_dir.is_absolute():
+        return results_dir.as_posix()
+    parts = results_dir.parts[-2:]
+    return "/".join(parts)
+
+
+def _shown_table_path(path: Path) -> str:
+    if not path.is_absolute():
+        return path.as_posix()
+    return "/".join(path.parts[-3:])
+
+
+def _sha256(path: Path) -> str:
+    return hashlib.sha256(Path(path).read_bytes()).hexdigest()
+
+
+def _read_json_object(path: Path) -> dict:
+    try:
+        data = json.loads(Path(path).read_text(encoding="utf-8"))
+    except json.JSONDecodeError as e:
+        raise ValueError(f"{path}: invalid JSON: {e}") from e
+    if not isinstance(data, dict):
+        raise ValueError(f"{path}: expected a JSON object")
+    return data
+
+
+def _write_text(path: Path, text: str) -> None:
+    atomic_write_bytes(path, text.encode("utf-8"))
+
+
+def _dumps(obj: Any) -> str:
+    return json.dumps(obj, indent=2, ensure_ascii=False, allow_nan=False) + "\n"
+
+
+# --------------------------------------------------------------------------- context rendering
+
+def _splits_view(splits: Any) -> dict | None:
+    """corpus.splits {split: {stat: value}} -> header + rows (union of stats, first-seen order)."""
+    if not isinstance(splits, dict) or not splits:
+        return None
+    stats: list[str] = []
+    for v in splits.values():
+        if isinstance(v, dict):
+            for k in v:
+                if k not in stats:
+                    stats.append(k)
+    rows = []
+    for name, v in splits.items():
+        if isinstance(v, dict):
+            rows.append({"name": str(name), "cells": [fmt_value(v.get(s)) for s in stats]})
+        else:
+            rows.append({"name": str(name), "cells": [fmt_value(v)] + [DASH] * (len(stats) - 1)})
+    if not stats:
+        stats = ["value"]
+    return {"stats": [s.replace("_", " ") for s in stats], "rows": rows}
+
+
+def _kv_rows(d: Any) -> list[dict]:
+    return [{"key": k, "value": fmt_value(v)} for k, v in _flatten(d)] if isinstance(d, dict) else []
+
+
+def _context_view(context: dict) -> dict:
+    context = context or {}
+    corpus = context.get("corpus")
+    corpus_view = None
+    if isinstance(corpus, dict):
+        extra = {k: v for k, v in corpus.items() if k not in ("name", "description", "splits")}
+        corpus_view = {
+            "name": str(corpus["name"]) if corpus.get("name") is not None else None,
+            "description": str(corpus["description"]) if corpus.get("description") is not None else None,
+            "splits": _splits_view(corpus.get("splits")),
+            "extra": _kv_rows(extra),
+        }
+    elif corpus is not None:
+        corpus_view = {"name": str(corpus), "description": None, "splits": None, "extra": []}
+    notes = context.get("notes")
+    if notes is None:
+        notes = []
+    elif isinstance(notes, (str, int, float)):
+        notes = [str(notes)]
+    else:
+        notes = [fmt_value(n) if not isinstance(n, str) else n for n in notes]
+    known = {"corpus", "model_sizes", "training", "generated_by", "notes", "generated_at"}
+    other = {k: v for k, v in context.items() if k not in known}
+    return {
+        "corpus": corpus_view,
+        "training": _kv_rows(context.get("training")),
+        "generated_by": str(context["generated_by"]) if context.get("generated_by") is not None else None,
+        "generated_at": str(context["generated_at"]) if context.get("generated_at") is not None else None,
+        "notes": notes,
+        "other": _kv_rows(other),
+    }
+
+
+# --------------------------------------------------------------------------- main entry point
+
+def _table_systems_in_order(table: dict) -> list[str]:
+    order: list[str] = []
+    for row in table["rows"]:
+        if row["system"] is not None and row["system"] not in order:
+            order.append(row["system"])
+    for s in table["systems"]:
+        if s not in order:
+            order.append(s)
+    return order
+
+
+def render_report(*, preset: str, preset_description: str, tables: list[Path], results_dir: Path,
+                  pair_for_task: dict[str, str], context: dict, out_dir: Path) -> Path:
+    """Render the report for ``results_dir`` (= ``results/{preset}``) into ``out_dir``.
+
+    For a table with task T the corpus pair is ``pair_for_task[T]``; scores are read from
+    ``results_dir/pair/scores`` and model info from ``results_dir/pair/models/{system}/``.
+    Writes (atomically) ``index.html``, ``{table_id}.csv``, ``{table_id}.json`` (records),
+    ``{table_id}_learning_curves.png`` when any system has dev-ppl metrics, and ``summary.json``
+    (``{table_id: {system: {metric: value}}}`` for measured systems). Returns the index path.
+    """
+    results_dir = Path(results_dir)
+    out_dir = Path(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    shown_base = _shown_results_base(results_dir)
+    context = dict(context or {})
+    ctx_sizes = context.get("model_sizes") if isinstance(context.get("model_sizes"), dict) else {}
+
+    table_views: list[dict] = []
+    summary: dict[str, dict] = {}
+    sources: dict[str, dict] = {}  # shown path -> {path, sha256, kind}
+    missing_files: list[str] = []
+    system_views: list[dict] = []
+    seen_systems: set[tuple[str, str]] = set()
+    seen_ids: set[str] = set()
+
+    def add_source(path: Path, kind: str) -> str:
+        shown = _display_path(path, results_dir, shown_base)
+        if shown not in sources:
+            sources[shown] = {"path": shown, "sha256": _sha256(path)[:16], "kind": kind}
+        return shown
+
+    for tpath in tables:
+        tpath = Path(tpath)
+        table = load_table(tpath)
+        tid = table["id"]
+        if tid in seen_ids:
+            raise ValueError(f"{tpath}: table id {tid!r} is used by more than one table file")
+        seen_ids.add(tid)
+        task = table["task"]
+        if task not in pair_for_task:
+            raise ValueError(
+                f"{tpath}: task {task!r} has no corpus pair in preset {preset!r} "
+                f"(pair_for_task has: {', '.join(sorted(pair_for_task)) or 'nothing'})"
+            )
+        pair = pair_for_task[task]
+        scores_dir = results_dir / pair / "scores"
+        models_dir = results_dir / pair / "models"
+        columns = table["columns"]
+        testset = table["testset"]
+
+        df = build_table(table, scores_dir, pair, preset)
+        records = dataframe_records(df)
+        csv_text = df.to_csv(index=False, lineterminator="\n")
+        _write_text(out_dir / f"{tid}.csv", csv_text)
+        _write_text(out_dir / f"{tid}.json", _dumps(records))
+
+        # rows, signatures, summary
+        row_views = []
+        signatures = []
+        table_summary: dict[str, dict] = {}
+        missing_systems = []
+        for rec in records:
+            system = rec["system"]
+            cells = [
+                {"paper": fmt_metric(rec[f"paper_{c}"], c), "ours": fmt_metric(rec[f"ours_{c}"], c)}
+                for c in columns
+            ]
+            source = None
+            if system is not None:
+                sfile = scores_path(scores_dir, system, testset)
+                if rec["status"] == STATUS_MEASURED:
+                    source = add_source(sfile, "scores")
+                    scores = read_scores(sfile, system=system, testset=testset, pair=pair, preset=preset)
+                    metrics = {c: scores[c] for c in COLUMN_LABELS if _is_num(scores.get(c))}
+                    for extra in ("n_sentences",):
+                        if _is_num(scores.get(extra)):
+                            metrics[extra] = scores[extra]
+                    table_summary[system] = metrics
+                    for c in columns:
+                        if c in BLEU_COLUMNS and _is_num(scores.get(c)):
+                            sig = scores.get(f"{c}_signature")
+                            signatures.append({
+                                "system": system,
+                                "label": rec["label"],
+                                "metric": COLUMN_LABELS[c],
+                                "signature": str(sig) if sig else "(no signature recorded in the scores file)",
+                            })
+                elif rec["status"] == STATUS_MISSING:
+                    shown = _display_path(sfile, results_dir, shown_base)
+                    missing_systems.append({"system": system, "file": shown})
+                    if shown not in missing_files:
+                        missing_files.append(shown)
+            row_views.append({
+                "label": rec["label"],
+                "system": system,
+                "status": rec["status"],
+                "status_class": rec["status"].replace(" ", "-"),
+                "note": rec["note"],
+                "cells": cells,
+                "source": source,
+            })
+        summary[tid] = table_summary
+
+        # learning curves + per-system info
+        metrics_files: dict[str, Path] = {}
+        for system in _table_systems_in_order(table):
+            mdir = models_dir / system
+            mfile, jfile = mdir / "metrics.jsonl", mdir / "model.json"
+            mrecords = read_metrics(mfile) if mfile.is_file() else []
+            if mfile.is_file():
+                add_source(mfile, "training metrics")
+                if curve_points(mrecords):
+                    metrics_files[system] = mfile
+            model_json = _read_json_object(jfile) if jfile.is_file() else None
+            if model_json is not None:
+                add_source(jfile, "model")
+            key = (pair, system)
+            if key in seen_systems:
+                continue
+            seen_systems.add(key)
+            fallback = ctx_sizes.get(system) if isinstance(ctx_sizes.get(system), dict) else None
+            sizes = model_sizes(model_json, fallback)
+            last = mrecords[-1] if mrecords else {}
+            system_views.append({
+                "pair": pair,
+                "system": system,
+                "overrides": ", ".join(f"{k}={fmt_value(v)}" for k, v in _flatten(table["systems"][system]))
+                or "(preset defaults)",
+                "sizes": [fmt_value(sizes[k]) for k in SIZE_LABELS],
+                "epochs": fmt_value(last.get("epoch")),
+                "updates": fmt_value(last.get("updates")),
+                "tok_per_s": fmt_value(round(last["tgt_tokens_per_s"]))
+                if _is_num(last.get("tgt_tokens_per_s")) else DASH,
+                "elapsed": fmt_duration(last.get("elapsed_s")),
+                "dev_ppl": fmt_metric(last.get("dev_ppl"), "ppl"),
+                "has_files": bool(mrecords or model_json),
+            })
+
+        figure = f"{tid}_learning_curves.png"
+        if metrics_files:
+            learning_curves(
+                metrics_files, out_dir / figure,
+                f"{tid}: dev perplexity vs. updates (preset {preset}, pair {pair})",
+            )
+        else:
+            (out_dir / figure).unlink(missing_ok=True)  # do not leave a stale figure behind
+            figure = None
+
+        table_views.append({
+            "id": tid,
+            "title": table["title"],
+            "paper": table["paper"],
+            "task": task,
+            "pair": pair,
+            "testset": testset,
+            "source": _shown_table_path(tpath),
+            "columns": [{"key": c, "label": COLUMN_LABELS[c]} for c in columns],
+            "rows": row_views,
+            "signatures": signatures,
+            "missing": missing_systems,
+            "n_measured": sum(1 for r in row_views if r["status"] == STATUS_MEASURED),
+            "n_systems": sum(1 for r in row_views if r["system"] is not None),
+            "figure": figure,
+            "figure_systems": list(metrics_files),
+            "csv": f"{tid}.csv",
+            "json": f"{tid}.json",
+        })
+
+    env = jinja2.Environment(
+        loader=jinja2.FileSystemLoader(str(TEMPLATE_DIR)),
+        autoescape=True,
+        undefined=jinja2.StrictUndefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
+        keep_trailing_newline=True,
+    )
+    cview = _context_view(context)
+    corpus_name = (cview["corpus"] or {}).get("name") if cview["corpus"] else None
+    html = env.get_template("index.html.j2").render(
+        preset=str(preset),
+        preset_description=str(preset_description or ""),
+        reduced=(preset != "paper"),
+        corpus_name=corpus_name,
+        tables=table_views,
+        systems=system_views,
+        size_labels=list(SIZE_LABELS.values()),
+        ctx=cview,
+        sources=list(sources.values()),
+        missing_files=missing_files,
+        results_base=shown_base,
+        dash=DASH,
+    )
+    _write_text(out_dir / "summary.json", _dumps(summary))
+    index = out_dir / "index.html"
+    _write_text(index, html)
+    return index

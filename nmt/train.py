@@ -1,0 +1,220 @@
+"""`nmt train`: one system = one table row, trained with the paper's recipe, resumable at any point.
+
+Determinism and resumption: the batch order of epoch e depends only on (seed, e) and the torch RNG is
+reseeded at the start of every epoch, so an epoch-end checkpoint resumes bit-identically. A mid-epoch
+checkpoint (SIGTERM/SIGUSR1, or every `checkpoint_every` updates) also stores the position in the epoch
+and the RNG state. Re-running the same command after any kill resumes from `checkpoint.pt`.
+
+Files in the output directory:
+  checkpoint.pt   everything needed to resume (model, optimiser, position, RNG, metrics so far)
+  model.pt        the final model with everything needed to translate (vocabularies, config)
+  metrics.jsonl   one line per finished epoch (rewritten from the checkpoint, never duplicated)
+  model.json      resolved config, parameter count and vocabulary sizes
+"""
+from __future__ import annotations
+
+import json
+import os
+import signal
+import sys
+import time
+from pathlib import Path
+
+import torch
+from tqdm import tqdm
+
+from .config import training_schedule
+from .data.batches import bucketed_batches, make_batch
+from .data.prepare import load_split
+from .data.vocab import Vocab
+from .likelihood import batch_nll, corpus_nll, perplexity
+from .models.seq2seq import build_model, count_parameters
+
+CHECKPOINT = "checkpoint.pt"
+FINAL = "model.pt"
+
+
+def log(message: str) -> None:
+    print(message, file=sys.stderr, flush=True)
+
+
+def pick_device(name: str | None = None) -> torch.device:
+    if name:
+        return torch.device(name)
+    return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+
+
+def set_threads(threads: int | None) -> None:
+    """Use exactly the threads the scheduler granted, so jobs side by side do not oversubscribe the CPU."""
+    if threads:
+        torch.set_num_threads(threads)
+        try:
+            torch.set_num_interop_threads(1)
+        except RuntimeError:  # only settable before the first parallel work; harmless if already set
+            pass
+
+
+def make_optimizer(params, train: dict) -> torch.optim.Optimizer:
+    name, lr = train["optimizer"], train["lr"]
+    if name == "sgd":
+        return torch.optim.SGD(params, lr=lr)
+    if name == "adam":
+        return torch.optim.Adam(params, lr=lr)
+    if name == "adadelta":
+        return torch.optim.Adadelta(params, lr=lr, rho=0.95, eps=1e-6)
+    raise ValueError(f"unknown optimizer {name!r}")
+
+
+def learning_rate(base_lr: float, epoch: int, halve_after: int) -> float:
+    """lr for a 1-based epoch: constant up to `halve_after`, then halved every epoch."""
+    return base_lr * 0.5 ** max(0, epoch - halve_after)
+
+
+def save_atomic(obj, path: Path) -> None:
+    tmp = path.with_name(path.name + ".tmp")
+    torch.save(obj, tmp)
+    os.replace(tmp, path)
+
+
+class StopRequested:
+    """Turns SIGTERM/SIGUSR1 (SLURM pre-emption and time-limit warnings) into a flag checked after each update."""
+
+    def __init__(self):
+        self.signum: int | None = None
+        self._previous = {}
+
+    def __enter__(self):
+        for sig in (signal.SIGTERM, signal.SIGUSR1):
+            self._previous[sig] = signal.signal(sig, self._handle)
+        return self
+
+    def _handle(self, signum, _frame):
+        self.signum = signum
+
+    def __exit__(self, *exc):
+        for sig, handler in self._previous.items():
+            signal.signal(sig, handler)
+
+
+def train(config: dict, data_dir: str | Path, out_dir: str | Path, *, system: str = "system",
+          threads: int | None = None, device: str | None = None, progress: bool | None = None) -> list[dict]:
+    """Train one system; returns the per-epoch metrics. `config` is a resolved system config."""
+    set_threads(threads)
+    dev = pick_device(device)
+    data_dir, out_dir = Path(data_dir), Path(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    model_cfg, train_cfg = config["model"], config["train"]
+    seed = train_cfg["seed"]
+    epochs, halve_after = training_schedule(train_cfg, model_cfg["dropout"])
+
+    src_vocab, tgt_vocab = Vocab.load(data_dir / "vocab.src"), Vocab.load(data_dir / "vocab.tgt")
+    train_src, train_tgt = load_split(data_dir / "train.pt")
+    dev_src, dev_tgt = load_split(data_dir / "dev.pt")
+
+    torch.manual_seed(seed)
+    model = build_model(model_cfg, len(src_vocab), len(tgt_vocab))
+    model.init_uniform(train_cfg["init_range"])
+    model.to(dev)
+    optimizer = make_optimizer(model.parameters(), train_cfg)
+
+    state = {"epoch": 1, "batch": 0, "updates": 0, "metrics": [], "loss_sum": 0.0, "tokens": 0,
+             "elapsed": 0.0, "rng": None}
+    ckpt_path = out_dir / CHECKPOINT
+    if ckpt_path.exists():
+        ckpt = torch.load(ckpt_path, map_location=dev, weights_only=False)
+        if {k: ckpt["config"][k] for k in ("model", "train")} != {k: config[k] for k in ("model", "train")}:
+            raise SystemExit(f"{ckpt_path}: was written with a different configuration; "
+                             "delete it to start this system afresh")
+        model.load_state_dict(ckpt["model"])
+        optimizer.load_state_dict(ckpt["optimizer"])
+        state = ckpt["state"]
+        log(f"[{system}] resuming from {ckpt_path}: epoch {state['epoch']}, batch {state['batch']}, "
+            f"{state['updates']} updates done")
+
+    meta = {"system": system, "config": config, "parameters": count_parameters(model),
+            "src_vocab": len(src_vocab), "tgt_vocab": len(tgt_vocab), "epochs": epochs,
+            "halve_after": halve_after, "train_sentences": len(train_src), "device": str(dev)}
+    (out_dir / "model.json").write_text(json.dumps(meta, indent=2, sort_keys=True) + "\n")
+    log(f"[{system}] {meta['parameters']:,} parameters, {len(train_src):,} training pairs, {epochs} epochs, "
+        f"device {dev}, {torch.get_num_threads()} threads")
+
+    def checkpoint(epoch: int, batch: int) -> None:
+        state.update(epoch=epoch, batch=batch, rng=torch.get_rng_state())
+        save_atomic({"config": config, "model": model.state_dict(), "optimizer": optimizer.state_dict(),
+                     "state": state}, ckpt_path)
+
+    every = train_cfg.get("checkpoint_every", 0)
+    with StopRequested() as stop:
+        while state["epoch"] <= epochs:
+            epoch = state["epoch"]
+            lr = learning_rate(train_cfg["lr"], epoch, halve_after)
+            for group in optimizer.param_groups:
+                group["lr"] = lr
+            batches = bucketed_batches(train_src, train_tgt, train_cfg["batch_size"], seed, epoch)
+            if state["batch"] == 0:
+                torch.manual_seed(seed * 1000 + epoch)
+                state.update(loss_sum=0.0, tokens=0, elapsed=0.0)
+            else:
+                torch.set_rng_state(state["rng"])
+            model.train()
+            started = time.perf_counter() - state["elapsed"]
+            bar = tqdm(total=len(batches), initial=state["batch"], desc=f"{system} epoch {epoch}/{epochs}",
+                       unit="batch", disable=None if progress is None else not progress, leave=False)
+            for position in range(state["batch"], len(batches)):
+                index = batches[position]
+                batch = make_batch([train_src[i] for i in index], [train_tgt[i] for i in index], index).to(dev)
+                optimizer.zero_grad(set_to_none=True)
+                loss = batch_nll(model, batch)
+                # The paper's loss is summed over a sentence and averaged over the mini-batch.
+                (loss / len(index)).backward()
+                if train_cfg["clip_norm"] > 0:
+                    torch.nn.utils.clip_grad_norm_(model.parameters(), train_cfg["clip_norm"])
+                optimizer.step()
+                state["updates"] += 1
+                state["loss_sum"] += float(loss)
+                state["tokens"] += batch.n_tokens
+                bar.update(1)
+                state["elapsed"] = time.perf_counter() - started
+                if stop.signum is not None:
+                    checkpoint(epoch, position + 1)
+                    bar.close()
+                    log(f"[{system}] signal {stop.signum}: checkpoint written to {ckpt_path}; rerun to resume")
+                    raise SystemExit(128 + stop.signum)
+                if every and state["updates"] % every == 0:
+                    checkpoint(epoch, position + 1)
+            bar.close()
+            elapsed = time.perf_counter() - started
+            dev_nll, dev_tokens = corpus_nll(model, dev_src, dev_tgt, train_cfg["batch_size"], dev)
+            record = {
+                "epoch": epoch, "updates": state["updates"], "lr": lr,
+                "train_loss": state["loss_sum"] / max(state["tokens"], 1),
+                "train_ppl": perplexity(state["loss_sum"], state["tokens"]),
+                "dev_loss": dev_nll / max(dev_tokens, 1), "dev_ppl": perplexity(dev_nll, dev_tokens),
+                "tgt_tokens_per_s": state["tokens"] / max(elapsed, 1e-9), "elapsed_s": elapsed,
+            }
+            state["metrics"].append(record)
+            write_metrics(out_dir / "metrics.jsonl", state["metrics"])
+            log(f"[{system}] epoch {epoch}: lr {lr:g}, train ppl {record['train_ppl']:.2f}, "
+                f"dev ppl {record['dev_ppl']:.2f}, {record['tgt_tokens_per_s']:.0f} tgt tok/s")
+            checkpoint(epoch + 1, 0)
+
+    save_atomic({"model_config": model_cfg, "model": model.state_dict(), "src_vocab": src_vocab.itos,
+                 "tgt_vocab": tgt_vocab.itos, "config": config, "system": system}, out_dir / FINAL)
+    return state["metrics"]
+
+
+def write_metrics(path: Path, records: list[dict]) -> None:
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text("".join(json.dumps(r, sort_keys=True) + "\n" for r in records))
+    os.replace(tmp, path)
+
+
+def load_model(path: str | Path, device: str | torch.device | None = None):
+    """(model in eval mode, src Vocab, tgt Vocab, config) from a model.pt written by `train`."""
+    dev = device if isinstance(device, torch.device) else pick_device(device)
+    blob = torch.load(path, map_location=dev, weights_only=False)
+    src_vocab, tgt_vocab = Vocab(blob["src_vocab"]), Vocab(blob["tgt_vocab"])
+    model = build_model(blob["model_config"], len(src_vocab), len(tgt_vocab))
+    model.load_state_dict(blob["model"])
+    model.to(dev).eval()
+    return model, src_vocab, tgt_vocab, blob["config"]

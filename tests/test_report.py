@@ -1,0 +1,376 @@
+"""Tests for nmt.report: table files, DataFrames, plots and the HTML report."""
+
+from __future__ import annotations
+
+import csv
+import json
+import math
+import re
+from html.parser import HTMLParser
+from pathlib import Path
+
+import pytest
+import yaml
+
+from nmt.report import build_table, learning_curves, load_table, render_report
+
+REPO = Path(__file__).resolve().parents[1]
+REAL_TABLE = REPO / "workflow" / "tables" / "luong2015_table1.yaml"
+
+SIG_TOK = "nrefs:1|case:mixed|eff:no|tok:none|smooth:exp|version:2.4.3"
+SIG_DETOK = "nrefs:1|case:mixed|eff:no|tok:13a|smooth:exp|version:2.4.3"
+
+TABLE = {
+    "id": "toy_table",
+    "title": "Toy table: EN->DE",
+    "paper": "Luong, Pham, Manning (2015)",
+    "task": "en-de",
+    "testset": "test",
+    "columns": ["ppl", "bleu_tok"],
+    "systems": {
+        "base": {"model": {"attention": "none"}},
+        "attn": {"model": {"attention": "global"}},
+        "gone": {"model": {"attention": "global", "input_feed": True}},
+    },
+    "rows": [
+        {"label": "Winning WMT'14 system", "system": None, "paper": {"bleu_tok": 20.7}},
+        {"label": "Base <b>bold</b> & co", "system": "base", "paper": {"ppl": 10.6, "bleu_tok": 11.3}},
+        {"label": "Base + attention", "system": "attn", "paper": {"ppl": 7.3, "bleu_tok": 16.8}},
+        {"label": "Base + attention + feed", "system": "gone", "paper": {"ppl": 6.4, "bleu_tok": 18.1}},
+        {"label": "local-p", "system": None, "requires": "local-p attention (issue 4)",
+         "paper": {"ppl": 5.9, "bleu_tok": 19.0}},
+    ],
+}
+
+SCORES = {
+    "base": {"ppl": 14.37, "bleu_tok": 3.21, "bleu_detok": 3.05},
+    "attn": {"ppl": 9.83, "bleu_tok": 12.48, "bleu_detok": 11.96},
+}
+
+
+def write_yaml(path: Path, data: dict) -> Path:
+    path.write_text(yaml.safe_dump(data, sort_keys=False), encoding="utf-8")
+    return path
+
+
+def make_results(root: Path, preset: str = "demo", pair: str = "synth") -> Path:
+    """results/{preset} with scores for 'base' and 'attn' (none for 'gone'), metrics, model.json."""
+    results = root / "results" / preset
+    scores_dir = results / pair / "scores"
+    scores_dir.mkdir(parents=True)
+    for system, s in SCORES.items():
+        data = {"system": system, "testset": "test", "preset": preset, "pair": pair, "n_sentences": 500,
+                "bleu_tok": s["bleu_tok"], "bleu_tok_signature": SIG_TOK,
+                "bleu_detok": s["bleu_detok"], "bleu_detok_signature": SIG_DETOK,
+                "ppl": s["ppl"], "hyp": f"results/{preset}/{pair}/translations/{system}.test.txt",
+                "ref": f"data/{preset}/{pair}/raw/test.tgt"}
+        (scores_dir / f"{system}.test.json").write_text(json.dumps(data), encoding="utf-8")
+    for k, system in enumerate(["base", "attn", "gone"]):
+        mdir = results / pair / "models" / system
+        mdir.mkdir(parents=True)
+        lines = []
+        for epoch in range(1, 6):
+            dev_ppl = 200.0 / (epoch ** (1.0 + 0.3 * k)) + 3.0
+            lines.append(json.dumps({"epoch": epoch, "updates": 100 * epoch, "lr": 1.0, "train_loss": 3.0,
+                                     "train_ppl": dev_ppl * 0.9, "dev_loss": math.log(dev_ppl),
+                                     "dev_ppl": dev_ppl, "tgt_tokens_per_s": 10523.0 + k,
+                                     "elapsed_s": 31.5 * epoch}))
+        (mdir / "metrics.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
+        (mdir / "model.json").write_text(json.dumps({
+            "system": system, "n_params": 123456 + k,
+            "vocab": {"src": 1000, "tgt": 1100},
+            "config": {"model": {"layers": 2, "hidden": 64, "embed": 32, "attention": "global"}},
+        }), encoding="utf-8")
+    return results
+
+
+def do_render(tmp_path: Path, out_name: str = "report", context: dict | None = None) -> tuple[Path, Path]:
+    table_file = write_yaml(tmp_path / "toy_table.yaml", TABLE)
+    results = tmp_path / "results" / "demo"
+    if not results.exists():
+        make_results(tmp_path)
+    out = tmp_path / out_name
+    ctx = context if context is not None else {
+        "corpus": {"name": "synthetic toy corpus", "description": "generated",
+                   "splits": {"train": {"sentences": 5000, "src_tokens": 51234},
+                              "test": {"sentences": 500, "src_tokens": 5120}}},
+        "model_sizes": {"base": {"layers": 2, "hidden": 64, "embed": 32, "params": 999}},
+        "training": {"epochs": 5, "batch_size": 32, "optimizer": {"name": "sgd", "lr": 1.0}},
+        "generated_by": "nmt 0.1.0 / abc1234",
+        "notes": ["demo numbers"],
+    }
+    index = render_report(preset="demo", preset_description="tiny CPU demo", tables=[table_file],
+                          results_dir=results, pair_for_task={"en-de": "synth"}, context=ctx, out_dir=out)
+    return index, out
+
+
+# --------------------------------------------------------------------------- load_table
+
+def test_real_table_loads():
+    t = load_table(REAL_TABLE)
+    assert t["id"] == "luong2015_table1"
+    assert t["columns"] == ["ppl", "bleu_tok"]
+    assert len(t["rows"]) == 12
+    assert all(r["system"] is None or r["system"] in t["systems"] for r in t["rows"])
+    assert t["rows"][4]["paper"] == {"ppl": 10.6, "bleu_tok": 11.3}
+
+
+def test_load_table_unknown_system(tmp_path):
+    bad = json.loads(json.dumps(TABLE))
+    bad["rows"][2]["system"] = "nonexistent_sys"
+    p = write_yaml(tmp_path / "bad.yaml", bad)
+    with pytest.raises(ValueError) as e:
+        load_table(p)
+    msg = str(e.value)
+    assert "bad.yaml" in msg and "nonexistent_sys" in msg and "row 3" in msg
+
+
+@pytest.mark.parametrize("key", ["id", "testset", "rows", "systems", "columns"])
+def test_load_table_missing_key(tmp_path, key):
+    bad = json.loads(json.dumps(TABLE))
+    del bad[key]
+    p = write_yaml(tmp_path / "bad.yaml", bad)
+    with pytest.raises(ValueError, match=rf"bad\.yaml.*missing required key.*{key}"):
+        load_table(p)
+
+
+def test_load_table_row_errors(tmp_path):
+    cases = [
+        (lambda t: t["rows"][1].pop("label"), r"row 2.*missing required key.*label"),
+        (lambda t: t["rows"][1].pop("system"), r"row 2.*missing required key.*system"),
+        (lambda t: t["rows"][1].__setitem__("sytem", "base"), r"row 2.*unknown key.*sytem"),
+        (lambda t: t["rows"][1]["paper"].__setitem__("bleu", 3.0), r"row 2.*'bleu'"),
+        (lambda t: t["rows"][1]["paper"].__setitem__("ppl", "ten"), r"row 2.*paper\.ppl must be a number"),
+        (lambda t: t.__setitem__("columns", ["ppl", "rouge"]), r"unknown column 'rouge'"),
+    ]
+    for mutate, pattern in cases:
+        bad = json.loads(json.dumps(TABLE))
+        mutate(bad)
+        p = write_yaml(tmp_path / "bad.yaml", bad)
+        with pytest.raises(ValueError, match=pattern):
+            load_table(p)
+
+
+def test_load_table_not_a_mapping(tmp_path):
+    p = tmp_path / "list.yaml"
+    p.write_text("- 1\n- 2\n")
+    with pytest.raises(ValueError, match="list.yaml"):
+        load_table(p)
+
+
+# --------------------------------------------------------------------------- build_table
+
+def test_build_table_statuses_and_numbers(tmp_path):
+    results = make_results(tmp_path)
+    table = load_table(write_yaml(tmp_path / "t.yaml", TABLE))
+    df = build_table(table, results / "synth" / "scores", "synth", "demo")
+    assert list(df["label"]) == [r["label"] for r in TABLE["rows"]]  # paper order
+    assert list(df["status"]) == ["reference", "measured", "measured", "missing", "not run"]
+    assert list(df.columns[:3]) == ["label", "system", "status"]
+    for c in ("ppl", "bleu_tok"):
+        assert f"paper_{c}" in df.columns and f"ours_{c}" in df.columns
+    by_sys = df.set_index("label")
+    assert by_sys.loc["Base + attention", "ours_ppl"] == SCORES["attn"]["ppl"]
+    assert by_sys.loc["Base + attention", "ours_bleu_tok"] == SCORES["attn"]["bleu_tok"]
+    assert by_sys.loc["Base + attention", "paper_ppl"] == 7.3
+    # missing / reference / not-run rows carry no reproduced numbers
+    for label in ("Winning WMT'14 system", "Base + attention + feed", "local-p"):
+        assert math.isnan(by_sys.loc[label, "ours_ppl"]) and math.isnan(by_sys.loc[label, "ours_bleu_tok"])
+    assert "issue 4" in by_sys.loc["local-p", "note"]
+
+
+def test_build_table_rejects_mismatched_scores(tmp_path):
+    results = make_results(tmp_path)
+    f = results / "synth" / "scores" / "base.test.json"
+    data = json.loads(f.read_text())
+    data["system"] = "attn"
+    f.write_text(json.dumps(data))
+    table = load_table(write_yaml(tmp_path / "t.yaml", TABLE))
+    with pytest.raises(ValueError, match="base.test.json"):
+        build_table(table, results / "synth" / "scores", "synth", "demo")
+
+
+# --------------------------------------------------------------------------- render_report
+
+@pytest.fixture(scope="module")
+def rendered(tmp_path_factory) -> tuple[Path, Path, Path]:
+    """(tmp dir, index.html, out dir) of one render shared by the read-only tests."""
+    tmp = tmp_path_factory.mktemp("rendered")
+    index, out = do_render(tmp)
+    return tmp, index, out
+
+
+def test_render_outputs_numbers_from_scores_files(rendered):
+    tmp_path, index, out = rendered
+    assert index == out / "index.html"
+    for name in ("index.html", "toy_table.csv", "toy_table.json", "summary.json", "toy_table_learning_curves.png"):
+        assert (out / name).is_file(), name
+    assert not list(out.glob(".*.tmp"))
+
+    records = json.loads((out / "toy_table.json").read_text())
+    with open(out / "toy_table.csv", newline="") as f:
+        csv_rows = list(csv.DictReader(f))
+    assert len(records) == len(csv_rows) == len(TABLE["rows"])
+    for rec, crow in zip(records, csv_rows):
+        system = rec["system"]
+        assert crow["status"] == rec["status"]
+        for c in ("ppl", "bleu_tok"):
+            if rec["status"] == "measured":
+                assert rec[f"ours_{c}"] == SCORES[system][c]
+                assert float(crow[f"ours_{c}"]) == SCORES[system][c]
+            else:
+                assert rec[f"ours_{c}"] is None
+                assert crow[f"ours_{c}"] == ""
+    assert [r["status"] for r in records] == ["reference", "measured", "measured", "missing", "not run"]
+
+    summary = json.loads((out / "summary.json").read_text())
+    assert set(summary["toy_table"]) == {"base", "attn"}
+    assert summary["toy_table"]["attn"]["bleu_tok"] == SCORES["attn"]["bleu_tok"]
+    assert summary["toy_table"]["base"]["ppl"] == SCORES["base"]["ppl"]
+
+    html = index.read_text()
+    for s in SCORES.values():
+        assert f">{s['ppl']:.2f}<" in html and f">{s['bleu_tok']:.2f}<" in html
+    assert ">10.60<" in html and ">20.70<" in html  # paper numbers, 2 decimals
+    assert "MISSING results" in html
+    assert "not run: requires local-p attention (issue 4)" in html
+    assert "reference (paper only)" in html
+    assert SIG_TOK in html
+    assert '<img src="toy_table_learning_curves.png"' in html
+    assert "NOT comparable in absolute value" in html and "synthetic toy corpus" in html
+    assert "results/demo/synth/scores/base.test.json" in html
+    assert "results/demo/synth/scores/gone.test.json" in html  # listed as missing
+    assert str(tmp_path) not in html  # no absolute paths on the page
+    assert "BLEU (tok)" in html and "paper ppl" in html and "ours ppl" in html
+
+
+def _row_cells(html: str, label_fragment: str) -> list[str]:
+    for tr in re.findall(r"<tr[^>]*>(.*?)</tr>", html, flags=re.S):
+        if label_fragment in tr:
+            return re.findall(r'<td class="num (?:paper|ours)">(.*?)</td>', tr)
+    raise AssertionError(label_fragment)
+
+
+def test_render_non_measured_rows_have_no_ours_numbers(rendered):
+    _, index, _ = rendered
+    html = index.read_text()
+    dash = "\u2013"
+    # cells: paper ppl, ours ppl, paper bleu, ours bleu
+    assert _row_cells(html, "Winning WMT") == [dash, dash, "20.70", dash]
+    assert _row_cells(html, "local-p") == ["5.90", dash, "19.00", dash]
+    assert _row_cells(html, "Base + attention + feed") == ["6.40", dash, "18.10", dash]
+    assert _row_cells(html, "Base + attention<") == ["7.30", "9.83", "16.80", "12.48"]
+
+
+def test_render_is_deterministic(tmp_path):
+    _, out1 = do_render(tmp_path, "r1")
+    _, out2 = do_render(tmp_path, "r2")
+    for name in ("index.html", "toy_table.csv", "toy_table.json", "summary.json", "toy_table_learning_curves.png"):
+        assert (out1 / name).read_bytes() == (out2 / name).read_bytes(), name
+    # rendering again into the same directory also gives the same bytes
+    before = (out1 / "index.html").read_bytes()
+    do_render(tmp_path, "r1")
+    assert (out1 / "index.html").read_bytes() == before
+
+
+def test_render_escapes_labels(rendered):
+    _, index, _ = rendered
+    html = index.read_text()
+    assert "Base &lt;b&gt;bold&lt;/b&gt; &amp; co" in html
+    assert "<b>bold</b>" not in html
+
+
+class _Checker(HTMLParser):
+    VOID = {"meta", "img", "br", "hr", "link", "input", "col", "wbr", "source"}
+
+    def __init__(self):
+        super().__init__()
+        self.stack: list[str] = []
+        self.errors: list[str] = []
+        self.ids: list[str] = []
+
+    def handle_starttag(self, tag, attrs):
+        d = dict(attrs)
+        if "id" in d:
+            self.ids.append(d["id"])
+        if tag == "img" and "alt" not in d:
+            self.errors.append("img without alt")
+        if tag not in self.VOID:
+            self.stack.append(tag)
+
+    def handle_endtag(self, tag):
+        if not self.stack or self.stack[-1] != tag:
+            self.errors.append(f"unbalanced </{tag}> (open: {self.stack[-3:]})")
+        else:
+            self.stack.pop()
+
+
+def test_render_html_structure(rendered):
+    _, index, _ = rendered
+    html = index.read_text()
+    assert html.startswith("<!DOCTYPE html>")
+    assert '<html lang="en">' in html and '<meta charset="utf-8">' in html
+    assert "<title>" in html and "demo" in html[html.index("<title>"):html.index("</title>")]
+    assert "http://" not in html and "https://" not in html  # offline: no external assets
+    checker = _Checker()
+    checker.feed(html)
+    checker.close()
+    assert checker.errors == [] and checker.stack == []
+    assert len(checker.ids) == len(set(checker.ids))
+
+
+def test_render_tolerates_empty_context_and_paper_preset(tmp_path):
+    table_file = write_yaml(tmp_path / "toy_table.yaml", TABLE)
+    results = tmp_path / "results" / "paper"
+    (results / "wmt14").mkdir(parents=True)  # no results at all
+    out = tmp_path / "out"
+    index = render_report(preset="paper", preset_description="", tables=[table_file], results_dir=results,
+                          pair_for_task={"en-de": "wmt14"}, context={}, out_dir=out)
+    html = index.read_text()
+    assert "NOT comparable" not in html
+    assert html.count("MISSING results: no ") == 3
+    assert not (out / "toy_table_learning_curves.png").exists()
+    assert json.loads((out / "summary.json").read_text()) == {"toy_table": {}}
+
+
+def test_render_unknown_task(tmp_path):
+    table_file = write_yaml(tmp_path / "toy_table.yaml", TABLE)
+    with pytest.raises(ValueError, match="en-de"):
+        render_report(preset="demo", preset_description="", tables=[table_file],
+                      results_dir=tmp_path / "results" / "demo", pair_for_task={"en-fr": "x"},
+                      context={}, out_dir=tmp_path / "out")
+
+
+def test_render_real_table(tmp_path):
+    results = tmp_path / "results" / "demo"
+    scores = results / "synth" / "scores"
+    scores.mkdir(parents=True)
+    (scores / "base.test.json").write_text(json.dumps({"system": "base", "testset": "test", "ppl": 20.5,
+                                                       "bleu_tok": 1.25, "bleu_tok_signature": SIG_TOK}))
+    index = render_report(preset="demo", preset_description="demo", tables=[REAL_TABLE], results_dir=results,
+                          pair_for_task={"en-de": "synth"}, context={"corpus": {"name": "toy"}},
+                          out_dir=tmp_path / "out")
+    html = index.read_text()
+    assert "not run: requires local-p attention (issue 4)" in html
+    assert ">20.50<" in html and ">1.25<" in html
+    assert html.count("MISSING results: no ") == 4
+
+
+# --------------------------------------------------------------------------- plots
+
+def test_learning_curves_deterministic(tmp_path):
+    results = make_results(tmp_path)
+    files = {s: results / "synth" / "models" / s / "metrics.jsonl" for s in ("base", "attn")}
+    learning_curves(files, tmp_path / "a.png", "t")
+    learning_curves(files, tmp_path / "b.png", "t")
+    a = (tmp_path / "a.png").read_bytes()
+    assert a[:8] == b"\x89PNG\r\n\x1a\n"
+    assert a == (tmp_path / "b.png").read_bytes()
+    assert b"Software" not in a
+
+
+def test_learning_curves_no_points(tmp_path):
+    f = tmp_path / "metrics.jsonl"
+    f.write_text("")
+    with pytest.raises(ValueError):
+        learning_curves({"x": f}, tmp_path / "x.png", "t")
