@@ -7,6 +7,7 @@ import sys
 from pathlib import Path
 
 from . import config as cfg
+from .data.text import CorpusError
 
 
 def _add_config_args(p: argparse.ArgumentParser) -> None:
@@ -22,8 +23,8 @@ def _load(args) -> dict:
 def cmd_data_synth(args) -> None:
     from .data import synth
     config = _load(args)
-    spec = cfg.pair_for_task(config, args.task)
-    if spec["kind"] != "synth":
+    spec = cfg.corpus_for_task(config, args.task)
+    if spec["corpus"] != "synth":
         raise cfg.ConfigError(f"task {args.task!r} of preset {config['preset']!r} is not a synthetic corpus")
     options = {k: spec[k] for k in ("seed", "n_train", "n_dev", "n_test", "n_align", "max_len") if k in spec}
     summary = synth.generate(args.out, **options)
@@ -33,7 +34,7 @@ def cmd_data_synth(args) -> None:
 def cmd_data_prepare(args) -> None:
     from .data.prepare import prepare
     config = _load(args)
-    spec = cfg.pair_for_task(config, args.task)
+    spec = cfg.corpus_for_task(config, args.task)
     prep = config["prepare"]
     stats = prepare(args.raw, args.out, splits=args.splits, src_lang=spec.get("src_lang", "en"),
                     tgt_lang=spec.get("tgt_lang", "de"), max_len=prep["max_len"], src_vocab=prep["src_vocab"],
@@ -107,7 +108,8 @@ def cmd_report(args) -> None:
     config = _load(args)
     root = Path(args.params).parent
     tables = [root / t for t in config["tables"]]
-    pairs = {task: spec["pair"] for task, spec in (config.get("data") or {}).get("pairs", {}).items()}
+    # Outputs are namespaced by task (results/{preset}/{task}/...); the preset says which corpus plays it.
+    pairs = {task: task for task in (config.get("data") or {})}
     context = report_context(config, Path(args.data), Path(args.results))
     index = render_report(preset=config["preset"], preset_description=config.get("description", ""),
                           tables=tables, results_dir=Path(args.results), pair_for_task=pairs,
@@ -191,14 +193,9 @@ def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
         args.func(args)
-    except cfg.ConfigError as err:
+    except (cfg.ConfigError, CorpusError) as err:  # messages already name the file, line or key
         print(f"nmt: error: {err}", file=sys.stderr)
         return 2
-    except ValueError as err:  # CorpusError and friends carry file:line messages
-        if type(err).__name__ in ("CorpusError",):
-            print(f"nmt: error: {err}", file=sys.stderr)
-            return 2
-        raise
     return 0
 
 

@@ -108,11 +108,12 @@ def training_schedule(train: dict, dropout: float) -> tuple[int, int]:
     return train["epochs"], train["halve_after"]
 
 
-def pair_for_task(config: dict, task: str) -> dict:
-    pairs = (config.get("data") or {}).get("pairs") or {}
-    if task not in pairs:
-        raise ConfigError(f"preset {config['preset']!r} has no corpus for task {task!r} (data.pairs)")
-    return pairs[task]
+def corpus_for_task(config: dict, task: str) -> dict:
+    """The corpus spec that plays a table's task (e.g. en-de) in this preset."""
+    tasks = config.get("data") or {}
+    if task not in tasks:
+        raise ConfigError(f"preset {config['preset']!r} has no corpus for task {task!r} (data.{task})")
+    return tasks[task]
 
 
 def fingerprint(obj: Any) -> str:
@@ -122,7 +123,7 @@ def fingerprint(obj: Any) -> str:
 
 
 def collect_systems(config: dict, root: str | Path = ".") -> dict[str, dict[str, str]]:
-    """{pair: {system: table path}} over the preset's tables: what the workflow trains.
+    """{task: {system: table path}} over the preset's tables: what the workflow trains.
 
     A system id may appear in several tables (the paper reuses systems across tables) only with the same
     overrides; a conflicting second definition is an error.
@@ -131,7 +132,8 @@ def collect_systems(config: dict, root: str | Path = ".") -> dict[str, dict[str,
     definitions: dict[tuple[str, str], tuple[str, dict]] = {}
     for table_path in config["tables"]:
         table = load_table(Path(root) / table_path)
-        pair = pair_for_task(config, table["task"])["pair"]
+        pair = table["task"]
+        corpus_for_task(config, pair)  # fail early when the preset has no corpus for it
         for system, overrides in table["systems"].items():
             key = (pair, system)
             if key in definitions and definitions[key][1] != overrides:

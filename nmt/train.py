@@ -171,7 +171,7 @@ def train(config: dict, data_dir: str | Path, out_dir: str | Path, *, system: st
                     torch.nn.utils.clip_grad_norm_(model.parameters(), train_cfg["clip_norm"])
                 optimizer.step()
                 state["updates"] += 1
-                state["loss_sum"] += float(loss)
+                state["loss_sum"] += float(loss.detach())
                 state["tokens"] += batch.n_tokens
                 bar.update(1)
                 state["elapsed"] = time.perf_counter() - started

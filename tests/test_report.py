@@ -374,3 +374,25 @@ def test_learning_curves_no_points(tmp_path):
     f.write_text("")
     with pytest.raises(ValueError):
         learning_curves({"x": f}, tmp_path / "x.png", "t")
+
+
+def test_render_context_shapes(tmp_path):
+    """The context shapes nmt.report.context produces: corpora per task, per-system dicts, extra keys."""
+    ctx = {
+        "corpus": {"name": "synth (synth, playing en-de)"},
+        "corpora": {"en-de": {"name": "synth (synth, playing en-de)", "description": "toy <grammar>",
+                              "splits": {"train": {"sentences": 10}, "test": {"sentences": 2}},
+                              "vocabulary": {"src": 50, "tgt": 60}}},
+        "model_sizes": {"gone": {"layers": 4, "hidden": 16, "embed": 8, "params": 4242, "src_vocab": 50}},
+        "training": {"base": {"optimizer": "sgd", "lr": 1.0, "epochs": 5, "device": None}},
+        "decoding": {"beam": 5},
+        "generated_by": "nmt 0.1.0 (git abc1234)",
+        "notes": "single note",
+    }
+    index, _ = do_render(tmp_path, context=ctx)
+    html = index.read_text()
+    assert "toy &lt;grammar&gt;" in html
+    assert "synth (synth, playing en-de)" in html and "NOT comparable" in html
+    assert "Decoding" in html and "beam" in html and "single note" in html
+    assert "nmt 0.1.0 (git abc1234)" in html
+    assert "123,456" in html  # parameters from base's model.json (n_params)

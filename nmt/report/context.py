@@ -29,16 +29,16 @@ def _git_revision() -> str | None:
 
 def report_context(config: dict, data_dir: Path, results_dir: Path) -> dict:
     corpora = {}
-    for task, spec in ((config.get("data") or {}).get("pairs") or {}).items():
-        pair = spec["pair"]
+    for task, spec in (config.get("data") or {}).items():
+        pair = task
         raw_stats = _read_json(data_dir / pair / "raw" / "stats.json") or {}
         prep = _read_json(data_dir / pair / "prepared" / "prep.json") or {}
-        description = spec["kind"]
-        if spec["kind"] == "synth":
+        description = spec["corpus"]
+        if spec["corpus"] == "synth":
             from ..data.synth import describe
             description = describe()
         corpora[task] = {
-            "name": f"{pair} ({spec['kind']}, playing {task})",
+            "name": f"{spec['corpus']} (in the role of {task})",
             "description": description,
             "splits": prep.get("splits") or raw_stats.get("splits") or {},
             "vocabulary": {"src": prep.get("src_vocab"), "tgt": prep.get("tgt_vocab")},

@@ -230,36 +230,86 @@ def _kv_rows(d: Any) -> list[dict]:
     return [{"key": k, "value": fmt_value(v)} for k, v in _flatten(d)] if isinstance(d, dict) else []
 
 
-def _context_view(context: dict) -> dict:
-    context = context or {}
-    corpus = context.get("corpus")
-    corpus_view = None
+def _block_view(value: Any) -> dict | None:
+    """A context value as a block: 'grid' for {name: {key: scalar}} (e.g. per-system settings),
+    'kv' for other mappings (nested keys flattened with dots), 'list', or 'text'."""
+    if value is None or value == {} or value == []:
+        return None
+    if isinstance(value, dict):
+        if all(isinstance(v, dict) for v in value.values()):
+            keys: list[str] = []
+            for v in value.values():
+                for k in v:
+                    if k not in keys:
+                        keys.append(k)
+            if keys and all(not isinstance(x, dict) for v in value.values() for x in v.values()):
+                rows = [{"name": str(name), "cells": [fmt_value(v.get(k)) for k in keys]}
+                        for name, v in value.items()]
+                return {"kind": "grid", "columns": [str(k).replace("_", " ") for k in keys], "rows": rows}
+        return {"kind": "kv", "rows": _kv_rows(value)}
+    if isinstance(value, (list, tuple)):
+        return {"kind": "list", "items": [x if isinstance(x, str) else fmt_value(x) for x in value]}
+    return {"kind": "text", "text": fmt_value(value)}
+
+
+def _corpus_view(corpus: Any, heading: str | None = None) -> dict | None:
     if isinstance(corpus, dict):
+        if not corpus:
+            return None
         extra = {k: v for k, v in corpus.items() if k not in ("name", "description", "splits")}
-        corpus_view = {
+        return {
+            "heading": heading,
             "name": str(corpus["name"]) if corpus.get("name") is not None else None,
             "description": str(corpus["description"]) if corpus.get("description") is not None else None,
             "splits": _splits_view(corpus.get("splits")),
             "extra": _kv_rows(extra),
         }
-    elif corpus is not None:
-        corpus_view = {"name": str(corpus), "description": None, "splits": None, "extra": []}
+    if corpus is None:
+        return None
+    return {"heading": heading, "name": str(corpus), "description": None, "splits": None, "extra": []}
+
+
+def _context_view(context: dict) -> dict:
+    """What the 'How these numbers were produced' section shows, from the caller's context.
+
+    Known keys: corpus (or corpora: {task: corpus}), model_sizes (used in the models table),
+    training, generated_by, generated_at, notes. Any other key gets its own sub-section."""
+    context = context or {}
+    corpora = context.get("corpora")
+    corpus_views: list[dict] = []
+    if isinstance(corpora, dict) and corpora and all(isinstance(c, dict) for c in corpora.values()):
+        for task, c in corpora.items():
+            v = _corpus_view(c, heading=f"task {task}" if len(corpora) > 1 else None)
+            if v:
+                corpus_views.append(v)
+    else:
+        v = _corpus_view(context.get("corpus"))
+        if v:
+            corpus_views.append(v)
+    names = [v["name"] for v in corpus_views if v["name"]]
     notes = context.get("notes")
     if notes is None:
         notes = []
     elif isinstance(notes, (str, int, float)):
         notes = [str(notes)]
     else:
-        notes = [fmt_value(n) if not isinstance(n, str) else n for n in notes]
-    known = {"corpus", "model_sizes", "training", "generated_by", "notes", "generated_at"}
-    other = {k: v for k, v in context.items() if k not in known}
+        notes = [n if isinstance(n, str) else fmt_value(n) for n in notes]
+    known = {"corpus", "corpora", "model_sizes", "training", "generated_by", "notes", "generated_at"}
+    other = []
+    for k, v in context.items():
+        if k in known:
+            continue
+        block = _block_view(v)
+        if block:
+            other.append({"title": str(k).replace("_", " "), "block": block})
     return {
-        "corpus": corpus_view,
-        "training": _kv_rows(context.get("training")),
+        "corpora": corpus_views,
+        "corpus_name": ", ".join(names) if names else None,
+        "training": _block_view(context.get("training")),
         "generated_by": str(context["generated_by"]) if context.get("generated_by") is not None else None,
         "generated_at": str(context["generated_at"]) if context.get("generated_at") is not None else None,
         "notes": notes,
-        "other": _kv_rows(other),
+        "other": other,
     }
 
 
@@ -453,7 +503,7 @@ def render_report(*, preset: str, preset_description: str, tables: list[Path], r
         keep_trailing_newline=True,
     )
     cview = _context_view(context)
-    corpus_name = (cview["corpus"] or {}).get("name") if cview["corpus"] else None
+    corpus_name = cview["corpus_name"]
     html = env.get_template("index.html.j2").render(
         preset=str(preset),
         preset_description=str(preset_description or ""),

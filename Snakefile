@@ -1,0 +1,48 @@
+# The whole pipeline as a Snakemake DAG: `snakemake --cores all` (demo preset by default).
+# Another preset: `snakemake --cores all --config preset=tiny`. Every rule calls one `nmt` command; the
+# systems to train come from the preset's table files (workflow/tables/*.yaml), never from a list here.
+from pathlib import Path
+
+from snakemake.utils import min_version
+
+from nmt import config as nmtcfg
+
+min_version("8.0")
+
+
+configfile: "params.yaml"
+
+
+# params.yaml + workflow/presets/{preset}.yaml, validated against nmt/schemas/params.schema.yaml:
+# an unknown key or a wrong type stops the workflow here with a message naming it.
+try:
+    _resolved = nmtcfg.merge_preset(config, config.get("preset"), root=Path(workflow.basedir), source="params.yaml")
+except nmtcfg.ConfigError as err:
+    raise WorkflowError(str(err))
+config.clear()
+config.update(_resolved)
+
+PRESET = config["preset"]
+SYSTEMS = nmtcfg.collect_systems(config, workflow.basedir)  # {task: {system: table file}}
+TABLES = {t: nmtcfg.load_table(t) for t in config["tables"]}
+TESTSETS = ["test"]
+NMT_ARGS = f"--params params.yaml --preset {PRESET}"
+
+wildcard_constraints:
+    preset=PRESET,
+    pair="|".join(SYSTEMS) or "none",
+    system="[A-Za-z0-9_]+",
+    testset="[A-Za-z0-9_]+",
+
+
+include: "workflow/rules/common.smk"
+include: "workflow/rules/data.smk"
+include: "workflow/rules/train.smk"
+include: "workflow/rules/translate.smk"
+include: "workflow/rules/evaluate.smk"
+include: "workflow/rules/report.smk"
+
+
+rule all:
+    input:
+        f"reports/{PRESET}/index.html",

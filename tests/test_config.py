@@ -1,0 +1,81 @@
+"""Configuration: presets merge over params.yaml; bad keys and types fail with a message naming them."""
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+from nmt import config as cfg
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def write_params(tmp_path, preset_overrides, params_overrides=None):
+    params = yaml.safe_load((ROOT / "params.yaml").read_text())
+    params.update(params_overrides or {})
+    params["presets_dir"] = "presets"
+    params["tables"] = [str(ROOT / t) for t in params["tables"]]
+    (tmp_path / "presets").mkdir(exist_ok=True)
+    base = yaml.safe_load((ROOT / "workflow/presets/tiny.yaml").read_text())
+    (tmp_path / "presets" / "tiny.yaml").write_text(yaml.safe_dump(cfg.deep_merge(base, preset_overrides)))
+    params["preset"] = "tiny"
+    (tmp_path / "params.yaml").write_text(yaml.safe_dump(params))
+    return tmp_path / "params.yaml"
+
+
+@pytest.mark.parametrize("preset", ["demo", "tiny"])
+def test_shipped_presets_are_valid(preset):
+    config = cfg.load_params(ROOT / "params.yaml", preset)
+    assert config["preset"] == preset
+    systems = cfg.collect_systems(config, ROOT)
+    assert list(systems["en-de"]) == list(cfg.load_table(ROOT / "workflow/tables/luong2015_table1.yaml")["systems"])
+
+
+def test_preset_overrides_defaults_and_table_overrides_preset():
+    config = cfg.load_params(ROOT / "params.yaml", "tiny")
+    assert config["model"]["hidden"] == 32 and config["train"]["clip_norm"] == 5.0
+    table = cfg.load_table(ROOT / "workflow/tables/luong2015_table1.yaml")
+    system = cfg.system_config(config, table, "global_location_feed")
+    assert system["model"]["attention"] == "global" and system["model"]["input_feed"] is True
+    assert system["model"]["hidden"] == 32
+
+
+@pytest.mark.parametrize("overrides, expected", [
+    ({"train": {"lerning_rate": 1.0}}, "train: Additional properties are not allowed ('lerning_rate'"),
+    ({"train": {"lr": "fast"}}, "train.lr: 'fast' is not of type 'number'"),
+    ({"model": {"score": "cosine"}}, "model.score: 'cosine' is not one of"),
+    ({"model": {"layers": 0}}, "model.layers: 0 is less than the minimum of 1"),
+])
+def test_bad_keys_and_types_are_named(tmp_path, overrides, expected):
+    params = write_params(tmp_path, overrides)
+    with pytest.raises(cfg.ConfigError) as err:
+        cfg.load_params(params)
+    assert expected in str(err.value)
+    assert "tiny.yaml" in str(err.value)
+
+
+def test_unknown_preset_and_system_are_named(tmp_path):
+    with pytest.raises(cfg.ConfigError, match="unknown preset 'huge'; known presets: .*demo"):
+        cfg.load_params(ROOT / "params.yaml", "huge")
+    config = cfg.load_params(ROOT / "params.yaml", "tiny")
+    table = cfg.load_table(ROOT / "workflow/tables/luong2015_table1.yaml")
+    with pytest.raises(cfg.ConfigError, match="unknown system 'global_dot'; known systems: base"):
+        cfg.system_config(config, table, "global_dot")
+
+
+def test_cli_reports_config_errors_without_a_traceback(tmp_path):
+    params = write_params(tmp_path, {"translate": {"beam": -1}})
+    result = subprocess.run([sys.executable, "-m", "nmt.cli", "systems", "--params", str(params)],
+                            capture_output=True, text=True)
+    assert result.returncode == 2
+    assert "translate.beam: -1 is less than the minimum of 1" in result.stderr
+    assert "Traceback" not in result.stderr
+
+
+def test_snakemake_rejects_a_bad_key_by_name(tmp_path):
+    pytest.importorskip("snakemake")
+    result = subprocess.run(["snakemake", "-n", "--cores", "1", "--config", "preset=tiny", "beam_size=3"],
+                            cwd=ROOT, capture_output=True, text=True)
+    assert result.returncode != 0
+    assert "Additional properties are not allowed ('beam_size'" in result.stdout + result.stderr

@@ -1,0 +1,128 @@
+"""Training: deterministic, and a killed run resumes to exactly the result of an uninterrupted one."""
+import json
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+import torch
+import yaml
+
+from nmt.data.prepare import prepare
+from nmt.data.synth import generate
+from nmt.train import learning_rate
+
+ROOT = Path(__file__).resolve().parents[1]
+
+TABLE = {
+    "id": "t", "title": "t", "paper": "p", "task": "en-de", "testset": "test", "columns": ["ppl"], "rows": [],
+    "systems": {
+        "feed": {"model": {"attention": "global", "score": "general", "input_feed": True, "reverse": True,
+                           "dropout": 0.2}},
+    },
+}
+
+
+@pytest.fixture(scope="module")
+def workspace(tmp_path_factory):
+    root = tmp_path_factory.mktemp("train")
+    generate(root / "raw", seed=3, n_train=400, n_dev=30, n_test=30, n_align=5, max_len=15)
+    prepare(root / "raw", root / "prep", splits=["train", "dev", "test"], src_lang="en", tgt_lang="de",
+            max_len=15, src_vocab=300, tgt_vocab=300)
+    params = yaml.safe_load((ROOT / "params.yaml").read_text())
+    params["presets_dir"] = str(root / "presets")
+    params["tables"] = [str(root / "table.yaml")]
+    (root / "params.yaml").write_text(yaml.safe_dump(params))
+    preset = yaml.safe_load((ROOT / "workflow/presets/tiny.yaml").read_text())
+    preset["model"].update(layers=1, hidden=16, embed=16)
+    preset["train"].update(epochs=3, halve_after=1, batch_size=8, dropout_schedule={"epochs": 3, "halve_after": 1})
+    (root / "table.yaml").write_text(yaml.safe_dump(TABLE))
+    (root / "presets").mkdir()
+    (root / "presets" / "unit.yaml").write_text(yaml.safe_dump(preset))
+    return root, "unit"
+
+
+def train_cmd(root, preset, out):
+    return [sys.executable, "-m", "nmt.cli", "train", "--params", str(root / "params.yaml"), "--preset", preset,
+            "--table", str(root / "table.yaml"), "--system", "feed", "--data", str(root / "prep"),
+            "--out", str(out), "--threads", "1"]
+
+
+def final_state(out):
+    metrics = [json.loads(line) for line in (out / "metrics.jsonl").read_text().splitlines()]
+    for m in metrics:  # wall-clock figures legitimately differ between runs
+        m.pop("elapsed_s")
+        m.pop("tgt_tokens_per_s")
+    model = torch.load(out / "model.pt", weights_only=False)["model"]
+    return metrics, model
+
+
+def assert_same_run(a, b):
+    assert a[0] == b[0]
+    assert a[1].keys() == b[1].keys()
+    for key in a[1]:
+        assert torch.equal(a[1][key], b[1][key]), key
+
+
+def test_learning_rate_schedule():
+    assert [learning_rate(1.0, e, 5) for e in range(1, 9)] == [1, 1, 1, 1, 1, 0.5, 0.25, 0.125]
+
+
+def test_seeded_runs_are_identical_and_sigkill_resume_equals_uninterrupted(workspace):
+    root, preset = workspace
+    subprocess.run(train_cmd(root, preset, root / "a"), check=True, capture_output=True)
+    subprocess.run(train_cmd(root, preset, root / "b"), check=True, capture_output=True)
+    reference = final_state(root / "a")
+    assert len(reference[0]) == 3
+    assert_same_run(reference, final_state(root / "b"))
+
+    out = root / "killed"
+    proc = subprocess.Popen(train_cmd(root, preset, out), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.time() + 120
+    # Wait until the first epoch is done and its checkpoint written, then kill without warning mid-epoch 2.
+    while time.time() < deadline and proc.poll() is None:
+        if (out / "metrics.jsonl").exists() and (out / "checkpoint.pt").exists():
+            break
+        time.sleep(0.02)
+    time.sleep(0.3)
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    assert proc.returncode == -signal.SIGKILL, "the run finished before it could be killed; make it longer"
+    assert not (out / "model.pt").exists()
+    subprocess.run(train_cmd(root, preset, out), check=True, capture_output=True)
+    assert_same_run(reference, final_state(out))
+
+
+def test_sigterm_writes_a_mid_epoch_checkpoint_and_resumes_exactly(workspace):
+    root, preset = workspace
+    subprocess.run(train_cmd(root, preset, root / "ref"), check=True, capture_output=True)
+    out = root / "term"
+    proc = subprocess.Popen(train_cmd(root, preset, out), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    while proc.poll() is None and not (out / "model.json").exists():
+        time.sleep(0.02)
+    time.sleep(1.0)
+    proc.send_signal(signal.SIGTERM)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 128 + signal.SIGTERM, err.decode()
+    state = torch.load(out / "checkpoint.pt", weights_only=False)["state"]
+    assert state["batch"] > 0 or state["epoch"] > 1
+    result = subprocess.run(train_cmd(root, preset, out), check=True, capture_output=True, text=True)
+    assert "resuming from" in result.stderr
+    assert_same_run(final_state(root / "ref"), final_state(out))
+
+
+def test_changed_config_refuses_to_resume(workspace, tmp_path):
+    root, preset = workspace
+    out = root / "a"  # finished run from the test above
+    if not (out / "checkpoint.pt").exists():
+        pytest.skip("needs the run of the resume test")
+    table = yaml.safe_load((root / "table.yaml").read_text())
+    table["systems"]["feed"]["model"]["dropout"] = 0.3
+    (tmp_path / "table.yaml").write_text(yaml.safe_dump(table))
+    cmd = train_cmd(root, preset, out)
+    cmd[cmd.index("--table") + 1] = str(tmp_path / "table.yaml")
+    result = subprocess.run(cmd, capture_output=True, text=True)
+    assert result.returncode != 0
+    assert "different configuration" in result.stderr

@@ -1,0 +1,78 @@
+"""Greedy and beam search: beam 1 == greedy, batched == one sentence at a time, scores == forced decoding."""
+import pytest
+import torch
+
+from nmt.data.batches import make_batch
+from nmt.data.vocab import EOS_ID
+from nmt.likelihood import batch_nll
+from nmt.models.seq2seq import Seq2Seq
+from nmt.translate import beam_search, greedy, translate_ids
+
+CONFIGS = [
+    {"attention": "none", "input_feed": False, "reverse": True},
+    {"attention": "global", "score": "general", "input_feed": True, "reverse": False},
+    {"attention": "global", "score": "location", "input_feed": False, "reverse": True},
+]
+
+
+def make_model(overrides, seed=0):
+    torch.manual_seed(seed)
+    cfg = {"layers": 2, "hidden": 16, "embed": 8, "dropout": 0.0, "reverse": False, "attention": "global",
+           "score": "dot", "input_feed": False, "max_src_len": 12}
+    cfg.update(overrides)
+    model = Seq2Seq(cfg, src_vocab=20, tgt_vocab=15)
+    model.init_uniform(0.5)  # larger than the recipe's 0.1 so that the untrained model's choices vary
+    return model.eval()
+
+
+def sources():
+    gen = torch.Generator().manual_seed(7)
+    return [torch.randint(4, 20, (int(n),), generator=gen).tolist() for n in (5, 1, 9, 3, 12, 7)]
+
+
+@pytest.mark.parametrize("overrides", CONFIGS)
+def test_beam_one_equals_greedy(overrides):
+    model = make_model(overrides)
+    srcs = sources()
+    batch = make_batch(srcs, None, list(range(len(srcs))))
+    g = greedy(model, batch.src, batch.src_len)
+    b = beam_search(model, batch.src, batch.src_len, beam=1)
+    assert [h.tokens for h in g] == [h.tokens for h in b]
+    for x, y in zip(g, b):
+        assert x.score == pytest.approx(y.score, abs=1e-4)
+
+
+@pytest.mark.parametrize("overrides", CONFIGS)
+@pytest.mark.parametrize("beam", [1, 4])
+def test_batched_equals_one_by_one(overrides, beam):
+    model = make_model(overrides, seed=1)
+    srcs = sources()
+    batched = translate_ids(model, srcs, beam=beam, batch_size=4, max_len_ratio=2.0, device="cpu", progress=False)
+    for src, hyp in zip(srcs, batched):
+        single = translate_ids(model, [src], beam=beam, batch_size=1, max_len_ratio=2.0, device="cpu",
+                               progress=False)[0]
+        assert hyp.tokens == single.tokens
+        assert hyp.score == pytest.approx(single.score, abs=1e-4)
+
+
+@pytest.mark.parametrize("overrides", CONFIGS)
+def test_beam_scores_equal_forced_decoding_and_beat_greedy(overrides):
+    model = make_model(overrides, seed=2)
+    srcs = sources()
+    batch = make_batch(srcs, None, list(range(len(srcs))))
+    greedy_hyps = greedy(model, batch.src, batch.src_len)
+    beam_hyps = beam_search(model, batch.src, batch.src_len, beam=5)
+    for i, hyp in enumerate(beam_hyps):
+        assert hyp.score >= greedy_hyps[i].score - 1e-4  # a wider search never finds a worse best
+        limit = int(len(srcs[i]) * 2.0) + 10
+        if len(hyp.tokens) < limit:  # ended with </s>: its score is the forced-decoding log-likelihood
+            forced = make_batch([srcs[i]], [hyp.tokens], [0])
+            assert -float(batch_nll(model, forced)) == pytest.approx(hyp.score, abs=1e-3)
+        assert EOS_ID not in hyp.tokens
+
+
+def test_length_limit_is_respected():
+    model = make_model(CONFIGS[0], seed=3)
+    srcs = [[5, 6]]
+    hyps = translate_ids(model, srcs, beam=3, batch_size=1, max_len_ratio=0.5, device="cpu", progress=False)
+    assert len(hyps[0].tokens) <= int(2 * 0.5) + 10

@@ -1,0 +1,16 @@
+# All tables of the preset, paper numbers beside ours, as HTML + CSV + JSON.
+
+
+rule report:
+    input:
+        all_scores,
+        all_metrics,
+        tables=config["tables"],
+    output:
+        html="reports/{preset}/index.html",
+        summary="reports/{preset}/summary.json",
+    log:
+        "logs/{preset}/report.log",
+    shell:
+        "nmt report {NMT_ARGS} --results results/{wildcards.preset} --data data/{wildcards.preset}"
+        " --out $(dirname {output.html}) > {log} 2>&1"

@@ -1,0 +1,22 @@
+# One training job per system of the preset's tables. Rerunning after a kill resumes from checkpoint.pt.
+
+
+rule train:
+    input:
+        data="data/{preset}/{pair}/prepared/train.pt",
+        dev="data/{preset}/{pair}/prepared/dev.pt",
+        table=table_of,
+    output:
+        model="results/{preset}/{pair}/models/{system}/model.pt",
+        metrics="results/{preset}/{pair}/models/{system}/metrics.jsonl",
+        meta="results/{preset}/{pair}/models/{system}/model.json",
+    params:
+        settings=system_fingerprint,
+    threads: 1
+    log:
+        "logs/{preset}/{pair}/train/{system}.log",
+    benchmark:
+        "results/{preset}/benchmarks/{pair}/train/{system}.tsv"
+    shell:
+        "nmt train {NMT_ARGS} --table {input.table} --system {wildcards.system}"
+        " --data $(dirname {input.data}) --out $(dirname {output.model}) --threads {threads} > {log} 2>&1"
