@@ -77,8 +77,7 @@ def make_results(root: Path, preset: str = "demo", pair: str = "synth") -> Path:
                                      "elapsed_s": 31.5 * epoch}))
         (mdir / "metrics.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
         (mdir / "model.json").write_text(json.dumps({
-            "system": system, "n_params": 123456 + k,
-            "vocab": {"src": 1000, "tgt": 1100},
+            "system": system, "parameters": 123456 + k, "src_vocab": 1000, "tgt_vocab": 1100,
             "config": {"model": {"layers": 2, "hidden": 64, "embed": 32, "attention": "global"}},
         }), encoding="utf-8")
     return results
@@ -94,7 +93,6 @@ def do_render(tmp_path: Path, out_name: str = "report", context: dict | None = N
         "corpus": {"name": "synthetic toy corpus", "description": "generated",
                    "splits": {"train": {"sentences": 5000, "src_tokens": 51234},
                               "test": {"sentences": 500, "src_tokens": 5120}}},
-        "model_sizes": {"base": {"layers": 2, "hidden": 64, "embed": 32, "params": 999}},
         "training": {"epochs": 5, "batch_size": 32, "optimizer": {"name": "sgd", "lr": 1.0}},
         "generated_by": "nmt 0.1.0 / abc1234",
         "notes": ["demo numbers"],
@@ -383,7 +381,6 @@ def test_render_context_shapes(tmp_path):
         "corpora": {"en-de": {"name": "synth (synth, playing en-de)", "description": "toy <grammar>",
                               "splits": {"train": {"sentences": 10}, "test": {"sentences": 2}},
                               "vocabulary": {"src": 50, "tgt": 60}}},
-        "model_sizes": {"gone": {"layers": 4, "hidden": 16, "embed": 8, "params": 4242, "src_vocab": 50}},
         "training": {"base": {"optimizer": "sgd", "lr": 1.0, "epochs": 5, "device": None}},
         "decoding": {"beam": 5},
         "generated_by": "nmt 0.1.0 (git abc1234)",
@@ -395,4 +392,4 @@ def test_render_context_shapes(tmp_path):
     assert "synth (synth, playing en-de)" in html and "NOT comparable" in html
     assert "Decoding" in html and "beam" in html and "single note" in html
     assert "nmt 0.1.0 (git abc1234)" in html
-    assert "123,456" in html  # parameters from base's model.json (n_params)
+    assert "123,456" in html  # parameters from base's model.json

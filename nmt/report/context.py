@@ -1,4 +1,4 @@
-"""What a report page must state besides the tables: preset, corpora, model sizes, training settings.
+"""What a report page must state besides the tables: preset, corpora, training and decoding settings.
 
 Everything here is read from files the pipeline wrote (corpus statistics, prepared-data records, each
 model's model.json), so the page describes the runs that produced its numbers.
@@ -45,19 +45,11 @@ def report_context(config: dict, data_dir: Path, results_dir: Path) -> dict:
             "preprocessing": {k: prep.get(k) for k in ("tokenize", "lowercase", "max_len", "train_dropped_by_length")},
         }
 
-    model_sizes, training = {}, {}
+    training = {}
     for model_json in sorted(results_dir.glob("*/models/*/model.json")):
         meta = _read_json(model_json)
         if not meta:
             continue
-        model = meta["config"]["model"]
-        model_sizes[meta["system"]] = {
-            "layers": model["layers"], "hidden": model["hidden"], "embed": model["embed"],
-            "dropout": model["dropout"], "reverse": model["reverse"], "attention": model["attention"],
-            "score": model["score"] if model["attention"] != "none" else None,
-            "input_feed": model["input_feed"], "params": meta["parameters"],
-            "src_vocab": meta["src_vocab"], "tgt_vocab": meta["tgt_vocab"],
-        }
         train = meta["config"]["train"]
         training[meta["system"]] = {"optimizer": train["optimizer"], "lr": train["lr"], "epochs": meta["epochs"],
                                     "halve_after": meta["halve_after"], "batch_size": train["batch_size"],
@@ -66,7 +58,6 @@ def report_context(config: dict, data_dir: Path, results_dir: Path) -> dict:
     return {
         "corpus": next(iter(corpora.values()), {}),
         "corpora": corpora,
-        "model_sizes": model_sizes,
         "training": training,
         "decoding": config.get("translate", {}),
         "generated_by": f"nmt {__version__}" + (f" (git {revision})" if revision else ""),

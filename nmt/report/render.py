@@ -32,15 +32,6 @@ from .tables import (
 TEMPLATE_DIR = Path(__file__).parent / "templates"
 DASH = "\u2013"  # en dash: empty cell
 
-# keys looked up (breadth first, numbers only) in model.json / context model sizes
-_SIZE_ALIASES: dict[str, tuple[str, ...]] = {
-    "layers": ("layers", "num_layers", "n_layers", "nlayers"),
-    "hidden": ("hidden", "hidden_size", "hidden_dim", "d_hidden", "rnn_size"),
-    "embed": ("embed", "embed_size", "embed_dim", "emb_dim", "emb_size", "embedding_dim", "word_vec_size"),
-    "params": ("params", "n_params", "num_params", "parameters", "param_count", "n_parameters", "num_parameters"),
-    "src_vocab": ("src_vocab", "src_vocab_size", "n_src_vocab", "source_vocab_size", "vocab_src"),
-    "tgt_vocab": ("tgt_vocab", "tgt_vocab_size", "n_tgt_vocab", "target_vocab_size", "vocab_tgt"),
-}
 SIZE_LABELS = {
     "layers": "layers",
     "hidden": "hidden",
@@ -96,52 +87,14 @@ def fmt_duration(seconds: Any) -> str:
     return f"{float(seconds):.1f}s"
 
 
-def _find_number(obj: Any, aliases: tuple[str, ...]) -> Any:
-    """Breadth-first search of nested dicts for the first numeric value under one of ``aliases``."""
-    queue = [obj]
-    while queue:
-        cur = queue.pop(0)
-        if not isinstance(cur, dict):
-            continue
-        for a in aliases:
-            if a in cur and _is_num(cur[a]):
-                return cur[a]
-        queue.extend(v for v in cur.values() if isinstance(v, dict))
-    return None
-
-
-def _vocab_pair(obj: Any) -> tuple[Any, Any]:
-    """{"vocab": {"src": N, "tgt": M}}-style vocabulary sizes, anywhere in obj."""
-    queue = [obj]
-    while queue:
-        cur = queue.pop(0)
-        if not isinstance(cur, dict):
-            continue
-        for key in ("vocab", "vocab_size", "vocab_sizes", "vocabulary"):
-            v = cur.get(key)
-            if isinstance(v, dict) and (_is_num(v.get("src")) or _is_num(v.get("tgt"))):
-                return v.get("src"), v.get("tgt")
-        queue.extend(v for v in cur.values() if isinstance(v, dict))
-    return None, None
-
-
-def model_sizes(model_json: dict | None, fallback: dict | None) -> dict[str, Any]:
-    """Sizes from model.json (preferred: it describes the trained model), else from context."""
-    out: dict[str, Any] = {}
-    vs, vt = _vocab_pair(model_json) if model_json else (None, None)
-    for key, aliases in _SIZE_ALIASES.items():
-        v = _find_number(model_json, aliases) if model_json else None
-        if v is None and key == "src_vocab":
-            v = vs
-        if v is None and key == "tgt_vocab":
-            v = vt
-        if v is None and isinstance(fallback, dict):
-            fv = fallback.get(key)
-            if fv is None:
-                fv = _find_number(fallback, aliases)
-            v = fv
-        out[key] = v
-    return out
+def model_sizes(model_json: dict | None) -> dict[str, Any]:
+    """Sizes of a trained system, from the model.json that `nmt train` wrote beside it."""
+    if not model_json:
+        return dict.fromkeys(SIZE_LABELS)
+    model = (model_json.get("config") or {}).get("model") or {}
+    return {"layers": model.get("layers"), "hidden": model.get("hidden"), "embed": model.get("embed"),
+            "params": model_json.get("parameters"), "src_vocab": model_json.get("src_vocab"),
+            "tgt_vocab": model_json.get("tgt_vocab")}
 
 
 def _flatten(d: Any, prefix: str = "") -> list[tuple[str, Any]]:
@@ -272,7 +225,7 @@ def _corpus_view(corpus: Any, heading: str | None = None) -> dict | None:
 def _context_view(context: dict) -> dict:
     """What the 'How these numbers were produced' section shows, from the caller's context.
 
-    Known keys: corpus (or corpora: {task: corpus}), model_sizes (used in the models table),
+    Known keys: corpus (or corpora: {task: corpus}),
     training, generated_by, generated_at, notes. Any other key gets its own sub-section."""
     context = context or {}
     corpora = context.get("corpora")
@@ -294,7 +247,7 @@ def _context_view(context: dict) -> dict:
         notes = [str(notes)]
     else:
         notes = [n if isinstance(n, str) else fmt_value(n) for n in notes]
-    known = {"corpus", "corpora", "model_sizes", "training", "generated_by", "notes", "generated_at"}
+    known = {"corpus", "corpora", "training", "generated_by", "notes", "generated_at"}
     other = []
     for k, v in context.items():
         if k in known:
@@ -341,7 +294,6 @@ def render_report(*, preset: str, preset_description: str, tables: list[Path], r
     out_dir.mkdir(parents=True, exist_ok=True)
     shown_base = _shown_results_base(results_dir)
     context = dict(context or {})
-    ctx_sizes = context.get("model_sizes") if isinstance(context.get("model_sizes"), dict) else {}
 
     table_views: list[dict] = []
     summary: dict[str, dict] = {}
@@ -446,8 +398,7 @@ def render_report(*, preset: str, preset_description: str, tables: list[Path], r
             if key in seen_systems:
                 continue
             seen_systems.add(key)
-            fallback = ctx_sizes.get(system) if isinstance(ctx_sizes.get(system), dict) else None
-            sizes = model_sizes(model_json, fallback)
+            sizes = model_sizes(model_json)
             last = mrecords[-1] if mrecords else {}
             system_views.append({
                 "pair": pair,
