@@ -14,7 +14,6 @@ Files in the output directory:
 from __future__ import annotations
 
 import json
-import os
 import signal
 import sys
 import time
@@ -26,6 +25,7 @@ from tqdm import tqdm
 from .config import training_schedule
 from .data.batches import bucketed_batches, make_batch
 from .data.prepare import load_split
+from .data.text import write_atomic, write_text_atomic
 from .data.vocab import Vocab
 from .likelihood import batch_nll, corpus_nll, perplexity
 from .models.seq2seq import build_model, count_parameters
@@ -71,9 +71,8 @@ def learning_rate(base_lr: float, epoch: int, halve_after: int) -> float:
 
 
 def save_atomic(obj, path: Path) -> None:
-    tmp = path.with_name(path.name + ".tmp")
-    torch.save(obj, tmp)
-    os.replace(tmp, path)
+    """torch.save that never leaves a half-written file under the final name (a kill mid-save is safe)."""
+    write_atomic(path, lambda handle: torch.save(obj, handle))
 
 
 class StopRequested:
@@ -134,7 +133,7 @@ def train(config: dict, data_dir: str | Path, out_dir: str | Path, *, system: st
     meta = {"system": system, "config": config, "parameters": count_parameters(model),
             "src_vocab": len(src_vocab), "tgt_vocab": len(tgt_vocab), "epochs": epochs,
             "halve_after": halve_after, "train_sentences": len(train_src), "device": str(dev)}
-    (out_dir / "model.json").write_text(json.dumps(meta, indent=2, sort_keys=True) + "\n")
+    write_text_atomic(out_dir / "model.json", json.dumps(meta, indent=2, sort_keys=True) + "\n")
     log(f"[{system}] {meta['parameters']:,} parameters, {len(train_src):,} training pairs, {epochs} epochs, "
         f"device {dev}, {torch.get_num_threads()} threads")
 
@@ -204,9 +203,7 @@ def train(config: dict, data_dir: str | Path, out_dir: str | Path, *, system: st
 
 
 def write_metrics(path: Path, records: list[dict]) -> None:
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text("".join(json.dumps(r, sort_keys=True) + "\n" for r in records))
-    os.replace(tmp, path)
+    write_text_atomic(path, "".join(json.dumps(r, sort_keys=True) + "\n" for r in records))
 
 
 def load_model(path: str | Path, device: str | torch.device | None = None):

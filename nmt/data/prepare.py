@@ -9,12 +9,11 @@ Output directory layout (one per preset and pair):
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 
 import torch
 
-from .text import read_parallel, write_lines_atomic
+from .text import read_parallel, write_atomic, write_lines_atomic, write_text_atomic
 from .vocab import Vocab
 
 
@@ -32,9 +31,8 @@ def _save_ids(path: Path, src: list[list[int]], tgt: list[list[int]]) -> None:
         lengths = torch.tensor([len(s) for s in seqs], dtype=torch.long)
         data = torch.tensor([t for s in seqs for t in s], dtype=torch.int32)
         return {"data": data, "lengths": lengths}
-    tmp = path.with_name(path.name + ".tmp")
-    torch.save({"src": flat(src), "tgt": flat(tgt)}, tmp)
-    os.replace(tmp, path)
+    blob = {"src": flat(src), "tgt": flat(tgt)}
+    write_atomic(path, lambda handle: torch.save(blob, handle))
 
 
 def load_split(path: str | Path) -> tuple[list[list[int]], list[list[int]]]:
@@ -83,5 +81,5 @@ def prepare(raw_dir: str | Path, out_dir: str | Path, *, splits: list[str], trai
         }
     vocabs[0].save(out_dir / "vocab.src")
     vocabs[1].save(out_dir / "vocab.tgt")
-    (out_dir / "prep.json").write_text(json.dumps(stats, indent=2, sort_keys=True) + "\n")
+    write_text_atomic(out_dir / "prep.json", json.dumps(stats, indent=2, sort_keys=True) + "\n")
     return stats

@@ -107,7 +107,7 @@ def _default_mode() -> int:
     return 0o666 & ~umask
 
 
-def _write_atomic(path: PathLike, write: Callable[[IO[bytes]], None]) -> None:
+def write_atomic(path: PathLike, write: Callable[[IO[bytes]], None]) -> None:
     """Run ``write`` on a temporary file next to ``path``, fsync it, then rename it over ``path``.
 
     If ``write`` raises, the temporary file is removed and ``path`` is left exactly as it was. The parent directory
@@ -163,11 +163,15 @@ def write_lines_atomic(path: PathLike, lines: Iterable[str]) -> None:
             fh.write(line.encode("utf-8"))
             fh.write(b"\n")
 
-    _write_atomic(path, write)
+    write_atomic(path, write)
 
 
 def write_text_atomic(path: PathLike, text: str) -> None:
     """Write ``text`` (UTF-8, as given) to ``path`` with the same atomic-replace guarantee as
     :func:`write_lines_atomic`."""
-    data = text.encode("utf-8")
-    _write_atomic(path, lambda fh: fh.write(data))
+    write_bytes_atomic(path, text.encode("utf-8"))
+
+
+def write_bytes_atomic(path: PathLike, data: bytes) -> None:
+    """``data`` to ``path`` with the same atomic-replace guarantee as :func:`write_lines_atomic`."""
+    write_atomic(path, lambda fh: fh.write(data))

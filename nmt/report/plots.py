@@ -9,33 +9,13 @@ from __future__ import annotations
 import io
 import json
 import math
-import os
-import tempfile
 from pathlib import Path
 
 from matplotlib import ticker
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
-
-def atomic_write_bytes(path: Path, data: bytes) -> None:
-    """Write ``data`` to ``path`` via a temporary file in the same directory + ``os.replace``."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-            f.flush()
-            os.fsync(f.fileno())
-        os.chmod(tmp, 0o644)
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except FileNotFoundError:
-            pass
-        raise
+from ..data.text import write_bytes_atomic
 
 
 def read_metrics(path: Path) -> list[dict]:
@@ -115,4 +95,4 @@ def learning_curves(metrics_files: dict[str, Path], out_png: Path, title: str) -
 
     buf = io.BytesIO()
     fig.savefig(buf, format="png", metadata={"Software": None})
-    atomic_write_bytes(Path(out_png), buf.getvalue())
+    write_bytes_atomic(Path(out_png), buf.getvalue())

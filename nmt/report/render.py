@@ -16,7 +16,8 @@ from typing import Any
 
 import jinja2
 
-from .plots import atomic_write_bytes, curve_points, learning_curves, read_metrics
+from ..data.text import write_bytes_atomic
+from .plots import curve_points, learning_curves, read_metrics
 from .tables import (
     BLEU_COLUMNS,
     COLUMN_LABELS,
@@ -149,7 +150,7 @@ def _read_json_object(path: Path) -> dict:
 
 
 def _write_text(path: Path, text: str) -> None:
-    atomic_write_bytes(path, text.encode("utf-8"))
+    write_bytes_atomic(path, text.encode("utf-8"))
 
 
 def _dumps(obj: Any) -> str:
