@@ -36,8 +36,8 @@ def cmd_data_prepare(args) -> None:
     config = _load(args)
     spec = cfg.corpus_for_task(config, args.task)
     prep = config["prepare"]
-    stats = prepare(args.raw, args.out, splits=args.splits, src_lang=spec.get("src_lang", "en"),
-                    tgt_lang=spec.get("tgt_lang", "de"), max_len=prep["max_len"], src_vocab=prep["src_vocab"],
+    stats = prepare(args.raw, args.out, splits=args.splits, src_lang=spec["src_lang"],
+                    tgt_lang=spec["tgt_lang"], max_len=prep["max_len"], src_vocab=prep["src_vocab"],
                     tgt_vocab=prep["tgt_vocab"], tokenize=prep["tokenize"], lowercase=prep.get("lowercase", False))
     print(json.dumps({"src_vocab": stats["src_vocab"], "tgt_vocab": stats["tgt_vocab"],
                       "train_dropped_by_length": stats["train_dropped_by_length"]}))
@@ -84,19 +84,22 @@ def cmd_translate(args) -> None:
 
 def cmd_evaluate(args) -> None:
     from .evaluate import evaluate_files, write_json_atomic
-    ppl = None
+    ppl, lang = None, args.lang
     if args.model:
         from .data.text import read_parallel
         from .likelihood import corpus_nll, perplexity
         from .train import load_model, set_threads
         set_threads(args.threads)
-        model, src_vocab, tgt_vocab, _ = load_model(args.model, args.device)
+        model, src_vocab, tgt_vocab, config = load_model(args.model, args.device)
+        lang = lang or config["data"][args.pair]["tgt_lang"]
         src, ref = read_parallel(args.src, args.ref)
         nll, tokens = corpus_nll(model, [src_vocab.encode(s) for s in src], [tgt_vocab.encode(r) for r in ref],
                                  64, next(model.parameters()).device)
         ppl = perplexity(nll, tokens)
     meta = {"system": args.system, "testset": args.testset, "preset": args.preset_name, "pair": args.pair}
-    scores = evaluate_files(args.hyp, args.ref, lang=args.lang, ppl=ppl, meta=meta)
+    if not lang:
+        raise cfg.ConfigError("nmt evaluate: give --lang, or --model to take the target language from")
+    scores = evaluate_files(args.hyp, args.ref, lang=lang, ppl=ppl, meta=meta)
     write_json_atomic(args.out, scores)
     print(json.dumps({k: scores[k] for k in ("bleu_tok", "bleu_detok", "ppl")}))
 
@@ -170,7 +173,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--ref", required=True)
     p.add_argument("--src", help="source file (for perplexity, with --model)")
     p.add_argument("--model", help="model for test perplexity")
-    p.add_argument("--lang", required=True, help="target language code for detokenisation")
+    p.add_argument("--lang", help="target language for detokenisation (default: the model's corpus setting)")
     p.add_argument("--out", required=True)
     p.add_argument("--system", required=True)
     p.add_argument("--testset", required=True)

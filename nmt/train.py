@@ -8,7 +8,7 @@ and the RNG state. Re-running the same command after any kill resumes from `chec
 Files in the output directory:
   checkpoint.pt   everything needed to resume (model, optimiser, position, RNG, metrics so far)
   model.pt        the final model with everything needed to translate (vocabularies, config)
-  metrics.jsonl   one line per finished epoch (rewritten from the checkpoint, never duplicated)
+  metrics.jsonl   one line per finished epoch (rewritten from the checkpoint, never duplicated); metrics.csv
   model.json      resolved config, parameter count and vocabulary sizes
 """
 from __future__ import annotations
@@ -121,14 +121,17 @@ def train(config: dict, data_dir: str | Path, out_dir: str | Path, *, system: st
     ckpt_path = out_dir / CHECKPOINT
     if ckpt_path.exists():
         ckpt = torch.load(ckpt_path, map_location=dev, weights_only=False)
-        if {k: ckpt["config"][k] for k in ("model", "train")} != {k: config[k] for k in ("model", "train")}:
-            raise SystemExit(f"{ckpt_path}: was written with a different configuration; "
-                             "delete it to start this system afresh")
-        model.load_state_dict(ckpt["model"])
-        optimizer.load_state_dict(ckpt["optimizer"])
-        state = ckpt["state"]
-        log(f"[{system}] resuming from {ckpt_path}: epoch {state['epoch']}, batch {state['batch']}, "
-            f"{state['updates']} updates done")
+        if {k: ckpt["config"][k] for k in ("model", "train")} == {k: config[k] for k in ("model", "train")}:
+            model.load_state_dict(ckpt["model"])
+            optimizer.load_state_dict(ckpt["optimizer"])
+            state = ckpt["state"]
+            log(f"[{system}] resuming from {ckpt_path}: epoch {state['epoch']}, batch {state['batch']}, "
+                f"{state['updates']} updates done")
+        else:
+            # The settings changed since this checkpoint: start afresh, but keep the old one aside.
+            stale = ckpt_path.with_name(CHECKPOINT + ".stale")
+            ckpt_path.replace(stale)
+            log(f"[{system}] {ckpt_path} was written with different settings: moved to {stale}, starting afresh")
 
     meta = {"system": system, "config": config, "parameters": count_parameters(model),
             "src_vocab": len(src_vocab), "tgt_vocab": len(tgt_vocab), "epochs": epochs,
@@ -203,7 +206,11 @@ def train(config: dict, data_dir: str | Path, out_dir: str | Path, *, system: st
 
 
 def write_metrics(path: Path, records: list[dict]) -> None:
+    """metrics.jsonl, plus the same records as metrics.csv beside it (DVC plots read CSV, not JSON lines)."""
     write_text_atomic(path, "".join(json.dumps(r, sort_keys=True) + "\n" for r in records))
+    columns = sorted(records[0]) if records else []
+    rows = [",".join(columns)] + [",".join(repr(r[c]) for c in columns) for r in records]
+    write_text_atomic(path.with_suffix(".csv"), "\n".join(rows) + "\n")
 
 
 def load_model(path: str | Path, device: str | torch.device | None = None):

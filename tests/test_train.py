@@ -113,16 +113,17 @@ def test_sigterm_writes_a_mid_epoch_checkpoint_and_resumes_exactly(workspace):
     assert_same_run(final_state(root / "ref"), final_state(out))
 
 
-def test_changed_config_refuses_to_resume(workspace, tmp_path):
+def test_changed_config_starts_afresh_and_keeps_the_old_checkpoint(workspace, tmp_path):
     root, preset = workspace
-    out = root / "a"  # finished run from the test above
-    if not (out / "checkpoint.pt").exists():
-        pytest.skip("needs the run of the resume test")
+    out = tmp_path / "changed"
+    subprocess.run(train_cmd(root, preset, out), check=True, capture_output=True)
+    old_checkpoint = (out / "checkpoint.pt").read_bytes()
     table = yaml.safe_load((root / "table.yaml").read_text())
     table["systems"]["feed"]["model"]["dropout"] = 0.3
     (tmp_path / "table.yaml").write_text(yaml.safe_dump(table))
     cmd = train_cmd(root, preset, out)
     cmd[cmd.index("--table") + 1] = str(tmp_path / "table.yaml")
-    result = subprocess.run(cmd, capture_output=True, text=True)
-    assert result.returncode != 0
-    assert "different configuration" in result.stderr
+    result = subprocess.run(cmd, capture_output=True, text=True, check=True)
+    assert "different settings" in result.stderr and "resuming" not in result.stderr
+    assert (out / "checkpoint.pt.stale").read_bytes() == old_checkpoint
+    assert torch.load(out / "model.pt", weights_only=False)["config"]["model"]["dropout"] == 0.3

@@ -9,12 +9,10 @@ rule evaluate:
         model="results/{preset}/{pair}/models/{system}/model.pt",
     output:
         "results/{preset}/{pair}/scores/{system}.{testset}.json",
-    params:
-        lang=lambda wc: config["data"][wc.pair].get("tgt_lang", "en"),
     threads: 1
     log:
         "logs/{preset}/{pair}/evaluate/{system}.{testset}.log",
     shell:
         "nmt evaluate --hyp {input.hyp} --ref {input.ref} --src {input.src} --model {input.model}"
-        " --lang {params.lang} --out {output} --system {wildcards.system} --testset {wildcards.testset}"
+        " --out {output} --system {wildcards.system} --testset {wildcards.testset}"
         " --preset-name {wildcards.preset} --pair {wildcards.pair} --threads {threads} > {log} 2>&1"
