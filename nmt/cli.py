@@ -46,7 +46,7 @@ def cmd_data_prepare(args) -> None:
 # -- systems --------------------------------------------------------------------------------------------------
 def cmd_systems(args) -> None:
     config = _load(args)
-    for pair, systems in cfg.collect_systems(config).items():
+    for pair, systems in cfg.collect_systems(config, Path(args.params).parent).items():
         for system in systems:
             print(f"{pair}\t{system}" if args.with_pair else system)
 
