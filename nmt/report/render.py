@@ -411,7 +411,8 @@ def render_report(*, preset: str, preset_description: str, tables: list[Path], r
                 "updates": fmt_value(last.get("updates")),
                 "tok_per_s": fmt_value(round(last["tgt_tokens_per_s"]))
                 if _is_num(last.get("tgt_tokens_per_s")) else DASH,
-                "elapsed": fmt_duration(last.get("elapsed_s")),
+                # elapsed_s is per epoch: the training time is their sum
+                "elapsed": fmt_duration(sum(r.get("elapsed_s", 0.0) for r in mrecords) if mrecords else None),
                 "dev_ppl": fmt_metric(last.get("dev_ppl"), "ppl"),
                 "has_files": bool(mrecords or model_json),
             })
