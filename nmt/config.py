@@ -15,6 +15,8 @@ from typing import Any
 import jsonschema
 import yaml
 
+from .tables import load_table as parse_table
+
 SCHEMA_PATH = Path(__file__).with_name("schemas") / "params.schema.yaml"
 
 
@@ -84,10 +86,11 @@ def merge_preset(params: dict, preset: str | None, root: Path, source: str) -> d
 
 
 def load_table(path: str | Path) -> dict:
-    table = read_yaml(path)
-    if not isinstance(table, dict) or not isinstance(table.get("systems"), dict):
-        raise ConfigError(f"{path}: a table file needs a `systems:` mapping")
-    return table
+    """A validated table file (see nmt.tables); problems become ConfigErrors naming the file and row."""
+    try:
+        return parse_table(path)
+    except ValueError as err:
+        raise ConfigError(str(err)) from None
 
 
 def system_config(config: dict, table: dict, system: str, table_path: str = "table") -> dict:

@@ -79,3 +79,12 @@ def test_snakemake_rejects_a_bad_key_by_name(tmp_path):
                             cwd=ROOT, capture_output=True, text=True)
     assert result.returncode != 0
     assert "Additional properties are not allowed ('beam_size'" in result.stdout + result.stderr
+
+
+def test_table_file_errors_are_config_errors_naming_file_and_row(tmp_path):
+    table = yaml.safe_load((ROOT / "workflow/tables/luong2015_table1.yaml").read_text())
+    table["rows"][4]["system"] = "bsae"
+    path = tmp_path / "t.yaml"
+    path.write_text(yaml.safe_dump(table))
+    with pytest.raises(cfg.ConfigError, match=r"t\.yaml.*row 5.*bsae"):
+        cfg.load_table(path)

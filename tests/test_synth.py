@@ -1,5 +1,6 @@
 """Tests for the synthetic demo corpus generator (nmt.data.synth)."""
 
+import os
 import json
 import re
 from pathlib import Path
@@ -173,7 +174,7 @@ def test_describe():
 
 
 def test_atomic_write_leaves_no_partial_file(tmp_path, monkeypatch):
-    real_replace = synth.os.replace
+    real_replace = os.replace  # the rename of nmt.data.text's atomic writes
     calls = []
 
     def failing_replace(a, b):
@@ -182,7 +183,7 @@ def test_atomic_write_leaves_no_partial_file(tmp_path, monkeypatch):
             raise OSError("simulated crash")
         return real_replace(a, b)
 
-    monkeypatch.setattr(synth.os, "replace", failing_replace)
+    monkeypatch.setattr(os, "replace", failing_replace)
     with pytest.raises(OSError):
         synth.generate(tmp_path, seed=1, n_train=50, n_dev=5, n_test=5, n_align=5)
     names = sorted(p.name for p in tmp_path.iterdir())

@@ -17,7 +17,8 @@ from nmt.train import learning_rate
 ROOT = Path(__file__).resolve().parents[1]
 
 TABLE = {
-    "id": "t", "title": "t", "paper": "p", "task": "en-de", "testset": "test", "columns": ["ppl"], "rows": [],
+    "id": "t", "title": "t", "paper": "p", "task": "en-de", "testset": "test", "columns": ["ppl"],
+    "rows": [{"label": "feed", "system": "feed", "paper": {}}],
     "systems": {
         "feed": {"model": {"attention": "global", "score": "general", "input_feed": True, "reverse": True,
                            "dropout": 0.2}},

@@ -66,13 +66,13 @@ sentences are disjoint from train (by source string) and from each other; train 
 from __future__ import annotations
 
 import json
-import os
 import random
-import tempfile
 from bisect import bisect_right
 from dataclasses import dataclass, field
 from itertools import accumulate
 from pathlib import Path
+
+from .text import write_text_atomic
 
 __all__ = ["Lexicon", "build_lexicon", "generate", "generate_pairs", "describe"]
 
@@ -374,20 +374,6 @@ def generate_pairs(seed: int, split: str, n: int, max_len: int = 50, min_len: in
 # --------------------------------------------------------------------------------------------------------
 # files
 
-def _write_atomic(path: Path, text: str) -> None:
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as f:
-            f.write(text)
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
-
-
 def _lines(xs: list[str]) -> str:
     return "".join(x + "\n" for x in xs)
 
@@ -419,10 +405,10 @@ def generate(out_dir: str | Path, seed: int = 1, n_train: int = 20000, n_dev: in
     splits = {}
     for split in _SPLITS:
         src, tgt, align = data[split]
-        _write_atomic(out / f"{split}.src", _lines(src))
-        _write_atomic(out / f"{split}.tgt", _lines(tgt))
+        write_text_atomic(out / f"{split}.src", _lines(src))
+        write_text_atomic(out / f"{split}.tgt", _lines(tgt))
         if split == "align":
-            _write_atomic(out / "align.gold", _lines(align))
+            write_text_atomic(out / "align.gold", _lines(align))
         s_toks = [s.split() for s in src]
         t_toks = [t.split() for t in tgt]
         for ts in s_toks:
@@ -433,7 +419,7 @@ def generate(out_dir: str | Path, seed: int = 1, n_train: int = 20000, n_dev: in
                          "tgt_tokens": sum(map(len, t_toks))}
     summary = {"seed": seed, "splits": splits, "src_vocab": len(src_vocab), "tgt_vocab": len(tgt_vocab),
                "max_len": max_len, "min_len": min_len}
-    _write_atomic(out / "stats.json", json.dumps(summary, indent=2) + "\n")
+    write_text_atomic(out / "stats.json", json.dumps(summary, indent=2) + "\n")
     return summary
 
 

@@ -1,6 +1,6 @@
-"""Paper table files (``workflow/tables/*.yaml``) and their reproduced counterparts.
+"""Paper tables and their reproduced counterparts.
 
-``load_table`` parses and validates a table file; ``build_table`` joins its rows with the
+``build_table`` joins a table file's rows (parsed and validated by :func:`nmt.tables.load_table`) with the
 scores files written by ``nmt evaluate`` into a :class:`pandas.DataFrame`.
 
 Reproduced numbers come *only* from scores files: a row whose system has no scores file is
@@ -11,170 +11,20 @@ from __future__ import annotations
 
 import json
 import math
-import re
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
-import yaml
 
-#: Metric columns a table may show, in display order, with their human labels.
-COLUMN_LABELS: dict[str, str] = {
-    "ppl": "ppl",
-    "bleu_tok": "BLEU (tok)",
-    "bleu_detok": "BLEU (detok)",
-    "bleu_tok_unk": "BLEU (tok, +unk repl.)",
-    "aer": "AER",
-    "saer": "SAER",
-}
-KNOWN_COLUMNS = frozenset(COLUMN_LABELS)
-#: Columns whose scores file carries a sacreBLEU signature under ``{column}_signature``.
-BLEU_COLUMNS = frozenset(c for c in COLUMN_LABELS if c.startswith("bleu"))
+from ..tables import BLEU_COLUMNS, COLUMN_LABELS, KNOWN_COLUMNS, is_number, load_table
 
-REQUIRED_KEYS = ("id", "title", "paper", "task", "testset", "columns", "systems", "rows")
-ROW_REQUIRED_KEYS = ("label", "system", "paper")
-ROW_OPTIONAL_KEYS = ("requires", "note")
+__all__ = ["BLEU_COLUMNS", "COLUMN_LABELS", "load_table", "build_table", "read_scores", "scores_path",
+           "dataframe_records"]
 
 STATUS_MEASURED = "measured"
 STATUS_MISSING = "missing"
 STATUS_NOT_RUN = "not run"
 STATUS_REFERENCE = "reference"
-
-# ids end up in file names (``{system}.{testset}.json``, ``{table_id}.csv``)
-_ID_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.+-]*$")
-
-
-def _is_number(x: Any) -> bool:
-    return isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x)
-
-
-def _check_id(value: Any, what: str, where: str) -> str:
-    if not isinstance(value, str) or not _ID_RE.match(value):
-        raise ValueError(
-            f"{where}: {what} must be a non-empty string of letters, digits, '_', '.', '+', '-' "
-            f"(got {value!r})"
-        )
-    return value
-
-
-def load_table(path) -> dict:
-    """Parse and validate a table YAML file; return a normalised copy of its content.
-
-    Raises ``ValueError`` naming the file and the offending key or row.
-    Normalisation: ``systems`` entries that are null become ``{}``; each row gets
-    ``requires``/``note`` (``None`` when absent) and ``paper`` values as floats.
-    """
-    path = Path(path)
-    where = str(path)
-    try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as e:
-        raise ValueError(f"{where}: cannot read table file: {e}") from e
-    try:
-        data = yaml.safe_load(text)
-    except yaml.YAMLError as e:
-        raise ValueError(f"{where}: invalid YAML: {e}") from e
-    if not isinstance(data, dict):
-        raise ValueError(f"{where}: a table file must be a mapping, got {type(data).__name__}")
-
-    missing = [k for k in REQUIRED_KEYS if k not in data]
-    if missing:
-        raise ValueError(f"{where}: missing required key(s): {', '.join(missing)}")
-
-    _check_id(data["id"], "'id'", where)
-    for key in ("title", "paper", "task", "testset"):
-        if not isinstance(data[key], str) or not data[key].strip():
-            raise ValueError(f"{where}: '{key}' must be a non-empty string (got {data[key]!r})")
-    _check_id(data["testset"], "'testset'", where)
-
-    columns = data["columns"]
-    if not isinstance(columns, list) or not columns:
-        raise ValueError(f"{where}: 'columns' must be a non-empty list (got {columns!r})")
-    for c in columns:
-        if c not in KNOWN_COLUMNS:
-            raise ValueError(
-                f"{where}: unknown column {c!r} in 'columns'; allowed: {', '.join(COLUMN_LABELS)}"
-            )
-    if len(set(columns)) != len(columns):
-        raise ValueError(f"{where}: duplicate entries in 'columns': {columns!r}")
-
-    systems = data["systems"]
-    if systems is None:
-        systems = {}
-    if not isinstance(systems, dict):
-        raise ValueError(f"{where}: 'systems' must be a mapping of system id -> overrides")
-    norm_systems: dict[str, dict] = {}
-    for sid, overrides in systems.items():
-        _check_id(sid, f"system id {sid!r} in 'systems'", where)
-        if overrides is None:
-            overrides = {}
-        if not isinstance(overrides, dict):
-            raise ValueError(
-                f"{where}: systems.{sid} must be a mapping of config overrides "
-                f"(got {type(overrides).__name__})"
-            )
-        norm_systems[sid] = overrides
-
-    rows = data["rows"]
-    if not isinstance(rows, list) or not rows:
-        raise ValueError(f"{where}: 'rows' must be a non-empty list")
-    norm_rows: list[dict] = []
-    for i, row in enumerate(rows, start=1):
-        rwhere = f"{where}: row {i}"
-        if not isinstance(row, dict):
-            raise ValueError(f"{rwhere}: must be a mapping (got {row!r})")
-        label = row.get("label")
-        if isinstance(label, str) and label.strip():
-            rwhere = f"{rwhere} ({label!r})"
-        missing = [k for k in ROW_REQUIRED_KEYS if k not in row]
-        if missing:
-            raise ValueError(f"{rwhere}: missing required key(s): {', '.join(missing)}")
-        unknown = sorted(k for k in row if k not in ROW_REQUIRED_KEYS + ROW_OPTIONAL_KEYS)
-        if unknown:
-            raise ValueError(
-                f"{rwhere}: unknown key(s) {', '.join(map(repr, unknown))}; allowed: "
-                f"{', '.join(ROW_REQUIRED_KEYS + ROW_OPTIONAL_KEYS)}"
-            )
-        if not isinstance(label, str) or not label.strip():
-            raise ValueError(f"{rwhere}: 'label' must be a non-empty string (got {label!r})")
-        system = row["system"]
-        if system is not None:
-            if not isinstance(system, str):
-                raise ValueError(f"{rwhere}: 'system' must be a string or null (got {system!r})")
-            if system not in norm_systems:
-                raise ValueError(
-                    f"{rwhere}: unknown system {system!r}; it is not defined in 'systems' "
-                    f"({', '.join(norm_systems) or 'none defined'})"
-                )
-        paper = row["paper"]
-        if paper is None:
-            paper = {}
-        if not isinstance(paper, dict):
-            raise ValueError(f"{rwhere}: 'paper' must be a mapping of column -> number")
-        norm_paper: dict[str, float] = {}
-        for c, v in paper.items():
-            if c not in columns:
-                raise ValueError(
-                    f"{rwhere}: paper key {c!r} is not one of the table's columns {columns!r}"
-                )
-            if not _is_number(v):
-                raise ValueError(f"{rwhere}: paper.{c} must be a number (got {v!r})")
-            norm_paper[c] = float(v)
-        requires = row.get("requires")
-        if requires is not None and (not isinstance(requires, str) or not requires.strip()):
-            raise ValueError(f"{rwhere}: 'requires' must be a non-empty string (got {requires!r})")
-        note = row.get("note")
-        if note is not None and not isinstance(note, str):
-            raise ValueError(f"{rwhere}: 'note' must be a string (got {note!r})")
-        norm_rows.append(
-            {"label": label, "system": system, "paper": norm_paper, "requires": requires, "note": note}
-        )
-
-    out = dict(data)
-    out["columns"] = list(columns)
-    out["systems"] = norm_systems
-    out["rows"] = norm_rows
-    return out
 
 
 def scores_path(scores_dir: Path, system: str, testset: str) -> Path:
@@ -201,7 +51,7 @@ def read_scores(path: Path, *, system: str | None = None, testset: str | None = 
             raise ValueError(f"{path}: '{key}' is {data[key]!r}, expected {expected!r}")
     for c in KNOWN_COLUMNS:
         v = data.get(c)
-        if v is not None and not _is_number(v):
+        if v is not None and not is_number(v):
             raise ValueError(f"{path}: '{c}' must be a number or null (got {v!r})")
     return data
 
