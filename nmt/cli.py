@@ -7,6 +7,7 @@ import sys
 from pathlib import Path
 
 from . import config as cfg
+from .data.fetch import FetchError
 from .data.text import CorpusError
 
 
@@ -20,14 +21,11 @@ def _load(args) -> dict:
 
 
 # -- data -----------------------------------------------------------------------------------------------------
-def cmd_data_synth(args) -> None:
-    from .data import synth
+def cmd_data_get(args) -> None:
+    from .data.corpus import get_task_corpus
     config = _load(args)
-    spec = cfg.corpus_for_task(config, args.task)
-    if spec["corpus"] != "synth":
-        raise cfg.ConfigError(f"task {args.task!r} of preset {config['preset']!r} is not a synthetic corpus")
-    options = {k: spec[k] for k in ("seed", "n_train", "n_dev", "n_test", "n_align", "max_len") if k in spec}
-    summary = synth.generate(args.out, **options)
+    summary = get_task_corpus(config, args.task, args.out, root=Path(args.params).parent,
+                              downloads=args.downloads, allow_network=not args.offline)
     print(json.dumps(summary["splits"], sort_keys=True))
 
 
@@ -91,7 +89,7 @@ def cmd_evaluate(args) -> None:
         from .train import load_model, set_threads
         set_threads(args.threads)
         model, src_vocab, tgt_vocab, config = load_model(args.model, args.device)
-        lang = lang or config["data"][args.pair]["tgt_lang"]
+        lang = lang or cfg.corpus_for_task(config, args.pair)["tgt_lang"]
         src, ref = read_parallel(args.src, args.ref)
         nll, tokens = corpus_nll(model, [src_vocab.encode(s) for s in src], [tgt_vocab.encode(r) for r in ref],
                                  64, next(model.parameters()).device)
@@ -112,7 +110,7 @@ def cmd_report(args) -> None:
     root = Path(args.params).parent
     tables = [root / t for t in config["tables"]]
     # Outputs are namespaced by task (results/{preset}/{task}/...); the preset says which corpus plays it.
-    pairs = {task: task for task in (config.get("data") or {})}
+    pairs = {task: task for task in config["data"]["tasks"]}
     context = report_context(config, Path(args.data), Path(args.results))
     index = render_report(preset=config["preset"], preset_description=config.get("description", ""),
                           tables=tables, results_dir=Path(args.results), pair_for_task=pairs,
@@ -125,11 +123,13 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True)
 
     data = sub.add_parser("data", help="corpora: generate, prepare").add_subparsers(dest="data_command", required=True)
-    p = data.add_parser("synth", help="generate the seeded synthetic demo corpus")
+    p = data.add_parser("get", help="the raw corpus of a task: generated (synth) or fetched and verified")
     _add_config_args(p)
-    p.add_argument("--task", required=True, help="the table task this corpus plays (e.g. en-de)")
-    p.add_argument("--out", required=True)
-    p.set_defaults(func=cmd_data_synth)
+    p.add_argument("--task", required=True, help="the table task (e.g. en-de); the preset names its corpus")
+    p.add_argument("--out", required=True, help="directory for {split}.src / {split}.tgt")
+    p.add_argument("--downloads", default="data/downloads", help="where fetched files are kept (default: %(default)s)")
+    p.add_argument("--offline", action="store_true", help="use only the mirror and earlier downloads")
+    p.set_defaults(func=cmd_data_get)
     p = data.add_parser("prepare", help="tokenise, length-filter, build vocabularies, binarise")
     _add_config_args(p)
     p.add_argument("--task", required=True)
@@ -196,7 +196,7 @@ def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
         args.func(args)
-    except (cfg.ConfigError, CorpusError) as err:  # messages already name the file, line or key
+    except (cfg.ConfigError, CorpusError, FetchError) as err:  # messages already name the file, line or key
         print(f"nmt: error: {err}", file=sys.stderr)
         return 2
     return 0

@@ -113,9 +113,9 @@ def training_schedule(train: dict, dropout: float) -> tuple[int, int]:
 
 def corpus_for_task(config: dict, task: str) -> dict:
     """The corpus spec that plays a table's task (e.g. en-de) in this preset."""
-    tasks = config.get("data") or {}
+    tasks = (config.get("data") or {}).get("tasks") or {}
     if task not in tasks:
-        raise ConfigError(f"preset {config['preset']!r} has no corpus for task {task!r} (data.{task})")
+        raise ConfigError(f"preset {config['preset']!r} has no corpus for task {task!r} (data.tasks.{task})")
     return tasks[task]
 
 

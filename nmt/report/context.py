@@ -29,7 +29,7 @@ def _git_revision() -> str | None:
 
 def report_context(config: dict, data_dir: Path, results_dir: Path) -> dict:
     corpora = {}
-    for task, spec in (config.get("data") or {}).items():
+    for task, spec in config["data"]["tasks"].items():
         pair = task
         raw_stats = _read_json(data_dir / pair / "raw" / "stats.json") or {}
         prep = _read_json(data_dir / pair / "prepared" / "prep.json") or {}

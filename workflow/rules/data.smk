@@ -1,17 +1,19 @@
-# Corpora: generate (demo) and prepare (tokenise, filter, vocabularies, binarise).
+# Corpora: get (generate the synthetic corpus, or fetch a registry corpus from the mirror or the network,
+# verified by sha256) and prepare (tokenise, filter, vocabularies, binarise).
 
 SPLITS = ["train", "dev", "test"]
 
 
-rule synth_corpus:
+rule corpus:
     output:
-        expand("data/{{preset}}/{{pair}}/raw/{split}.{side}", split=SPLITS + ["align"], side=["src", "tgt"]),
-        "data/{preset}/{pair}/raw/align.gold",
+        expand("data/{{preset}}/{{pair}}/raw/{split}.{side}", split=SPLITS, side=["src", "tgt"]),
         stats="data/{preset}/{pair}/raw/stats.json",
+    params:
+        settings=lambda wc: nmtcfg.fingerprint(config["data"]["tasks"][wc.pair]),
     log:
-        "logs/{preset}/{pair}/synth.log",
+        "logs/{preset}/{pair}/corpus.log",
     shell:
-        "nmt data synth {NMT_ARGS} --task {wildcards.pair} --out $(dirname {output.stats}) > {log} 2>&1"
+        "nmt data get {NMT_ARGS} --task {wildcards.pair} --out $(dirname {output.stats}) > {log} 2>&1"
 
 
 rule prepare:

@@ -1,0 +1,594 @@
+"""`nmt data fetch`: get the real corpora of the registry (``corpora.yaml``) into a directory, verified by sha256.
+
+Where a file comes from, in order:
+
+1. ``dest_dir/NAME`` when it is already there and its sha256 is right (reused, nothing copied);
+2. the mirror directory, ``mirror / entry.mirror``: verified first, then copied (a mirror file that fails
+   verification is never copied, and is an error rather than a reason to download);
+3. the upstream URL, through :func:`pooch.retrieve` into ``dest_dir/.download``. The downloader resumes: an
+   interrupted transfer leaves ``.download/*.part`` and the next attempt asks the server for the rest (HTTP Range).
+   gzip files are decompressed and archive members extracted after the download.
+
+The expected sha256 is that of the final file (decompressed/extracted). It comes from the registry, or where the
+registry says ``null`` from the checksum file (``corpus<TAB>name<TAB>sha256`` lines, ``nmt/data/checksums.tsv``);
+when neither knows it, the first successful fetch records it there (and logs that it did), and every later fetch is
+verified against it. Every file is written under a temporary name in ``dest_dir`` and renamed into place only after
+it verified, so a corrupt or truncated file never sits under the final name.
+
+Licence-gated corpora (``licence_gated: true``) are taken from the mirror or from ``dest_dir`` only, unless the
+caller passes ``accept_licence=True``; they are never downloaded silently.
+"""
+from __future__ import annotations
+
+import contextlib
+import gzip
+import hashlib
+import logging
+import os
+import re
+import shutil
+import sys
+import tarfile
+import tempfile
+import urllib.parse
+import urllib.request
+from pathlib import Path
+from typing import Any, Iterator
+
+import yaml
+
+log = logging.getLogger(__name__)
+
+DEFAULT_REGISTRY = Path(__file__).with_name("corpora.yaml")
+DEFAULT_CHECKSUMS = Path(__file__).with_name("checksums.tsv")
+DOWNLOAD_DIR = ".download"
+
+_SHA256 = re.compile(r"^[0-9a-f]{64}$")
+_CORPUS_KEYS_REQUIRED = {"description", "licence", "languages", "files"}
+_CORPUS_KEYS_OPTIONAL = {"licence_gated", "accept_flag", "homepage", "citation", "notes"}
+_FILE_KEYS_REQUIRED = {"url", "mirror", "sha256"}
+_FILE_KEYS_OPTIONAL = {"compression", "member", "encoding", "lines", "notes"}
+_COMPRESSIONS = {None, "gzip", "tar.gz", "tar"}
+_URL_SCHEMES = {"http", "https", "ftp", "file"}
+_CHUNK = 1 << 16
+
+
+class FetchError(RuntimeError):
+    """A corpus file could not be provided. The message names the corpus and file, where it was looked for, and what
+    to do about it."""
+
+
+# --------------------------------------------------------------------------------------------------------------------
+# registry
+
+class _UniqueKeyLoader(yaml.SafeLoader):
+    """A YAML loader that refuses duplicate keys (the registry is edited by hand; a duplicate would silently win)."""
+
+
+def _construct_mapping(loader: yaml.SafeLoader, node: yaml.MappingNode, deep: bool = False) -> dict:
+    seen: set = set()
+    for key_node, _ in node.value:
+        key = loader.construct_object(key_node, deep=deep)
+        if key in seen:
+            raise ValueError(f"duplicate key {key!r} (line {key_node.start_mark.line + 1})")
+        seen.add(key)
+    return loader.construct_mapping(node, deep=deep)
+
+
+_UniqueKeyLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _construct_mapping)
+
+
+def _check_relative(value: Any, where: str, what: str) -> None:
+    if not isinstance(value, str) or not value.strip():
+        raise ValueError(f"{where}: {what} must be a non-empty string, got {value!r}")
+    parts = value.replace("\\", "/").split("/")
+    if value.startswith(("/", "\\")) or re.match(r"^[A-Za-z]:", value) or ".." in parts or "" in parts:
+        raise ValueError(f"{where}: {what} {value!r} must be a relative path inside the directory "
+                         "(no leading '/', no '..', no empty parts)")
+
+
+def _validate_file(where: str, entry: Any) -> dict:
+    if not isinstance(entry, dict):
+        raise ValueError(f"{where}: expected a mapping with url, mirror and sha256, got {type(entry).__name__}")
+    unknown = sorted(set(entry) - _FILE_KEYS_REQUIRED - _FILE_KEYS_OPTIONAL)
+    if unknown:
+        raise ValueError(f"{where}: unknown key(s) {', '.join(map(repr, unknown))} "
+                         f"(allowed: {', '.join(sorted(_FILE_KEYS_REQUIRED | _FILE_KEYS_OPTIONAL))})")
+    missing = sorted(_FILE_KEYS_REQUIRED - set(entry))
+    if missing:
+        raise ValueError(f"{where}: missing key(s) {', '.join(map(repr, missing))} "
+                         "(sha256 may be null = record on first download; mirror may be null = no mirror location)")
+    url = entry["url"]
+    if not isinstance(url, str) or urllib.parse.urlsplit(url).scheme not in _URL_SCHEMES:
+        raise ValueError(f"{where}: url {url!r} must be a string with one of the schemes "
+                         f"{', '.join(sorted(_URL_SCHEMES))}")
+    if entry["mirror"] is not None:
+        _check_relative(entry["mirror"], where, "mirror")
+    sha = entry["sha256"]
+    if sha is not None and not (isinstance(sha, str) and _SHA256.match(sha)):
+        raise ValueError(f"{where}: sha256 {sha!r} is not 64 lowercase hex digits (or null)")
+    compression = entry.get("compression")
+    if compression not in _COMPRESSIONS:
+        raise ValueError(f"{where}: compression {compression!r} is not one of null, gzip, tar.gz, tar")
+    member = entry.get("member")
+    if compression in ("tar.gz", "tar"):
+        if member is None:
+            raise ValueError(f"{where}: compression {compression} needs `member:` (the file's path in the archive)")
+        _check_relative(member, where, "member")
+    elif member is not None:
+        raise ValueError(f"{where}: `member:` is only meaningful with compression tar.gz or tar")
+    if "lines" in entry and not (isinstance(entry["lines"], int) and entry["lines"] >= 0):
+        raise ValueError(f"{where}: lines must be a non-negative integer, got {entry['lines']!r}")
+    for key in ("encoding", "notes"):
+        if key in entry and not isinstance(entry[key], str):
+            raise ValueError(f"{where}: {key} must be a string, got {entry[key]!r}")
+    out = dict(entry)
+    out.setdefault("compression", None)
+    out.setdefault("member", None)
+    return out
+
+
+def _validate_corpus(corpus: Any, spec: Any) -> dict:
+    if not isinstance(corpus, str) or not re.match(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$", corpus):
+        raise ValueError(f"corpus name {corpus!r} must be letters, digits, '_', '.' or '-'")
+    if not isinstance(spec, dict):
+        raise ValueError(f"corpus {corpus}: expected a mapping, got {type(spec).__name__}")
+    unknown = sorted(set(spec) - _CORPUS_KEYS_REQUIRED - _CORPUS_KEYS_OPTIONAL)
+    if unknown:
+        raise ValueError(f"corpus {corpus}: unknown key(s) {', '.join(map(repr, unknown))} "
+                         f"(allowed: {', '.join(sorted(_CORPUS_KEYS_REQUIRED | _CORPUS_KEYS_OPTIONAL))})")
+    missing = sorted(_CORPUS_KEYS_REQUIRED - set(spec))
+    if missing:
+        raise ValueError(f"corpus {corpus}: missing key(s) {', '.join(map(repr, missing))}")
+    for key in ("description", "licence", "accept_flag", "homepage", "citation", "notes"):
+        if key in spec and not (isinstance(spec[key], str) and spec[key].strip()):
+            raise ValueError(f"corpus {corpus}: {key} must be a non-empty string, got {spec[key]!r}")
+    languages = spec["languages"]
+    if not (isinstance(languages, list) and languages and all(isinstance(x, str) and x for x in languages)):
+        raise ValueError(f"corpus {corpus}: languages must be a non-empty list of language codes, got {languages!r}")
+    gated = spec.get("licence_gated", False)
+    if not isinstance(gated, bool):
+        raise ValueError(f"corpus {corpus}: licence_gated must be true or false, got {gated!r}")
+    files = spec["files"]
+    if not isinstance(files, dict) or not files:
+        raise ValueError(f"corpus {corpus}: files must be a non-empty mapping of file name -> entry")
+    checked = {}
+    for name, entry in files.items():
+        where = f"corpus {corpus}, file {name}"
+        if (not isinstance(name, str) or not name or name.startswith(".") or "/" in name or "\\" in name):
+            raise ValueError(f"{where}: the file name must be a plain file name (no '/', not starting with '.')")
+        checked[name] = _validate_file(where, entry)
+    out = dict(spec)
+    out["licence_gated"] = gated
+    out["files"] = checked
+    return out
+
+
+def load_registry(path: str | os.PathLike | None = None) -> dict:
+    """Read and validate the corpus registry (default: the packaged ``corpora.yaml``).
+
+    Returns ``{corpus: {description, licence, languages, licence_gated, ..., files: {name: {url, mirror, sha256,
+    compression, member, ...}}}}``. Any problem (unknown key, missing url/mirror/sha256, malformed sha256, bad
+    compression/member, duplicate key) raises ``ValueError`` naming the registry file, the corpus and the file.
+    """
+    path = Path(path) if path is not None else DEFAULT_REGISTRY
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise ValueError(f"{path}: cannot read the corpus registry ({exc.strerror or exc})") from None
+    try:
+        data = yaml.load(text, Loader=_UniqueKeyLoader)
+    except (yaml.YAMLError, ValueError) as exc:
+        raise ValueError(f"{path}: not valid YAML: {exc}") from None
+    if not isinstance(data, dict) or not data:
+        raise ValueError(f"{path}: the registry must be a non-empty mapping of corpus name -> entry")
+    try:
+        return {corpus: _validate_corpus(corpus, spec) for corpus, spec in data.items()}
+    except ValueError as exc:
+        raise ValueError(f"{path}: {exc}") from None
+
+
+def _resolve_registry(registry: dict | str | os.PathLike | None) -> dict:
+    if isinstance(registry, dict):
+        return registry
+    return load_registry(registry)
+
+
+def _entry(registry: dict, corpus: str, name: str) -> tuple[dict, dict]:
+    if corpus not in registry:
+        raise FetchError(f"unknown corpus {corpus!r}: the registry has {', '.join(sorted(registry))}")
+    spec = registry[corpus]
+    if name not in spec["files"]:
+        raise FetchError(f"unknown file {name!r} in corpus {corpus}: it has {', '.join(spec['files'])}")
+    return spec, spec["files"][name]
+
+
+# --------------------------------------------------------------------------------------------------------------------
+# checksum file
+
+def read_checksums(path: str | os.PathLike) -> dict[tuple[str, str], str]:
+    """Read ``corpus<TAB>name<TAB>sha256`` lines (``#`` comments and blank lines allowed). A missing file is empty."""
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return {}
+    sums: dict[tuple[str, str], str] = {}
+    for number, line in enumerate(text.split("\n"), start=1):
+        if not line.strip() or line.lstrip().startswith("#"):
+            continue
+        parts = line.rstrip("\r").split("\t")
+        if len(parts) != 3 or not _SHA256.match(parts[2]):
+            raise ValueError(f"{path}:{number}: expected 'corpus<TAB>name<TAB>sha256' (64 lowercase hex digits), "
+                             f"got {line!r}")
+        key = (parts[0], parts[1])
+        if key in sums and sums[key] != parts[2]:
+            raise ValueError(f"{path}:{number}: {parts[0]}/{parts[1]} is listed twice with different sums")
+        sums[key] = parts[2]
+    return sums
+
+
+@contextlib.contextmanager
+def _locked(path: Path) -> Iterator[None]:
+    """An exclusive lock on ``path``'s directory, so that parallel fetch jobs sharing one checksum file do not lose
+    each other's records (the file itself is replaced atomically, so it cannot carry the lock). No-op where flock
+    is unavailable."""
+    try:
+        import fcntl
+        fd = os.open(path.parent, os.O_RDONLY)
+    except (ImportError, OSError):  # pragma: no cover - Windows
+        yield
+        return
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        fcntl.flock(fd, fcntl.LOCK_UN)
+        os.close(fd)
+
+
+def record_checksum(path: str | os.PathLike, corpus: str, name: str, sha256: str) -> None:
+    """Add ``corpus/name -> sha256`` to the checksum file: comment header kept, entries sorted, written atomically."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with _locked(path):
+        try:
+            lines = path.read_text(encoding="utf-8").split("\n")
+        except FileNotFoundError:
+            lines = ["# sha256 of corpus files whose registry entry (nmt/data/corpora.yaml) says sha256: null,",
+                     "# recorded by their first download. corpus<TAB>name<TAB>sha256. Commit this file."]
+        header = [line for line in lines if line.lstrip().startswith("#")]
+        sums = read_checksums(path)
+        old = sums.get((corpus, name))
+        if old is not None and old != sha256:
+            raise FetchError(f"{path}: already lists {corpus}/{name} as {old}; refusing to overwrite it with {sha256}")
+        sums[(corpus, name)] = sha256
+        body = [f"{c}\t{n}\t{s}" for (c, n), s in sorted(sums.items())]
+        text = "\n".join(header + body) + "\n"
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+        try:
+            with os.fdopen(fd, "w", encoding="utf-8") as handle:
+                handle.write(text)
+            os.replace(tmp, path)
+        except BaseException:
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(tmp)
+            raise
+
+
+# --------------------------------------------------------------------------------------------------------------------
+# hashing, temporary files
+
+def sha256_file(path: str | os.PathLike) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+@contextlib.contextmanager
+def _temporary_beside(final: Path) -> Iterator[Path]:
+    """A temporary file in ``final``'s directory (same file system, so ``os.replace`` is atomic); removed unless it
+    was moved away."""
+    fd, tmp = tempfile.mkstemp(dir=final.parent, prefix=f".{final.name}.", suffix=".part")
+    os.close(fd)
+    try:
+        yield Path(tmp)
+    finally:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp)
+
+
+def _copy_hashing(src_handle, dst: Path) -> str:
+    digest = hashlib.sha256()
+    with open(dst, "wb") as out:
+        for block in iter(lambda: src_handle.read(1 << 20), b""):
+            digest.update(block)
+            out.write(block)
+    return digest.hexdigest()
+
+
+def _mismatch(expected: str, got: str, where: str) -> FetchError:
+    return FetchError(f"sha256 mismatch: expected {expected}, got {got} for {where} (corrupt or truncated copy?)")
+
+
+# --------------------------------------------------------------------------------------------------------------------
+# downloading
+
+class ResumableDownloader:
+    """A pooch downloader that keeps what it received in ``part`` and, on the next attempt, asks for the rest with an
+    HTTP Range request (servers that ignore Range send the whole file again, which is handled). ``file://`` URLs are
+    copied. After a complete transfer the part file is moved to pooch's temporary output file, which pooch verifies
+    against ``known_hash`` before renaming it into its cache."""
+
+    def __init__(self, part: Path, progress: bool, timeout: tuple[float, float] = (30.0, 120.0)):
+        self.part = Path(part)
+        self.progress = progress
+        self.timeout = timeout
+        self.resumed_from = 0
+
+    def __call__(self, url: str, output_file, pooch=None, check_only: bool = False):
+        if check_only:  # pooch's availability check; not used by retrieve
+            return True
+        self.part.parent.mkdir(parents=True, exist_ok=True)
+        if urllib.parse.urlsplit(url).scheme == "file":
+            source = urllib.request.url2pathname(urllib.parse.urlsplit(url).path)
+            shutil.copyfile(source, self.part)
+        else:
+            self._http(url)
+        shutil.move(str(self.part), str(output_file))
+
+    def _http(self, url: str) -> None:
+        import requests
+
+        have = self.part.stat().st_size if self.part.exists() else 0
+        headers = {"Range": f"bytes={have}-"} if have else {}
+        with requests.get(url, headers=headers, stream=True, timeout=self.timeout) as response:
+            if have and response.status_code == 416:  # the part is longer than the file: start again
+                self.part.unlink()
+                return self._http(url)
+            response.raise_for_status()
+            mode, start = "wb", 0
+            if have and response.status_code == 206:
+                match = re.match(r"bytes (\d+)-", response.headers.get("Content-Range", ""))
+                if match and int(match.group(1)) == have:
+                    mode, start = "ab", have
+            self.resumed_from = start
+            length = response.headers.get("Content-Length")
+            expected = int(length) if length and length.isdigit() else None
+            total = start + expected if expected is not None else None
+            bar = None
+            if self.progress:
+                from tqdm import tqdm
+                bar = tqdm(total=total, initial=start, unit="B", unit_scale=True, unit_divisor=1024,
+                           desc=self.part.name.removesuffix(".part"), file=sys.stderr, leave=False)
+            received = 0
+            try:
+                with open(self.part, mode) as out:
+                    for chunk in response.iter_content(chunk_size=_CHUNK):
+                        out.write(chunk)
+                        received += len(chunk)
+                        if bar is not None:
+                            bar.update(len(chunk))
+            finally:
+                if bar is not None:
+                    bar.close()
+            if expected is not None and received != expected:
+                raise OSError(f"transfer interrupted after {start + received} of {total} bytes "
+                              "(run again to resume)")
+
+
+@contextlib.contextmanager
+def _quiet_pooch() -> Iterator[None]:
+    import pooch
+    logger = pooch.get_logger()
+    level = logger.level
+    logger.setLevel(logging.WARNING)
+    try:
+        yield
+    finally:
+        logger.setLevel(level)
+
+
+def _download_name(url: str) -> str:
+    base = os.path.basename(urllib.parse.urlsplit(url).path) or "download"
+    return f"{hashlib.sha1(url.encode()).hexdigest()[:10]}-{base}"
+
+
+def _reason(exc: BaseException) -> str:
+    """A short human reason for a failed download."""
+    response = getattr(exc, "response", None)
+    if response is not None and getattr(response, "status_code", None):
+        return f"HTTP {response.status_code} {response.reason or ''}".strip()
+    text = str(exc)
+    match = re.search(r"\[Errno -?\d+\] ([^'\")\]]+)", text)
+    if match:
+        return match.group(1).strip()
+    if isinstance(exc, OSError) and exc.strerror:
+        return exc.strerror
+    text = text or type(exc).__name__
+    return text if len(text) <= 240 else text[:237] + "..."
+
+
+def _download(corpus: str, name: str, entry: dict, dest_dir: Path, known: str | None, progress: bool) -> Path:
+    """Download ``entry.url`` into ``dest_dir/.download`` with pooch and return the downloaded (still compressed) file.
+    ``known`` is passed to pooch as ``known_hash`` for uncompressed files, so pooch verifies the transfer."""
+    import pooch
+
+    cache = dest_dir / DOWNLOAD_DIR
+    cache.mkdir(parents=True, exist_ok=True)
+    fname = _download_name(entry["url"])
+    downloader = ResumableDownloader(cache / (fname + ".part"), progress=progress)
+    known_hash = f"sha256:{known}" if known and entry["compression"] is None else None
+    with _quiet_pooch():
+        path = pooch.retrieve(entry["url"], known_hash=known_hash, fname=fname, path=cache,
+                              downloader=downloader, progressbar=progress)
+    return Path(path)
+
+
+def _materialise(download: Path, entry: dict, tmp: Path) -> str:
+    """Write the final file (decompressed / extracted) to ``tmp``; return its sha256."""
+    compression = entry["compression"]
+    if compression is None:  # pooch already verified it when the sum is known; no second copy of a large file
+        os.replace(download, tmp)
+        return sha256_file(tmp)
+    if compression == "gzip":
+        with gzip.open(download, "rb") as src:
+            return _copy_hashing(src, tmp)
+    with tarfile.open(download, "r:*") as archive:
+        try:
+            info = archive.getmember(entry["member"])
+        except KeyError:
+            raise OSError(f"the archive has no member {entry['member']!r}") from None
+        src = archive.extractfile(info)
+        if src is None:
+            raise OSError(f"archive member {entry['member']!r} is not a regular file")
+        with src:
+            return _copy_hashing(src, tmp)
+
+
+# --------------------------------------------------------------------------------------------------------------------
+# the API
+
+def fetch_file(corpus: str, name: str, dest_dir: str | os.PathLike, *, mirror: str | os.PathLike | None,
+               checksums: str | os.PathLike, allow_network: bool = True, accept_licence: bool = False,
+               progress: bool | None = None, registry: dict | str | os.PathLike | None = None) -> Path:
+    """Provide ``dest_dir/name`` for one registry file, verified; return its path.
+
+    ``mirror``: a directory laid out like ../shared/data (or None); ``checksums``: the checksum file consulted for
+    sums the registry does not give and where first downloads record theirs; ``allow_network``: False = never
+    download; ``accept_licence``: needed to download a licence-gated corpus; ``progress``: show a download progress
+    bar (None = when stderr is a terminal); ``registry``: a loaded registry or a registry file (default: packaged).
+    Raises :class:`FetchError` when the file cannot be provided, with what was tried and how to provide it.
+    """
+    registry = _resolve_registry(registry)
+    spec, entry = _entry(registry, corpus, name)
+    label = f"{corpus}/{name}"
+    dest_dir = Path(dest_dir)
+    dest_dir.mkdir(parents=True, exist_ok=True)
+    final = dest_dir / name
+    checksums = Path(checksums)
+    if progress is None:
+        progress = sys.stderr.isatty()
+
+    recorded = read_checksums(checksums).get((corpus, name))
+    expected = entry["sha256"] or recorded
+    if entry["sha256"] and recorded and recorded != entry["sha256"]:
+        log.warning("%s: %s lists sha256 %s for %s, the registry %s; the registry wins",
+                    checksums, label, recorded, label, entry["sha256"])
+
+    def record(sha: str, source: str) -> None:
+        record_checksum(checksums, corpus, name, sha)
+        log.warning("recorded sha256 %s for %s in %s (first fetch, from %s; it is verified from now on - "
+                    "commit that file)", sha, label, checksums, source)
+
+    # 1. already there
+    if final.is_file():
+        if expected is None:
+            log.warning("%s exists but no sha256 is known for %s to verify it; fetching it again", final, label)
+        else:
+            got = sha256_file(final)
+            if got == expected:
+                log.info("%s: reusing verified %s", label, final)
+                return final
+            rejected = final.with_name(final.name + ".rejected")
+            os.replace(final, rejected)  # never leave a file that fails verification under the final name
+            log.warning("%s fails verification (expected %s, got %s): moved to %s; fetching it again",
+                        final, expected, got, rejected)
+
+    # 2. the mirror
+    mirror_path = Path(mirror) / entry["mirror"] if mirror is not None and entry["mirror"] is not None else None
+    if mirror_path is not None and mirror_path.is_file():
+        got = sha256_file(mirror_path)
+        if expected is not None and got != expected:
+            raise _mismatch(expected, got, str(mirror_path))
+        with _temporary_beside(final) as tmp:
+            with open(mirror_path, "rb") as src:
+                copied = _copy_hashing(src, tmp)
+            if copied != got:
+                raise FetchError(f"{mirror_path} changed while it was copied for {label} "
+                                 f"(sha256 {got}, then {copied}); try again")
+            if expected is None:
+                record(copied, str(mirror_path))
+            os.replace(tmp, final)
+        log.info("%s: copied from the mirror %s", label, mirror_path)
+        return final
+
+    # 3. download
+    if mirror is None:
+        looked = "no mirror directory is set (data.mirror)"
+    elif entry["mirror"] is None:
+        looked = f"the registry gives no mirror path for it (mirror directory {mirror})"
+    else:
+        looked = f"not in the mirror (looked for {mirror_path})"
+    if mirror_path is not None:
+        provide = f"put a copy you obtained at {mirror_path}"
+    elif entry["mirror"] is not None:
+        provide = f"set data.mirror to a directory that holds {entry['mirror']}"
+    else:
+        provide = f"put a copy you obtained at {final} (its sha256 is checked)"
+    if spec["licence_gated"] and not accept_licence:
+        flag = spec.get("accept_flag", "accept_licence=True")
+        raise FetchError(
+            f"cannot get {label}: {corpus} is licence-gated ({spec['licence'].strip()}) and is never downloaded "
+            f"without your consent, and {looked}. Read and accept the licence at "
+            f"{spec.get('homepage', entry['url'])}, then either set the config flag `{flag}: true` to let the "
+            f"pipeline download it from {entry['url']}, or {provide}.")
+    if mirror_path is not None:
+        how = "Put the file there, set data.mirror to a directory that has it, or run with network access."
+    else:
+        how = f"{provide[0].upper()}{provide[1:]}, or run with network access."
+    if not allow_network:
+        raise FetchError(f"cannot get {label}: {looked} and downloads are disabled (allow_network=False; "
+                         f"the URL is {entry['url']}). {how}")
+    try:
+        download = _download(corpus, name, entry, dest_dir, expected, progress)
+    except ValueError as exc:
+        match = re.search(r"does not match the known hash: expected \S+ but got ([0-9a-fA-F]+)", str(exc))
+        if match is None:
+            raise FetchError(f"cannot get {label}: the download from {entry['url']} failed ({_reason(exc)}). "
+                             f"{how}") from exc
+        raise _mismatch(expected, match.group(1).lower(), f"{entry['url']} (downloaded)") from None
+    except Exception as exc:  # network, HTTP, file system
+        raise FetchError(f"cannot get {label}: {looked} and the download from {entry['url']} failed "
+                         f"({_reason(exc)}). {how}") from exc
+
+    with _temporary_beside(final) as tmp:
+        try:
+            got = _materialise(download, entry, tmp)
+        except (OSError, EOFError, tarfile.TarError, gzip.BadGzipFile) as exc:
+            download.unlink(missing_ok=True)  # do not reuse a broken download
+            raise FetchError(f"cannot get {label}: the download from {entry['url']} could not be "
+                             f"{'decompressed' if entry['compression'] == 'gzip' else 'read'} ({_reason(exc)}); "
+                             "it was deleted, run again to download it afresh") from exc
+        if expected is not None and got != expected:
+            download.unlink(missing_ok=True)
+            raise _mismatch(expected, got, f"{entry['url']} (downloaded)")
+        if expected is None:
+            record(got, entry["url"])
+        os.replace(tmp, final)
+    log.info("%s: downloaded from %s", label, entry["url"])
+    _clean_download(download, registry[corpus], entry["url"], dest_dir)
+    return final
+
+
+def _clean_download(download: Path, spec: dict, url: str, dest_dir: Path) -> None:
+    """Remove the downloaded file once every registry file that comes from it is in ``dest_dir``."""
+    needed = [n for n, e in spec["files"].items() if e["url"] == url]
+    if all((dest_dir / n).is_file() for n in needed):
+        download.unlink(missing_ok=True)
+        with contextlib.suppress(OSError):
+            download.parent.rmdir()  # only when empty
+
+
+def fetch_corpus(corpus: str, names: list[str] | None, dest_dir: str | os.PathLike, **kwargs) -> dict[str, Path]:
+    """Fetch several files of one corpus (all of them when ``names`` is None) with :func:`fetch_file`; same keyword
+    arguments. Returns ``{name: path}`` in registry order."""
+    registry = _resolve_registry(kwargs.pop("registry", None))
+    if corpus not in registry:
+        raise FetchError(f"unknown corpus {corpus!r}: the registry has {', '.join(sorted(registry))}")
+    wanted = list(registry[corpus]["files"]) if names is None else list(names)
+    for name in wanted:
+        _entry(registry, corpus, name)
+    return {name: fetch_file(corpus, name, dest_dir, registry=registry, **kwargs) for name in wanted}
