@@ -24,7 +24,7 @@ def write_params(tmp_path, preset_overrides, params_overrides=None):
     return tmp_path / "params.yaml"
 
 
-@pytest.mark.parametrize("preset", ["demo", "tiny"])
+@pytest.mark.parametrize("preset", ["demo", "tiny", "small", "paper"])
 def test_shipped_presets_are_valid(preset):
     config = cfg.load_params(ROOT / "params.yaml", preset)
     assert config["preset"] == preset
@@ -88,3 +88,14 @@ def test_table_file_errors_are_config_errors_naming_file_and_row(tmp_path):
     path.write_text(yaml.safe_dump(table))
     with pytest.raises(cfg.ConfigError, match=r"t\.yaml.*row 5.*bsae"):
         cfg.load_table(path)
+
+
+def test_paper_preset_is_the_paper_recipe():
+    config = cfg.load_params(ROOT / "params.yaml", "paper")
+    model, train, prep = config["model"], config["train"], config["prepare"]
+    assert (model["layers"], model["hidden"], model["embed"]) == (4, 1000, 1000)
+    assert (prep["src_vocab"], prep["tgt_vocab"], prep["max_len"]) == (50000, 50000, 50)
+    assert (train["optimizer"], train["lr"], train["epochs"], train["halve_after"]) == ("sgd", 1.0, 10, 5)
+    assert train["dropout_schedule"] == {"epochs": 12, "halve_after": 8}
+    assert (train["batch_size"], train["clip_norm"], train["init_range"]) == (128, 5.0, 0.1)
+    assert cfg.corpus_for_task(config, "en-de")["splits"]["test"] == "newstest2014"
