@@ -13,6 +13,15 @@ min_version("8.0")
 configfile: "params.yaml"
 
 
+# `--config` may only pick the preset: every `nmt` command re-reads params.yaml and the preset itself, so
+# any other override would change what Snakemake tracks but not what the commands do.
+_overrides = set(workflow.config_settings.overwrite_config) - {"preset"}
+if _overrides:
+    raise WorkflowError(
+        f"--config/--configfile may only set `preset` (got {', '.join(sorted(_overrides))}); "
+        "change other settings in params.yaml or in workflow/presets/<preset>.yaml"
+    )
+
 # params.yaml + workflow/presets/{preset}.yaml, validated against nmt/schemas/params.schema.yaml:
 # an unknown key or a wrong type stops the workflow here with a message naming it.
 try:

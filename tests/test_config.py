@@ -1,4 +1,5 @@
 """Configuration: presets merge over params.yaml; bad keys and types fail with a message naming them."""
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -73,10 +74,24 @@ def test_cli_reports_config_errors_without_a_traceback(tmp_path):
     assert "Traceback" not in result.stderr
 
 
-def test_snakemake_rejects_a_bad_key_by_name(tmp_path):
+def test_snakemake_rejects_overrides_other_than_the_preset(tmp_path):
     pytest.importorskip("snakemake")
     result = subprocess.run(["snakemake", "-n", "--cores", "1", "--config", "preset=tiny", "beam_size=3"],
                             cwd=ROOT, capture_output=True, text=True)
+    assert result.returncode != 0
+    assert "may only set `preset` (got beam_size)" in result.stdout + result.stderr
+
+
+def test_snakemake_names_a_bad_key_in_a_preset(tmp_path):
+    pytest.importorskip("snakemake")
+    work = tmp_path / "wf"
+    shutil.copytree(ROOT / "workflow", work / "workflow")
+    shutil.copy2(ROOT / "Snakefile", work / "Snakefile")
+    shutil.copy2(ROOT / "params.yaml", work / "params.yaml")
+    preset = work / "workflow/presets/tiny.yaml"
+    preset.write_text(preset.read_text() + "beam_size: 3\n")
+    result = subprocess.run(["snakemake", "-n", "--cores", "1", "--config", "preset=tiny"],
+                            cwd=work, capture_output=True, text=True)
     assert result.returncode != 0
     assert "Additional properties are not allowed ('beam_size'" in result.stdout + result.stderr
 
