@@ -33,7 +33,7 @@ def cmd_data_prepare(args) -> None:
     from .data.prepare import prepare
     config = _load(args)
     spec = cfg.corpus_for_task(config, args.task)
-    prep = config["prepare"]
+    prep = cfg.prepare_for_task(config, args.task)
     stats = prepare(args.raw, args.out, splits=args.splits, src_lang=spec["src_lang"],
                     tgt_lang=spec["tgt_lang"], max_len=prep["max_len"], src_vocab=prep["src_vocab"],
                     tgt_vocab=prep["tgt_vocab"], tokenize=prep["tokenize"], lowercase=prep.get("lowercase", False))

@@ -119,6 +119,11 @@ def corpus_for_task(config: dict, task: str) -> dict:
     return tasks[task]
 
 
+def prepare_for_task(config: dict, task: str) -> dict:
+    """The preset's `prepare` section with the task's own overrides (data.tasks.{task}.prepare) applied."""
+    return deep_merge(config["prepare"], corpus_for_task(config, task).get("prepare") or {})
+
+
 def fingerprint(obj: Any) -> str:
     """A short stable hash of a JSON-able object (used to rerun jobs when their settings change)."""
     blob = json.dumps(obj, sort_keys=True, separators=(",", ":")).encode()

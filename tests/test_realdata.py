@@ -71,3 +71,37 @@ def test_real_corpus_slice_runs_offline_from_the_mirror(workdir):
     scores = json.loads((workdir / "scores.json").read_text())
     assert scores["n_sentences"] == 20 and scores["ppl"] > 1
     assert "tok:13a" in scores["bleu_detok_signature"]
+
+
+@pytest.mark.skipif(not (SHARED / "opennmt_sample").is_dir() or not (SHARED / "wmt_newstest_ende_tok").is_dir(),
+                    reason="the WMT sample or the newstests are absent from ../shared/data")
+def test_news_task_mixes_corpora_drops_the_empty_pair_and_keeps_the_tokenisation(workdir):
+    common = ["--params", "params.yaml", "--preset", "slice"]
+    got = json.loads(nmt("data", "get", *common, "--task", "en-de-news", "--out", "news", "--offline",
+                         cwd=workdir).stdout)
+    # src-train.txt line 5 is empty in the pinned release: dropped, counted, the rest stays aligned.
+    assert got["train"]["sentences"] == 9999 and got["train"]["dropped_empty_pairs"] == 1
+    assert got["train"]["dropped_empty_first_lines"] == [5]
+    assert got["dev"]["sentences"] == 3000 and got["test"]["sentences"] == 2737
+    assert got["test"]["corpus"] == "wmt_newstest_ende_tok"
+    tgt_raw = (SHARED / "opennmt_sample/tgt-train.txt").read_text(encoding="utf-8").split("\n")
+    assert (workdir / "news/train.tgt").read_text(encoding="utf-8").split("\n")[4] == tgt_raw[5]
+
+    nmt("data", "prepare", *common, "--task", "en-de-news", "--raw", "news", "--out", "news-prep", cwd=workdir)
+    prep = json.loads((workdir / "news-prep/prep.json").read_text())
+    assert prep["tokenize"] == "none" and prep["lowercase"] is False  # the task's prepare overrides
+    test_src = (workdir / "news-prep/test.src").read_text(encoding="utf-8")
+    assert test_src == (SHARED / "wmt_newstest_ende_tok/newstest2014.filtered.tok.en").read_text(encoding="utf-8")
+
+
+@pytest.mark.skipif(not (SHARED / "opennmt_sample").is_dir(), reason="../shared/data/opennmt_sample is absent")
+def test_an_empty_training_line_is_an_error_unless_the_preset_drops_them(tmp_path):
+    from nmt.data.corpus import get_task_corpus
+    from nmt.data.text import CorpusError
+    config = {"preset": "t", "data": {"mirror": str(SHARED), "tasks": {"news": {
+        "corpus": "wmt_opennmt_sample", "src_lang": "en", "tgt_lang": "de",
+        "splits": {s: {"src": "src-val.txt", "tgt": "tgt-val.txt"} for s in ("dev", "test")}
+        | {"train": {"src": "src-train.txt", "tgt": "tgt-train.txt"}}}}}}
+    with pytest.raises(CorpusError, match=r"src-train\.txt:5: empty line"):
+        get_task_corpus(config, "news", tmp_path / "out", downloads=tmp_path / "dl", allow_network=False)
+    assert not (tmp_path / "out" / "stats.json").exists()

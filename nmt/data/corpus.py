@@ -27,31 +27,57 @@ def get_task_corpus(config: dict, task: str, out_dir: str | Path, *, root: str |
     return _registry_corpus(config, spec, out_dir, Path(root), Path(downloads), allow_network)
 
 
+def split_sources(spec: dict) -> dict[str, tuple[str, str, str]]:
+    """{split: (corpus, src file, tgt file)} for a registry task: a split is a file stem of the task's corpus
+    (STEM.SRC_LANG / STEM.TGT_LANG) or an explicit {corpus, src, tgt} (other names, or another corpus)."""
+    from ..config import ConfigError
+    splits = spec.get("splits") or {}
+    missing = [s for s in ("train", "dev", "test") if s not in splits]
+    if missing:
+        raise ConfigError(f"corpus {spec['corpus']!r}: data.tasks.*.splits lacks {', '.join(missing)}")
+    sources = {}
+    for split, source in splits.items():
+        if isinstance(source, str):
+            sources[split] = (spec["corpus"], f"{source}.{spec['src_lang']}", f"{source}.{spec['tgt_lang']}")
+        else:
+            sources[split] = (source.get("corpus", spec["corpus"]), source["src"], source["tgt"])
+    return sources
+
+
+def _drop_empty_pairs(src: list[str], tgt: list[str]) -> tuple[list[str], list[str], list[int]]:
+    """Pairs with a side that has no tokens removed; returns the 1-based line numbers dropped."""
+    dropped = [i + 1 for i, (s, t) in enumerate(zip(src, tgt)) if not s.strip() or not t.strip()]
+    gone = set(dropped)
+    keep = [i for i in range(len(src)) if i + 1 not in gone]
+    return [src[i] for i in keep], [tgt[i] for i in keep], dropped
+
+
 def _registry_corpus(config: dict, spec: dict, out_dir: Path, root: Path, downloads: Path,
                      allow_network: bool) -> dict:
     from .fetch import DEFAULT_CHECKSUMS, fetch_file
     data = config["data"]
     mirror = root / data["mirror"] if data.get("mirror") else None
-    splits = spec.get("splits") or {}
-    missing = [s for s in ("train", "dev", "test") if s not in splits]
-    if missing:
-        from ..config import ConfigError
-        raise ConfigError(f"corpus {spec['corpus']!r}: data.tasks.*.splits lacks {', '.join(missing)}")
     summary = {"corpus": spec["corpus"], "mirror": data.get("mirror"), "splits": {}, "files": {}}
-    for split, stem in splits.items():
+    for split, (corpus, src_name, tgt_name) in split_sources(spec).items():
         paths = []
-        for lang in (spec["src_lang"], spec["tgt_lang"]):
-            name = f"{stem}.{lang}"
-            paths.append(fetch_file(spec["corpus"], name, downloads / spec["corpus"], mirror=mirror,
+        for name in (src_name, tgt_name):
+            paths.append(fetch_file(corpus, name, downloads / corpus, mirror=mirror,
                                     checksums=DEFAULT_CHECKSUMS, allow_network=allow_network,
                                     accept_licence=data.get("accept_rwth_licence", False)))
-            summary["files"][name] = str(paths[-1])
-        src, tgt = read_parallel(*paths)
+            summary["files"][f"{corpus}/{name}"] = str(paths[-1])
+        # Empty lines are an error (file:line) except where the preset says the training data has some to drop.
+        lenient = split == "train" and spec.get("drop_empty_train", False)
+        src, tgt = read_parallel(*paths, allow_empty_src=lenient, allow_empty_tgt=lenient)
+        dropped = []
+        if lenient:
+            src, tgt, dropped = _drop_empty_pairs(src, tgt)
         if split == "train" and spec.get("max_train"):
             src, tgt = src[: spec["max_train"]], tgt[: spec["max_train"]]
         write_lines_atomic(out_dir / f"{split}.src", src)
         write_lines_atomic(out_dir / f"{split}.tgt", tgt)
-        summary["splits"][split] = {"file_stem": stem, "sentences": len(src),
+        summary["splits"][split] = {"corpus": corpus, "src_file": src_name, "tgt_file": tgt_name,
+                                    "sentences": len(src), "dropped_empty_pairs": len(dropped),
+                                    "dropped_empty_first_lines": dropped[:20],
                                     "src_tokens": sum(len(s.split()) for s in src),
                                     "tgt_tokens": sum(len(t.split()) for t in tgt)}
     write_text_atomic(out_dir / "stats.json", json.dumps(summary, indent=2, sort_keys=True) + "\n")

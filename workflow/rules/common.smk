@@ -5,7 +5,9 @@ def system_fingerprint(wildcards):
     """Changes whenever the system's resolved settings change, so Snakemake retrains it."""
     table = SYSTEMS[wildcards.pair][wildcards.system]
     resolved = nmtcfg.system_config(config, TABLES[table], wildcards.system, table)
-    return nmtcfg.fingerprint({k: resolved[k] for k in ("model", "train", "prepare")})
+    settings = {k: resolved[k] for k in ("model", "train")}
+    settings["prepare"] = nmtcfg.prepare_for_task(resolved, wildcards.pair)
+    return nmtcfg.fingerprint(settings)
 
 
 def table_of(wildcards):

@@ -25,7 +25,7 @@ rule prepare:
         "data/{preset}/{pair}/prepared/vocab.tgt",
         prep="data/{preset}/{pair}/prepared/prep.json",
     params:
-        settings=lambda wc: nmtcfg.fingerprint(config["prepare"]),
+        settings=lambda wc: nmtcfg.fingerprint(nmtcfg.prepare_for_task(config, wc.pair)),
     log:
         "logs/{preset}/{pair}/prepare.log",
     shell:
