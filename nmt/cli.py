@@ -8,7 +8,7 @@ from pathlib import Path
 
 from . import config as cfg
 from .data.fetch import FetchError
-from .data.text import CorpusError
+from .data.text import CorpusError, write_text_atomic
 
 
 def _add_config_args(p: argparse.ArgumentParser) -> None:
@@ -29,6 +29,28 @@ def cmd_data_get(args) -> None:
     print(json.dumps(summary["splits"], sort_keys=True))
 
 
+def cmd_data_list(args) -> None:
+    """The registry: every corpus, its files, where a mirror keeps them, and its licence."""
+    from .data.fetch import load_registry
+    for name, spec in load_registry().items():
+        gated = " [licence-gated]" if spec["licence_gated"] else ""
+        print(f"{name}{gated}: {' '.join(spec['description'].split())}")
+        print(f"  licence: {' '.join(spec['licence'].split())}")
+        for fname, entry in spec["files"].items():
+            source = f"sacreBLEU {entry['sacrebleu']['testset']}" if "sacrebleu" in entry else entry["url"]
+            print(f"  {fname:<34} mirror: {entry['mirror'] or '-':<48} from: {source}")
+
+
+def cmd_data_fetch(args) -> None:
+    """Fetch registry files into a directory (e.g. to fill a mirror, or to get the raw WMT newstests)."""
+    from .data.fetch import DEFAULT_CHECKSUMS, fetch_corpus
+    dest = Path(args.dest) if args.dest else Path(args.downloads) / args.corpus
+    paths = fetch_corpus(args.corpus, args.files or None, dest, mirror=args.mirror, checksums=DEFAULT_CHECKSUMS,
+                         allow_network=not args.offline, accept_licence=args.accept_licence)
+    for path in paths.values():
+        print(path)
+
+
 def cmd_data_prepare(args) -> None:
     from .data.prepare import prepare
     config = _load(args)
@@ -39,6 +61,39 @@ def cmd_data_prepare(args) -> None:
                     tgt_vocab=prep["tgt_vocab"], tokenize=prep["tokenize"], lowercase=prep.get("lowercase", False))
     print(json.dumps({"src_vocab": stats["src_vocab"], "tgt_vocab": stats["tgt_vocab"],
                       "train_dropped_by_length": stats["train_dropped_by_length"]}))
+
+
+# -- cost -----------------------------------------------------------------------------------------------------
+def _data_root(args, config: dict) -> Path:
+    return Path(args.data) if args.data else Path("data") / config["preset"]
+
+
+def cmd_bench_train(args) -> None:
+    from .estimate import bench_train
+    from .train import pick_device, set_threads
+    config = _load(args)
+    set_threads(args.threads)
+    result = bench_train(config, Path(args.params).parent, _data_root(args, config), updates=args.updates,
+                         warmup=args.warmup, device=pick_device(args.device),
+                         progress=lambda m: print(m, file=sys.stderr))
+    out = Path(args.out) if args.out else Path("benchmarks") / f"throughput-{config['preset']}-{result['device_type']}.json"
+    out.parent.mkdir(parents=True, exist_ok=True)
+    write_text_atomic(out, json.dumps(result, indent=2, sort_keys=True) + "\n")
+    print(out)
+
+
+def cmd_estimate(args) -> None:
+    from .estimate import estimate, format_estimate
+    config = _load(args)
+    try:
+        bench = json.loads(Path(args.throughput).read_text(encoding="utf-8"))
+    except (OSError, ValueError) as err:
+        raise cfg.ConfigError(f"{args.throughput}: cannot read the throughput file ({err}); "
+                              "write it with `nmt bench train`") from None
+    result = estimate(config, Path(args.params).parent, _data_root(args, config), bench)
+    print(format_estimate(result))
+    if args.json:
+        write_text_atomic(Path(args.json), json.dumps(result, indent=2, sort_keys=True) + "\n")
 
 
 # -- systems --------------------------------------------------------------------------------------------------
@@ -122,7 +177,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="nmt", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
 
-    data = sub.add_parser("data", help="corpora: generate, prepare").add_subparsers(dest="data_command", required=True)
+    data = sub.add_parser("data", help="corpora: list, fetch, get, prepare").add_subparsers(dest="data_command", required=True)
     p = data.add_parser("get", help="the raw corpus of a task: generated (synth) or fetched and verified")
     _add_config_args(p)
     p.add_argument("--task", required=True, help="the table task (e.g. en-de); the preset names its corpus")
@@ -130,6 +185,18 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--downloads", default="data/downloads", help="where fetched files are kept (default: %(default)s)")
     p.add_argument("--offline", action="store_true", help="use only the mirror and earlier downloads")
     p.set_defaults(func=cmd_data_get)
+    p = data.add_parser("list", help="the corpus registry: corpora, files, mirror paths, licences")
+    p.set_defaults(func=cmd_data_list)
+    p = data.add_parser("fetch", help="fetch files of a registry corpus, verified by sha256 (mirror first)")
+    p.add_argument("corpus", help="a corpus of the registry (`nmt data list`)")
+    p.add_argument("files", nargs="*", help="file names (default: all of the corpus)")
+    p.add_argument("--dest", help="destination directory (default: DOWNLOADS/CORPUS)")
+    p.add_argument("--downloads", default="data/downloads", help="default: %(default)s")
+    p.add_argument("--mirror", help="a directory laid out like ../shared/data, consulted before the network")
+    p.add_argument("--offline", action="store_true", help="never download")
+    p.add_argument("--accept-licence", action="store_true",
+                   help="you read and accepted the licence of a licence-gated corpus (RWTH gold alignments)")
+    p.set_defaults(func=cmd_data_fetch)
     p = data.add_parser("prepare", help="tokenise, length-filter, build vocabularies, binarise")
     _add_config_args(p)
     p.add_argument("--task", required=True)
@@ -137,6 +204,24 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--out", required=True)
     p.add_argument("--splits", nargs="+", default=["train", "dev", "test"])
     p.set_defaults(func=cmd_data_prepare)
+
+    bench = sub.add_parser("bench", help="measurements of this code's speed").add_subparsers(
+        dest="bench_command", required=True)
+    p = bench.add_parser("train", help="training throughput of each distinct model of the preset (for nmt estimate)")
+    _add_config_args(p)
+    p.add_argument("--data", help="prepared data root, for real sizes (default: data/PRESET)")
+    p.add_argument("--updates", type=int, default=20, help="timed updates per model (default: %(default)s)")
+    p.add_argument("--warmup", type=int, default=3, help="untimed updates first (default: %(default)s)")
+    p.add_argument("--device", help="cpu or cuda (default: cuda when available)")
+    p.add_argument("--threads", type=int, default=None, help="CPU threads (default: torch's)")
+    p.add_argument("--out", help="JSON file (default: benchmarks/throughput-PRESET-DEVICE.json)")
+    p.set_defaults(func=cmd_bench_train)
+    p = sub.add_parser("estimate", help="device-hours to train every system of the preset, from measured throughput")
+    _add_config_args(p)
+    p.add_argument("--throughput", required=True, help="the JSON file `nmt bench train` wrote")
+    p.add_argument("--data", help="prepared data root, for real sizes (default: data/PRESET)")
+    p.add_argument("--json", help="also write the estimate as JSON")
+    p.set_defaults(func=cmd_estimate)
 
     p = sub.add_parser("systems", help="list the systems the preset's tables train")
     _add_config_args(p)

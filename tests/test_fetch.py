@@ -525,3 +525,105 @@ def test_real_rwth_entry_refuses_without_acceptance(tmp_path):
     with pytest.raises(FetchError, match=r"licence-gated .*`data.accept_rwth_licence: true`"):
         fetch_file("rwth_de_en_gold", "de", tmp_path / "dest", mirror=tmp_path, checksums=tmp_path / "c.tsv")
     assert final_names(tmp_path / "dest") == []
+
+
+# ------------------------------------------------------------------------------------------------------------------
+# raw WMT test sets through sacreBLEU's own loader
+
+def test_registry_sacrebleu_entries_name_real_sacrebleu_test_sets():
+    from sacrebleu.dataset import DATASETS
+    raw = load_registry()["wmt_newstest_raw"]["files"]
+    assert {f"newstest{y}-ende.{l}" for y in (2012, 2013, 2014, 2015) for l in ("en", "de")} <= set(raw)
+    assert {"newstest2015-deen.de", "newstest2015-deen.en"} <= set(raw)
+    for name, entry in raw.items():
+        sb = entry["sacrebleu"]
+        dataset = DATASETS[sb["testset"]]
+        assert sb["langpair"] in dataset.langpairs, name
+        assert entry["url"] in dataset.data, name  # the registry names the archive sacreBLEU downloads
+        src_lang, tgt_lang = sb["langpair"].split("-")
+        assert name.endswith("." + (src_lang if sb["side"] == "src" else tgt_lang)), name
+
+
+SGML_SRC = ('<srcset setid="newstest2015" srclang="any">\n<doc sysid="ref" docid="d1" genre="news" origlang="en">\n'
+            '<seg id="1">A first sentence.</seg>\n<seg id="2">"Quoted" & more.</seg>\n</doc>\n</srcset>\n')
+SGML_REF = ('<refset setid="newstest2015" srclang="any">\n<doc sysid="ref" docid="d1" genre="news" origlang="en">\n'
+            '<seg id="1">Ein erster Satz.</seg>\n<seg id="2">"Zitiert" & mehr.</seg>\n</doc>\n</refset>\n')
+
+
+@pytest.fixture
+def fake_wmt15(tmp_path, monkeypatch):
+    """sacreBLEU's real loader, pointed at a local archive laid out like WMT's (no network)."""
+    import copy
+
+    from sacrebleu.dataset import DATASETS
+    archive = tmp_path / "upstream" / "test.tgz"
+    archive.parent.mkdir()
+    with tarfile.open(archive, "w:gz") as tar:
+        for member, text in (("test/newstest2015-ende-src.en.sgm", SGML_SRC),
+                             ("test/newstest2015-ende-ref.de.sgm", SGML_REF)):
+            data = text.encode()
+            info = tarfile.TarInfo(member)
+            info.size = len(data)
+            tar.addfile(info, io.BytesIO(data))
+    dataset = copy.copy(DATASETS["wmt15"])
+    dataset.data = [archive.as_uri()]
+    dataset.md5 = [hashlib.md5(archive.read_bytes()).hexdigest()]
+    dataset.langpairs = {"en-de": ["test/newstest2015-ende-src.en.sgm", "test/newstest2015-ende-ref.de.sgm"]}
+    monkeypatch.setitem(DATASETS, "wmt15", dataset)
+    registry = write_registry(tmp_path / "corpora.yaml", {"raw": corpus({
+        f"nt15.{lang}": {"url": archive.as_uri(), "mirror": f"raw/nt15.{lang}", "sha256": None,
+                         "sacrebleu": {"testset": "wmt15", "langpair": "en-de", "side": side}}
+        for lang, side in (("en", "src"), ("de", "ref"))})})
+    return archive, dataset, registry
+
+
+def test_sacrebleu_test_set_is_extracted_recorded_then_verified(tmp_path, fake_wmt15):
+    archive, _, registry = fake_wmt15
+    sums = tmp_path / "sums.tsv"
+    kwargs = dict(mirror=None, checksums=sums, registry=registry)
+    ref = fetch_file("raw", "nt15.de", tmp_path / "dest", **kwargs)
+    src = fetch_file("raw", "nt15.en", tmp_path / "dest", **kwargs)
+    # sacreBLEU's extraction: the segment text of WMT's (fake, unescaped) SGML, one per line
+    assert src.read_text(encoding="utf-8") == 'A first sentence.\n"Quoted" & more.\n'
+    assert ref.read_text(encoding="utf-8") == 'Ein erster Satz.\n"Zitiert" & mehr.\n'
+    assert read_checksums(sums)[("raw", "nt15.de")] == sha256_file(ref)  # recorded by the first fetch
+    # Later fetches verify against the recorded sum: a tampered copy is replaced, not used.
+    ref.write_text("Ein erster Satz.\n", encoding="utf-8")
+    again = fetch_file("raw", "nt15.de", tmp_path / "dest", **kwargs)
+    assert again.read_text(encoding="utf-8") == 'Ein erster Satz.\n"Zitiert" & mehr.\n'
+
+
+def test_sacrebleu_archive_that_fails_its_md5_is_rejected(tmp_path, fake_wmt15):
+    _, dataset, registry = fake_wmt15
+    dataset.md5 = ["0" * 32]
+    with pytest.raises(FetchError, match="sacreBLEU rejected the download"):
+        fetch_file("raw", "nt15.en", tmp_path / "dest", mirror=None, checksums=tmp_path / "s.tsv", registry=registry)
+    assert final_names(tmp_path / "dest") == []
+    assert not list((tmp_path / "dest" / ".download").rglob("*.tgz"))  # the rejected archive is not kept
+
+
+def test_sacrebleu_test_set_offline_without_mirror_says_how_to_provide_it(tmp_path, fake_wmt15):
+    _, _, registry = fake_wmt15
+    with pytest.raises(FetchError) as err:
+        fetch_file("raw", "nt15.en", tmp_path / "dest", mirror=tmp_path / "mirror", checksums=tmp_path / "s.tsv",
+                   registry=registry, allow_network=False)
+    message = str(err.value)
+    assert "raw/nt15.en" in message and "downloads are disabled" in message
+    assert str(tmp_path / "mirror" / "raw" / "nt15.en") in message
+
+
+@needs_shared
+def test_data_fetch_and_list_commands(tmp_path, capsys):
+    from nmt.cli import main
+    assert main(["data", "fetch", "multi30k", "val.en", "val.de", "--mirror", str(SHARED), "--offline",
+                 "--dest", str(tmp_path / "m30k")]) == 0
+    assert capsys.readouterr().out.split() == [str(tmp_path / "m30k" / "val.en"), str(tmp_path / "m30k" / "val.de")]
+    assert (tmp_path / "m30k" / "val.de").read_bytes() == (SHARED / "multi30k/raw/val.de").read_bytes()
+    # offline, no mirror: exit status 2 and one line that says what is missing and how to provide it
+    assert main(["data", "fetch", "wmt_newstest_raw", "newstest2015-ende.en", "--offline",
+                 "--dest", str(tmp_path / "raw")]) == 2
+    err = capsys.readouterr().err
+    assert "wmt_newstest_raw/newstest2015-ende.en" in err and "data.mirror" in err
+    assert main(["data", "list"]) == 0
+    listing = capsys.readouterr().out
+    assert "rwth_de_en_gold [licence-gated]" in listing and "sacreBLEU wmt15" in listing

@@ -47,7 +47,8 @@ _SHA256 = re.compile(r"^[0-9a-f]{64}$")
 _CORPUS_KEYS_REQUIRED = {"description", "licence", "languages", "files"}
 _CORPUS_KEYS_OPTIONAL = {"licence_gated", "accept_flag", "homepage", "citation", "notes"}
 _FILE_KEYS_REQUIRED = {"url", "mirror", "sha256"}
-_FILE_KEYS_OPTIONAL = {"compression", "member", "encoding", "lines", "notes"}
+_FILE_KEYS_OPTIONAL = {"compression", "member", "encoding", "lines", "notes", "sacrebleu"}
+_SACREBLEU_KEYS = {"testset", "langpair", "side"}
 _COMPRESSIONS = {None, "gzip", "tar.gz", "tar"}
 _URL_SCHEMES = {"http", "https", "ftp", "file"}
 _CHUNK = 1 << 16
@@ -87,6 +88,19 @@ def _check_relative(value: Any, where: str, what: str) -> None:
                          "(no leading '/', no '..', no empty parts)")
 
 
+def _validate_sacrebleu(where: str, entry: dict) -> None:
+    """``sacrebleu: {testset, langpair, side}``: the file is made by sacreBLEU's own test-set loader (which verifies
+    the upstream archive by md5 and extracts the plain text from the SGML); ``url`` names that archive."""
+    sb = entry["sacrebleu"]
+    if not isinstance(sb, dict) or set(sb) != _SACREBLEU_KEYS:
+        raise ValueError(f"{where}: sacrebleu must be a mapping with exactly {', '.join(sorted(_SACREBLEU_KEYS))}, "
+                         f"got {sb!r}")
+    if sb["side"] not in ("src", "ref"):
+        raise ValueError(f"{where}: sacrebleu.side must be src or ref, got {sb['side']!r}")
+    if entry.get("compression") is not None:
+        raise ValueError(f"{where}: a sacrebleu file takes no compression (sacreBLEU extracts it)")
+
+
 def _validate_file(where: str, entry: Any) -> dict:
     if not isinstance(entry, dict):
         raise ValueError(f"{where}: expected a mapping with url, mirror and sha256, got {type(entry).__name__}")
@@ -107,6 +121,8 @@ def _validate_file(where: str, entry: Any) -> dict:
     sha = entry["sha256"]
     if sha is not None and not (isinstance(sha, str) and _SHA256.match(sha)):
         raise ValueError(f"{where}: sha256 {sha!r} is not 64 lowercase hex digits (or null)")
+    if "sacrebleu" in entry:
+        _validate_sacrebleu(where, entry)
     compression = entry.get("compression")
     if compression not in _COMPRESSIONS:
         raise ValueError(f"{where}: compression {compression!r} is not one of null, gzip, tar.gz, tar")
@@ -427,6 +443,37 @@ def _download(corpus: str, name: str, entry: dict, dest_dir: Path, known: str | 
     return Path(path)
 
 
+def _download_sacrebleu(entry: dict, dest_dir: Path) -> Path:
+    """Have sacreBLEU's test-set loader download (md5-verified) and extract one side of a test set, inside
+    ``dest_dir/.download/sacrebleu`` rather than ~/.sacrebleu, and return the plain-text file it wrote."""
+    import copy
+
+    from sacrebleu.dataset import DATASETS
+
+    sb = entry["sacrebleu"]
+    if sb["testset"] not in DATASETS:
+        raise ValueError(f"sacreBLEU {_sacrebleu_version()} has no test set {sb['testset']!r}")
+    dataset = copy.copy(DATASETS[sb["testset"]])
+    if sb["langpair"] not in dataset.langpairs:
+        raise ValueError(f"sacreBLEU test set {sb['testset']} has no language pair {sb['langpair']}")
+    dataset._outdir = str(dest_dir / DOWNLOAD_DIR / "sacrebleu" / dataset.name)
+    dataset._rawdir = os.path.join(dataset._outdir, "raw")
+    try:
+        dataset.process_to_text(sb["langpair"])
+    except SystemExit:  # sacreBLEU exits on an md5 mismatch or an SSL error after logging why
+        shutil.rmtree(dataset._rawdir, ignore_errors=True)  # never reuse a rejected archive
+        raise OSError("sacreBLEU rejected the download (md5 mismatch or SSL error; its log above says which); "
+                      "the archive was deleted") from None
+    if sb["side"] == "src":
+        return Path(dataset.get_source_file(sb["langpair"]))
+    return Path(dataset.get_reference_files(sb["langpair"])[0])
+
+
+def _sacrebleu_version() -> str:
+    import sacrebleu
+    return sacrebleu.__version__
+
+
 def _materialise(download: Path, entry: dict, tmp: Path) -> str:
     """Write the final file (decompressed / extracted) to ``tmp``; return its sha256."""
     compression = entry["compression"]
@@ -543,7 +590,10 @@ def fetch_file(corpus: str, name: str, dest_dir: str | os.PathLike, *, mirror: s
         raise FetchError(f"cannot get {label}: {looked} and downloads are disabled (allow_network=False; "
                          f"the URL is {entry['url']}). {how}")
     try:
-        download = _download(corpus, name, entry, dest_dir, expected, progress)
+        if "sacrebleu" in entry:
+            download = _download_sacrebleu(entry, dest_dir)
+        else:
+            download = _download(corpus, name, entry, dest_dir, expected, progress)
     except ValueError as exc:
         match = re.search(r"does not match the known hash: expected \S+ but got ([0-9a-fA-F]+)", str(exc))
         if match is None:

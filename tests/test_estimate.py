@@ -1,0 +1,101 @@
+"""`nmt bench train` and `nmt estimate`: the arithmetic against a hand computation, where sizes come from, stale
+measurements refused, and the commands end to end on the tiny preset."""
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import torch
+
+from nmt import config as cfg
+from nmt.estimate import estimate, measure_throughput, preset_systems, training_size
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def tiny_config(**task_extra):
+    config = cfg.load_params(ROOT / "params.yaml", "tiny")
+    config["data"]["tasks"]["en-de"].update(task_extra)
+    return config
+
+
+def write_prep(data_root: Path, sentences: int, tgt_tokens: int, src_vocab=104, tgt_vocab=108):
+    prep = data_root / "en-de" / "prepared" / "prep.json"
+    prep.parent.mkdir(parents=True)
+    prep.write_text(json.dumps({"src_vocab": src_vocab, "tgt_vocab": tgt_vocab, "splits": {
+        "train": {"sentences": sentences, "tgt_tokens": tgt_tokens}}}))
+
+
+def test_hours_are_epochs_times_tokens_over_measured_throughput(tmp_path):
+    config = tiny_config()
+    write_prep(tmp_path, sentences=1000, tgt_tokens=9000)
+    systems = preset_systems(config, ROOT, tmp_path)
+    bench = {"preset": "tiny", "device": "test", "device_type": "cuda", "torch": "x", "date": "d",
+             "measurements": {s["key"]: {"tgt_tokens_per_s": 2.5} for s in systems}}
+    result = estimate(config, ROOT, tmp_path, bench)
+    assert result["systems"] == 5 == len(result["rows"])
+    for row, system in zip(result["rows"], systems):
+        # 9000 words + one </s> for each of the 1000 sentences, at 2.5 tokens/s
+        assert row["tgt_tokens_per_epoch"] == 10_000
+        assert row["hours"] == pytest.approx(system["epochs"] * 10_000 / 2.5 / 3600)
+    assert result["total_hours"] == pytest.approx(sum(r["hours"] for r in result["rows"]))
+
+
+def test_systems_that_differ_only_in_reversal_share_a_measurement(tmp_path):
+    write_prep(tmp_path, 10, 100)
+    keys = {s["system"]: s["key"] for s in preset_systems(tiny_config(), ROOT, tmp_path)}
+    assert keys["base"] == keys["base_reverse"]
+    assert len({keys["base"], keys["base_reverse_dropout"], keys["global_location"],
+                keys["global_location_feed"]}) == 4
+
+
+def test_size_comes_from_the_preset_until_the_data_is_prepared(tmp_path):
+    with pytest.raises(cfg.ConfigError, match=r"no training-data size.*data\.tasks\.en-de\.size"):
+        training_size(tiny_config(), "en-de", tmp_path)
+    size = training_size(tiny_config(size={"train_pairs": 7, "train_tgt_words": 70, "source": "a paper"}),
+                         "en-de", tmp_path)
+    assert (size["pairs"], size["tgt_words"]) == (7, 70) and "a paper" in size["source"]
+    assert size["tgt_vocab"] == cfg.load_params(ROOT / "params.yaml", "tiny")["prepare"]["tgt_vocab"] + 4
+    write_prep(tmp_path, 10, 100)
+    assert training_size(tiny_config(), "en-de", tmp_path)["pairs"] == 10
+
+
+def test_a_measurement_of_another_model_is_refused(tmp_path):
+    write_prep(tmp_path, 10, 100)
+    config = tiny_config()
+    bench = {"preset": "tiny", "device": "t", "device_type": "cpu", "torch": "x", "date": "d",
+             "measurements": {s["key"]: {"tgt_tokens_per_s": 1.0} for s in preset_systems(config, ROOT, tmp_path)}}
+    config["model"]["hidden"] *= 2
+    with pytest.raises(cfg.ConfigError, match="changed since the throughput was measured"):
+        estimate(config, ROOT, tmp_path, bench)
+    with pytest.raises(cfg.ConfigError, match="measured for preset 'tiny', not 'demo'"):
+        estimate(cfg.load_params(ROOT / "params.yaml", "demo"), ROOT, tmp_path, bench)
+
+
+def test_throughput_is_measured_with_real_training_updates():
+    model = {"layers": 1, "hidden": 8, "embed": 8, "dropout": 0.0, "reverse": False, "attention": "global",
+             "score": "general", "input_feed": True, "max_src_len": 12}
+    train = {"optimizer": "adam", "lr": 0.01, "batch_size": 4, "clip_norm": 5.0, "init_range": 0.1}
+    result = measure_throughput(model, train, 20, 30, 6, updates=3, warmup=1, device=torch.device("cpu"))
+    assert result["updates"] == 3 and result["seconds"] > 0
+    assert result["tgt_tokens_per_s"] == pytest.approx(3 * 4 * 6 / result["seconds"])
+
+
+def test_bench_and_estimate_commands_end_to_end(tmp_path):
+    write_prep(tmp_path / "data", 100, 800)
+    bench = tmp_path / "tp.json"
+
+    def nmt(*args):
+        done = subprocess.run([sys.executable, "-m", "nmt.cli", *args, "--params", str(ROOT / "params.yaml"),
+                               "--preset", "tiny", "--data", str(tmp_path / "data")],
+                              capture_output=True, text=True, cwd=ROOT)
+        assert done.returncode == 0, done.stderr
+        return done.stdout
+
+    nmt("bench", "train", "--updates", "2", "--warmup", "1", "--threads", "1", "--device", "cpu", "--out", str(bench))
+    measured = json.loads(bench.read_text())
+    assert measured["device_type"] == "cpu" and len(measured["measurements"]) == 4
+    out = nmt("estimate", "--throughput", str(bench), "--json", str(tmp_path / "est.json"))
+    assert "preset tiny: 5 systems to train" in out and "CPU-hours" in out and "nmt bench train" in out
+    assert len(json.loads((tmp_path / "est.json").read_text())["rows"]) == 5
