@@ -47,8 +47,8 @@ def training_size(config: dict, task: str, data_root: str | Path | None) -> dict
         where = f" ({prep_path} does not exist)" if prep_path is not None else ""
         raise cfg.ConfigError(
             f"preset {config['preset']!r}, task {task}: no training-data size to estimate from{where}. Prepare the data "
-            f"first (snakemake --cores all --config preset={config['preset']} data/{config['preset']}/{task}/prepared/"
-            f"prep.json) or give "
+            f"first (snakemake --cores all data/{config['preset']}/{task}/prepared/prep.json "
+            f"--config preset={config['preset']}) or give "
             f"data.tasks.{task}.size (train_pairs, train_tgt_words, source)")
     prep = cfg.prepare_for_task(config, task)
     return {"pairs": size["train_pairs"], "tgt_words": size["train_tgt_words"],
