@@ -133,6 +133,8 @@ def test_input_feeding_matches_naive_decoder_loop(score):
     {"attention": "none", "input_feed": False},
     {"attention": "global", "score": "dot", "input_feed": False},
     {"attention": "global", "score": "location", "input_feed": True, "reverse": True},
+    {"attention": "local-m", "score": "general", "input_feed": False, "reverse": True, "window": 1},
+    {"attention": "local-p", "score": "dot", "input_feed": True, "reverse": True, "window": 2},
 ])
 def test_step_by_step_equals_teacher_forcing(overrides):
     torch.manual_seed(3)

@@ -34,7 +34,7 @@ def test_hours_are_epochs_times_tokens_over_measured_throughput(tmp_path):
     bench = {"preset": "tiny", "device": "test", "device_type": "cuda", "torch": "x", "date": "d",
              "measurements": {s["key"]: {"tgt_tokens_per_s": 2.5} for s in systems}}
     result = estimate(config, ROOT, tmp_path, bench)
-    assert result["systems"] == 5 == len(result["rows"])
+    assert result["systems"] == 6 == len(result["rows"])
     for row, system in zip(result["rows"], systems):
         # 9000 words + one </s> for each of the 1000 sentences, at 2.5 tokens/s
         assert row["tgt_tokens_per_epoch"] == 10_000
@@ -47,7 +47,7 @@ def test_systems_that_differ_only_in_reversal_share_a_measurement(tmp_path):
     keys = {s["system"]: s["key"] for s in preset_systems(tiny_config(), ROOT, tmp_path)}
     assert keys["base"] == keys["base_reverse"]
     assert len({keys["base"], keys["base_reverse_dropout"], keys["global_location"],
-                keys["global_location_feed"]}) == 4
+                keys["global_location_feed"], keys["local_p_general_feed"]}) == 5
 
 
 def test_size_comes_from_the_preset_until_the_data_is_prepared(tmp_path):
@@ -95,7 +95,7 @@ def test_bench_and_estimate_commands_end_to_end(tmp_path):
 
     nmt("bench", "train", "--updates", "2", "--warmup", "1", "--threads", "1", "--device", "cpu", "--out", str(bench))
     measured = json.loads(bench.read_text())
-    assert measured["device_type"] == "cpu" and len(measured["measurements"]) == 4
+    assert measured["device_type"] == "cpu" and len(measured["measurements"]) == 5
     out = nmt("estimate", "--throughput", str(bench), "--json", str(tmp_path / "est.json"))
-    assert "preset tiny: 5 systems to train" in out and "CPU-hours" in out and "nmt bench train" in out
-    assert len(json.loads((tmp_path / "est.json").read_text())["rows"]) == 5
+    assert "preset tiny: 6 systems to train" in out and "CPU-hours" in out and "nmt bench train" in out
+    assert len(json.loads((tmp_path / "est.json").read_text())["rows"]) == 6

@@ -12,6 +12,7 @@ CONFIGS = [
     {"attention": "none", "input_feed": False, "reverse": True},
     {"attention": "global", "score": "general", "input_feed": True, "reverse": False},
     {"attention": "global", "score": "location", "input_feed": False, "reverse": True},
+    {"attention": "local-p", "score": "general", "input_feed": True, "reverse": True, "window": 2},
 ]
 
 

@@ -60,8 +60,9 @@ class GlobalAttention(nn.Module):
         return torch.cat([logits, filler], dim=-1)
 
     def forward(self, query: torch.Tensor, memory: torch.Tensor, keys: torch.Tensor | None,
-                mask: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-        """query [B, T, H], memory [B, S, H], mask [B, S] (True = a real source word).
+                mask: torch.Tensor, steps: torch.Tensor | None = None) -> tuple[torch.Tensor, torch.Tensor]:
+        """query [B, T, H], memory [B, S, H], mask [B, S] (True = a real source word); `steps` (the target
+        positions) only matters to local attention.
 
         Returns htilde [B, T, H] and the attention weights [B, T, S].
         """

@@ -1,4 +1,4 @@
-"""The stacked-LSTM encoder-decoder of Luong et al. (2015), with or without global attention.
+"""The stacked-LSTM encoder-decoder of Luong et al. (2015): no attention, global or local attention.
 
 - Encoder and decoder: L-layer LSTMs; dropout on the non-recurrent connections (embeddings, between layers,
   before the softmax), as in Zaremba et al. (2015).
@@ -18,6 +18,7 @@ from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
 
 from ..data.vocab import PAD_ID
 from .attention import GlobalAttention
+from .local_attention import LocalAttention
 
 
 @dataclass
@@ -41,11 +42,13 @@ class EncoderOutput:
 class DecoderState:
     hidden: tuple[torch.Tensor, torch.Tensor]  # (h, c), each [L, B, H]
     feed: torch.Tensor | None                  # [B, H] htilde of the previous step (input feeding)
+    step: int = 0                              # target position of the next word (local-m aligns it)
 
     def select(self, index: torch.Tensor) -> "DecoderState":
         return DecoderState(
             hidden=tuple(s.index_select(1, index) for s in self.hidden),
             feed=None if self.feed is None else self.feed.index_select(0, index),
+            step=self.step,
         )
 
 
@@ -70,8 +73,7 @@ class Seq2Seq(nn.Module):
         self.encoder = nn.LSTM(embed, hidden, layers, batch_first=True, dropout=inter_layer)
         self.decoder = nn.LSTM(embed + (hidden if self.input_feed else 0), hidden, layers,
                                batch_first=True, dropout=inter_layer)
-        self.attention = (GlobalAttention(hidden, model["score"], model["max_src_len"])
-                          if model["attention"] == "global" else None)
+        self.attention = build_attention(model)
         self.dropout = nn.Dropout(p)
         self.generator = nn.Linear(hidden, tgt_vocab)
         self.hidden_size = hidden
@@ -95,10 +97,12 @@ class Seq2Seq(nn.Module):
         return DecoderState(hidden=enc.final, feed=feed)
 
     # -- decoder ---------------------------------------------------------------------------------------------
-    def _attend(self, top: torch.Tensor, enc: EncoderOutput) -> tuple[torch.Tensor, torch.Tensor | None]:
+    def _attend(self, top: torch.Tensor, enc: EncoderOutput, first_step: int
+                ) -> tuple[torch.Tensor, torch.Tensor | None]:
         if self.attention is None:
             return top, None
-        return self.attention(top, enc.memory, enc.keys, enc.mask)
+        steps = torch.arange(first_step, first_step + top.size(1), device=top.device)
+        return self.attention(top, enc.memory, enc.keys, enc.mask, steps)
 
     def decode(self, tgt_in: torch.Tensor, enc: EncoderOutput, state: DecoderState
                ) -> tuple[torch.Tensor, DecoderState, torch.Tensor | None]:
@@ -108,19 +112,20 @@ class Seq2Seq(nn.Module):
         if not self.input_feed:
             # No dependency between steps beyond the LSTM: run all steps in one call.
             top, hidden = self.decoder(emb, state.hidden)
-            htilde, weights = self._attend(top, enc)
-            return self._log_probs(htilde), DecoderState(hidden, None), weights
+            htilde, weights = self._attend(top, enc, state.step)
+            return self._log_probs(htilde), DecoderState(hidden, None, state.step + tgt_in.size(1)), weights
         outputs, all_weights = [], []
         hidden, feed = state.hidden, state.feed
         for t in range(tgt_in.size(1)):
             step_in = torch.cat([emb[:, t], feed], dim=-1).unsqueeze(1)
             top, hidden = self.decoder(step_in, hidden)
-            htilde, weights = self._attend(top, enc)
+            htilde, weights = self._attend(top, enc, state.step + t)
             feed = htilde.squeeze(1)
             outputs.append(htilde)
             all_weights.append(weights)
         htilde = torch.cat(outputs, dim=1)
-        return self._log_probs(htilde), DecoderState(hidden, feed), torch.cat(all_weights, dim=1)
+        return (self._log_probs(htilde), DecoderState(hidden, feed, state.step + tgt_in.size(1)),
+                torch.cat(all_weights, dim=1))
 
     def _log_probs(self, htilde: torch.Tensor) -> torch.Tensor:
         return torch.log_softmax(self.generator(self.dropout(htilde)), dim=-1)
@@ -144,6 +149,16 @@ class Seq2Seq(nn.Module):
         with torch.no_grad():
             self.src_embed.weight[PAD_ID].zero_()
             self.tgt_embed.weight[PAD_ID].zero_()
+
+
+def build_attention(model: dict) -> nn.Module | None:
+    """The attention layer a model config asks for: none, global, local-m or local-p."""
+    kind = model["attention"]
+    if kind == "none":
+        return None
+    if kind == "global":
+        return GlobalAttention(model["hidden"], model["score"], model["max_src_len"])
+    return LocalAttention(model["hidden"], model["score"], kind, model.get("window", 10), model["reverse"])
 
 
 def build_model(model: dict, src_vocab: int, tgt_vocab: int) -> Seq2Seq:
