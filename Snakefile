@@ -49,6 +49,7 @@ include: "workflow/rules/data.smk"
 include: "workflow/rules/train.smk"
 include: "workflow/rules/translate.smk"
 include: "workflow/rules/evaluate.smk"
+include: "workflow/rules/bench.smk"
 include: "workflow/rules/report.smk"
 
 

@@ -82,6 +82,21 @@ def cmd_bench_train(args) -> None:
     print(out)
 
 
+def cmd_bench_attention(args) -> None:
+    from .bench_attention import bench_attention
+    from .train import pick_device, set_threads
+    config = _load(args)
+    options = dict(config["bench"]["attention"])
+    if args.lengths:
+        options["lengths"] = args.lengths
+    set_threads(args.threads)
+    result = bench_attention(**options, device=pick_device(args.device), progress=lambda m: print(m, file=sys.stderr))
+    out = Path(args.out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    write_text_atomic(out, json.dumps(result, indent=2, sort_keys=True) + "\n")
+    print(out)
+
+
 def cmd_estimate(args) -> None:
     from .estimate import estimate, format_estimate
     config = _load(args)
@@ -167,9 +182,13 @@ def cmd_report(args) -> None:
     # Outputs are namespaced by task (results/{preset}/{task}/...); the preset says which corpus plays it.
     pairs = {task: task for task in config["data"]["tasks"]}
     context = report_context(config, Path(args.data), Path(args.results))
+    speed = {}
+    attention_bench = Path(args.results) / "benchmarks" / "attention.json"
+    if attention_bench.is_file():  # written by `nmt bench attention` (the DAG's bench_attention step)
+        speed["attention"] = attention_bench
     index = render_report(preset=config["preset"], preset_description=config.get("description", ""),
                           tables=tables, results_dir=Path(args.results), pair_for_task=pairs,
-                          context=context, out_dir=Path(args.out))
+                          context=context, out_dir=Path(args.out), speed=speed)
     print(index)
 
 
@@ -216,6 +235,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--threads", type=int, default=None, help="CPU threads (default: torch's)")
     p.add_argument("--out", help="JSON file (default: benchmarks/throughput-PRESET-DEVICE.json)")
     p.set_defaults(func=cmd_bench_train)
+    p = bench.add_parser("attention", help="time per decoder step of global vs local attention, by source length")
+    _add_config_args(p)
+    p.add_argument("--out", required=True, help="JSON file for the report")
+    p.add_argument("--lengths", type=int, nargs="+", help="source lengths (default: bench.attention.lengths)")
+    p.add_argument("--device", default="cpu", help="cpu or cuda (default: %(default)s)")
+    p.add_argument("--threads", type=int, default=1, help="CPU threads (default: %(default)s)")
+    p.set_defaults(func=cmd_bench_attention)
     p = sub.add_parser("estimate", help="device-hours to train every system of the preset, from measured throughput")
     _add_config_args(p)
     p.add_argument("--throughput", required=True, help="the JSON file `nmt bench train` wrote")

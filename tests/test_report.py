@@ -349,9 +349,9 @@ def test_render_real_table(tmp_path):
                           pair_for_task={"en-de": "synth"}, context={"corpus": {"name": "toy"}},
                           out_dir=tmp_path / "out")
     html = index.read_text()
-    assert "not run: requires local-p attention (issue 4)" in html
+    assert "not run: requires unk replacement (issue 4)" in html
     assert ">20.50<" in html and ">1.25<" in html
-    assert html.count("MISSING results: no ") == 4
+    assert html.count("MISSING results: no ") == 5
 
 
 # --------------------------------------------------------------------------- plots

@@ -66,6 +66,7 @@ def test_dry_run_lists_one_training_job_per_system(snakemake_run):
             if len(line.split()) == 2 and line.split()[1].isdigit()}
     assert jobs["train"] == len(systems())
     assert jobs["translate"] == jobs["evaluate"] == len(systems())
+    assert jobs["bench_attention"] == 1
 
 
 def test_snakemake_runs_the_tiny_preset_to_the_report(snakemake_run):
@@ -74,6 +75,8 @@ def test_snakemake_runs_the_tiny_preset_to_the_report(snakemake_run):
     for system in systems():
         assert (workdir / f"logs/tiny/en-de/train/{system}.log").exists()
         assert (workdir / f"results/tiny/benchmarks/en-de/train/{system}.tsv").exists()
+    assert 'id="attention-speed"' in (workdir / "reports/tiny/index.html").read_text()  # the measured figure
+    assert (workdir / "reports/tiny/attention_speed.png").exists()
     again = run(["snakemake", "-n", "--cores", "2"], workdir)
     assert "Nothing to be done" in again.stdout + again.stderr
 

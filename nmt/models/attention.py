@@ -59,6 +59,14 @@ class GlobalAttention(nn.Module):
         filler = logits.new_full((*logits.shape[:2], src_positions - self.max_src_len), float("-inf"))
         return torch.cat([logits, filler], dim=-1)
 
+    def context(self, query: torch.Tensor, memory: torch.Tensor, keys: torch.Tensor | None, mask: torch.Tensor,
+                steps: torch.Tensor | None = None) -> tuple[torch.Tensor, torch.Tensor]:
+        """The context vectors c_t [B, T, H] and attention weights [B, T, S] for queries [B, T, H]."""
+        scores = self.scores(query, keys, memory.size(1))
+        scores = scores.masked_fill(~mask.unsqueeze(1), float("-inf"))
+        weights = torch.softmax(scores, dim=-1)
+        return torch.bmm(weights, memory), weights
+
     def forward(self, query: torch.Tensor, memory: torch.Tensor, keys: torch.Tensor | None,
                 mask: torch.Tensor, steps: torch.Tensor | None = None) -> tuple[torch.Tensor, torch.Tensor]:
         """query [B, T, H], memory [B, S, H], mask [B, S] (True = a real source word); `steps` (the target
@@ -66,9 +74,6 @@ class GlobalAttention(nn.Module):
 
         Returns htilde [B, T, H] and the attention weights [B, T, S].
         """
-        scores = self.scores(query, keys, memory.size(1))
-        scores = scores.masked_fill(~mask.unsqueeze(1), float("-inf"))
-        weights = torch.softmax(scores, dim=-1)
-        context = torch.bmm(weights, memory)
+        context, weights = self.context(query, memory, keys, mask, steps)
         htilde = torch.tanh(self.W_c(torch.cat([context, query], dim=-1)))
         return htilde, weights

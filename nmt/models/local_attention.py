@@ -54,20 +54,27 @@ class LocalAttention(GlobalAttention):
         return centre, p
 
     def window_scores(self, query: torch.Tensor, window_keys: torch.Tensor | None) -> torch.Tensor:
-        """Scores [B, T, W] of queries [B, T, H] against their gathered window keys [B, T, W, H]."""
+        """Scores [B, T, W] of queries [B, T, H] against their gathered window keys [B*T, W, H]."""
+        B, T, H = query.shape
         if self.score in ("dot", "general"):
-            return torch.einsum("bth,btwh->btw", query, window_keys)
+            # [B*T, 1, H] x [B*T, H, W]: this orientation is several times faster on CPU than keys x query.
+            return torch.bmm(query.reshape(B * T, 1, H), window_keys.transpose(1, 2)).view(B, T, -1)
         if self.score == "concat":
-            return self.v_a(torch.tanh(self.W_q(query).unsqueeze(2) + window_keys)).squeeze(-1)
+            hidden = torch.tanh(self.W_q(query).reshape(B * T, 1, H) + window_keys)
+            return self.v_a(hidden).view(B, T, -1)
         return self.W_a(query)  # location: one score per window offset
 
-    def forward(self, query: torch.Tensor, memory: torch.Tensor, keys: torch.Tensor | None, mask: torch.Tensor,
-                steps: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    def context(self, query: torch.Tensor, memory: torch.Tensor, keys: torch.Tensor | None, mask: torch.Tensor,
+                steps: torch.Tensor | None = None) -> tuple[torch.Tensor, torch.Tensor]:
         """query [B, T, H], memory [B, S, H], mask [B, S] (True = a real source word), steps [T] the target
-        positions of the queries (0 = first target word).
+        positions of the queries (0 = first target word; local-m needs them).
 
-        Returns htilde [B, T, H] and the attention weights scattered back to source positions [B, T, S].
+        Returns c_t [B, T, H] and the attention weights scattered back to source positions [B, T, S].
         """
+        if steps is None:
+            if self.mode == "local-m":
+                raise ValueError("local-m attention needs the target positions of its queries (steps)")
+            steps = torch.arange(query.size(1))
         B, T, H = query.shape
         S = memory.size(1)
         lengths = mask.sum(dim=1)
@@ -76,17 +83,18 @@ class LocalAttention(GlobalAttention):
         positions = centre.unsqueeze(-1) + offsets  # [B, T, W]
         inside = (positions >= 0) & (positions < lengths.view(B, 1, 1))
         index = positions.clamp(0, S - 1)
-        flat = index.view(B, -1, 1).expand(-1, -1, H)  # gather rows of [B, S, H] -> [B, T*W, H]
-        window_memory = memory.gather(1, flat).view(B, T, -1, H)
+        # Gather whole rows of the flattened [B*S, H] states: a row copy per window slot, nothing of size S.
+        # (Advanced indexing copies rows about 3x faster than index_select on CPU.)
+        rows = (index + (torch.arange(B, device=query.device) * S).view(B, 1, 1)).view(-1)
+        window_memory = memory.reshape(B * S, H)[rows].view(B * T, -1, H)
         window_keys = None
         if keys is not None:
-            window_keys = window_memory if keys is memory else keys.gather(1, flat).view(B, T, -1, H)
+            window_keys = window_memory if keys is memory else keys.reshape(B * S, H)[rows].view(B * T, -1, H)
         scores = self.window_scores(query, window_keys).masked_fill(~inside, float("-inf"))
         weights = torch.softmax(scores, dim=-1)
         if p is not None:
             gauss = torch.exp(-((positions.to(query.dtype) - p.unsqueeze(-1)) ** 2) / (2 * self.sigma ** 2))
             weights = weights * gauss
-        context = torch.einsum("btw,btwh->bth", weights, window_memory)
-        htilde = torch.tanh(self.W_c(torch.cat([context, query], dim=-1)))
+        context = torch.bmm(weights.view(B * T, 1, -1), window_memory).view(B, T, H)
         full = weights.new_zeros(B, T, S).scatter_add_(2, index, weights.masked_fill(~inside, 0.0))
-        return htilde, full
+        return context, full

@@ -18,6 +18,7 @@ import jinja2
 
 from ..data.text import write_bytes_atomic
 from .plots import curve_points, learning_curves, read_metrics
+from .speed import attention_speed_view
 from .tables import (
     BLEU_COLUMNS,
     COLUMN_LABELS,
@@ -281,14 +282,17 @@ def _table_systems_in_order(table: dict) -> list[str]:
 
 
 def render_report(*, preset: str, preset_description: str, tables: list[Path], results_dir: Path,
-                  pair_for_task: dict[str, str], context: dict, out_dir: Path) -> Path:
+                  pair_for_task: dict[str, str], context: dict, out_dir: Path,
+                  speed: dict[str, Path] | None = None) -> Path:
     """Render the report for ``results_dir`` (= ``results/{preset}``) into ``out_dir``.
 
     For a table with task T the corpus pair is ``pair_for_task[T]``; scores are read from
     ``results_dir/pair/scores`` and model info from ``results_dir/pair/models/{system}/``.
     Writes (atomically) ``index.html``, ``{table_id}.csv``, ``{table_id}.json`` (records),
     ``{table_id}_learning_curves.png`` when any system has dev-ppl metrics, and ``summary.json``
-    (``{table_id: {system: {metric: value}}}`` for measured systems). Returns the index path.
+    (``{table_id: {system: {metric: value}}}`` for measured systems). ``speed`` maps a benchmark name
+    (``attention``) to the JSON file its `nmt bench` command wrote; each becomes a section with a figure.
+    Returns the index path.
     """
     results_dir = Path(results_dir)
     out_dir = Path(out_dir)
@@ -447,6 +451,14 @@ def render_report(*, preset: str, preset_description: str, tables: list[Path], r
             "json": f"{tid}.json",
         })
 
+    speed_views = []
+    for name, path in (speed or {}).items():
+        if name != "attention":
+            raise ValueError(f"unknown benchmark {name!r} for the report (known: attention)")
+        speed_views.append(attention_speed_view(path, out_dir, add_source(Path(path), "benchmark")))
+    if not speed_views:
+        (out_dir / "attention_speed.png").unlink(missing_ok=True)
+
     env = jinja2.Environment(
         loader=jinja2.FileSystemLoader(str(TEMPLATE_DIR)),
         autoescape=True,
@@ -463,6 +475,7 @@ def render_report(*, preset: str, preset_description: str, tables: list[Path], r
         reduced=(preset != "paper"),
         corpus_name=corpus_name,
         tables=table_views,
+        speed=speed_views,
         systems=system_views,
         size_labels=list(SIZE_LABELS.values()),
         ctx=cview,

@@ -6,6 +6,7 @@ rule report:
         all_scores,
         all_metrics,
         tables=config["tables"],
+        attention_speed=f"results/{PRESET}/benchmarks/attention.json",
     output:
         html="reports/{preset}/index.html",
         summary="reports/{preset}/summary.json",

@@ -1,0 +1,14 @@
+# Speed measurements shown in the report. A benchmark asks for every core the run was given, so Snakemake
+# runs nothing beside it and the timings are not disturbed by training jobs; it still times one thread.
+
+
+rule bench_attention:
+    output:
+        "results/{preset}/benchmarks/attention.json",
+    params:
+        settings=lambda wildcards: nmtcfg.fingerprint(config["bench"]["attention"]),
+    threads: workflow.cores
+    log:
+        "logs/{preset}/bench_attention.log",
+    shell:
+        "nmt bench attention {NMT_ARGS} --threads 1 --out {output} > {log} 2>&1"
