@@ -136,10 +136,10 @@ def cmd_train(args) -> None:
 
 def cmd_translate(args) -> None:
     from .data.text import read_lines, write_lines_atomic
-    from .train import load_model, set_threads
-    from .translate import translate_ids
+    from .train import set_threads
+    from .translate import load_models, translate_ids
     set_threads(args.threads)
-    model, src_vocab, tgt_vocab, config = load_model(args.model, args.device)
+    model, src_vocab, tgt_vocab, config = load_models(args.model, args.device, args.combine)
     options = config.get("translate", {})
     beam = args.beam or options.get("beam", 1)
     lines = read_lines(args.src)
@@ -269,8 +269,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--device", default=None, help="cpu, cuda, cuda:1 (default: cuda when available)")
     p.set_defaults(func=cmd_train)
 
-    p = sub.add_parser("translate", help="translate a tokenised source file")
-    p.add_argument("--model", required=True)
+    p = sub.add_parser("translate", help="translate a tokenised source file (several --model: an ensemble)")
+    p.add_argument("--model", required=True, nargs="+", help="model.pt; more than one decodes them as an ensemble")
+    p.add_argument("--combine", choices=["prob", "logprob"], default="prob",
+                   help="ensemble: average the probabilities (default) or the log-probabilities")
     p.add_argument("--src", required=True)
     p.add_argument("--out", required=True)
     p.add_argument("--beam", type=int, default=None, help="beam size (1 = greedy; default from the config)")

@@ -117,6 +117,25 @@ def beam_search(model, src: torch.Tensor, src_len: torch.Tensor, beam: int, max_
     return [max(f, key=lambda h: h.score) if f else Hypothesis([], float("-inf")) for f in finished]
 
 
+def load_models(paths: list[str], device=None, combine: str = "prob"):
+    """One model, or an ensemble of several: (model, src Vocab, tgt Vocab, config of the first).
+
+    Ensemble members must share both vocabularies, since they read the same source ids and their
+    distributions are combined word by word; a mismatch names the offending file."""
+    from .models.ensemble import Ensemble
+    from .train import load_model
+    loaded = [load_model(path, device) for path in paths]
+    model, src_vocab, tgt_vocab, config = loaded[0]
+    if len(loaded) == 1:
+        return model, src_vocab, tgt_vocab, config
+    for path, (_, src_v, tgt_v, _) in zip(paths[1:], loaded[1:]):
+        for side, mine, first in (("source", src_v, src_vocab), ("target", tgt_v, tgt_vocab)):
+            if mine.itos != first.itos:
+                raise ValueError(f"{path}: its {side} vocabulary differs from that of {paths[0]} "
+                                 f"({len(mine)} vs {len(first)} words); ensemble members must share vocabularies")
+    return Ensemble([m for m, *_ in loaded], combine), src_vocab, tgt_vocab, config
+
+
 def translate_ids(model, sources: list[list[int]], *, beam: int, batch_size: int, max_len_ratio: float,
                   device, progress: bool | None = None) -> list[Hypothesis]:
     """Translate id sequences in length-sorted batches; results come back in input order."""

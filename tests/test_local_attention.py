@@ -142,3 +142,22 @@ def test_local_attention_model_trains_and_config_errors_are_clear():
     assert model.attention.W_a.weight.shape == (5, H)  # location: one score per window offset (2D+1)
     with pytest.raises(ValueError, match="local-p attention needs a window D >= 1"):
         Seq2Seq({**cfg, "window": 0}, src_vocab=10, tgt_vocab=10)
+
+
+@pytest.mark.parametrize("attention", ["global", "local-m"])
+def test_model_returns_weights_in_the_written_source_order(attention):
+    """A reversed model attends over encoder positions len-1..0; what it returns is indexed by source word."""
+    torch.manual_seed(7)
+    cfg = {"layers": 1, "hidden": H, "embed": 4, "dropout": 0.0, "reverse": True, "attention": attention,
+           "score": "dot", "input_feed": False, "max_src_len": 8, "window": 0}
+    model = Seq2Seq(cfg, src_vocab=12, tgt_vocab=10).eval()
+    src, src_len = torch.tensor([[4, 5, 6, 0], [7, 8, 9, 10]]), torch.tensor([3, 4])
+    tgt = torch.tensor([[2, 4, 5], [2, 6, 7]])
+    _, weights = model(src, src_len, tgt)
+    enc = model.encode(src, src_len)
+    top, _ = model.decoder(model.tgt_embed(tgt), enc.final)
+    _, raw = model.attention(top, enc.memory, enc.keys, enc.mask, torch.arange(3))  # encoder order
+    for b, n in enumerate(src_len.tolist()):
+        torch.testing.assert_close(weights[b, :, :n], raw[b, :, :n].flip(-1))
+    if attention == "local-m":  # D = 0: target word t attends exactly source word t
+        assert weights[1].argmax(-1).tolist() == [0, 1, 2]

@@ -102,12 +102,22 @@ class Seq2Seq(nn.Module):
         if self.attention is None:
             return top, None
         steps = torch.arange(first_step, first_step + top.size(1), device=top.device)
-        return self.attention(top, enc.memory, enc.keys, enc.mask, steps)
+        htilde, weights = self.attention(top, enc.memory, enc.keys, enc.mask, steps)
+        return htilde, self._source_order(weights, enc)
+
+    def _source_order(self, weights: torch.Tensor, enc: EncoderOutput) -> torch.Tensor:
+        """Weights over encoder positions -> over the words of the source as written (undo the reversal)."""
+        if not self.reverse:
+            return weights
+        positions = torch.arange(weights.size(-1), device=weights.device).view(1, 1, -1)
+        lengths = enc.mask.sum(dim=1).view(-1, 1, 1)
+        index = torch.where(positions < lengths, lengths - 1 - positions, positions)
+        return weights.gather(-1, index.expand_as(weights))
 
     def decode(self, tgt_in: torch.Tensor, enc: EncoderOutput, state: DecoderState
                ) -> tuple[torch.Tensor, DecoderState, torch.Tensor | None]:
         """Teacher-forced decoding of tgt_in [B, T]: log-probabilities [B, T, V], the final state, and the
-        attention weights [B, T, S] (None without attention)."""
+        attention weights [B, T, S] over the source words in their written order (None without attention)."""
         emb = self.dropout(self.tgt_embed(tgt_in))
         if not self.input_feed:
             # No dependency between steps beyond the LSTM: run all steps in one call.

@@ -1,0 +1,99 @@
+"""Ensembles: of one model == that model; of two identical models == the same output; the combination rule."""
+import pytest
+import torch
+
+from nmt.data.batches import make_batch
+from nmt.data.vocab import Vocab
+from nmt.models.ensemble import Ensemble
+from nmt.models.seq2seq import Seq2Seq
+from nmt.train import save_atomic
+from nmt.translate import beam_search, greedy, load_models, translate_ids
+
+
+def make_model(seed, **overrides):
+    torch.manual_seed(seed)
+    cfg = {"layers": 1, "hidden": 16, "embed": 8, "dropout": 0.0, "reverse": True, "attention": "global",
+           "score": "general", "input_feed": True, "max_src_len": 12, "window": 2}
+    cfg.update(overrides)
+    model = Seq2Seq(cfg, src_vocab=20, tgt_vocab=15)
+    model.init_uniform(0.5)
+    return model.eval()
+
+
+def sources():
+    gen = torch.Generator().manual_seed(3)
+    return [torch.randint(4, 20, (int(n),), generator=gen).tolist() for n in (6, 2, 9, 4)]
+
+
+@pytest.mark.parametrize("combine", ["prob", "logprob"])
+def test_ensemble_of_one_model_is_that_model(combine):
+    model = make_model(0)
+    batch = make_batch(sources(), None, list(range(4)))
+    alone = beam_search(model, batch.src, batch.src_len, beam=3)
+    ensemble = beam_search(Ensemble([model], combine), batch.src, batch.src_len, beam=3)
+    assert [h.tokens for h in alone] == [h.tokens for h in ensemble]
+    for a, e in zip(alone, ensemble):
+        assert e.score == pytest.approx(a.score, abs=1e-5)
+
+
+@pytest.mark.parametrize("combine", ["prob", "logprob"])
+def test_ensemble_of_two_identical_models_gives_the_same_output(combine):
+    model, twin = make_model(1), make_model(1)
+    hyps = translate_ids(model, sources(), beam=4, batch_size=3, max_len_ratio=2.0, device="cpu", progress=False)
+    both = translate_ids(Ensemble([model, twin], combine), sources(), beam=4, batch_size=3, max_len_ratio=2.0,
+                         device="cpu", progress=False)
+    assert [h.tokens for h in hyps] == [h.tokens for h in both]
+    for a, e in zip(hyps, both):
+        assert e.score == pytest.approx(a.score, abs=1e-4)
+
+
+def test_members_distributions_are_combined_word_by_word():
+    """Different members (reversed or not, global or local-p, with or without input feeding): one step of the
+    ensemble equals the average probability (or renormalised average log-probability) of the members' steps."""
+    members = [make_model(2), make_model(3, reverse=False, attention="local-p", input_feed=False),
+               make_model(4, attention="none")]
+    batch = make_batch(sources(), None, list(range(4)))
+    prev = torch.tensor([2, 2, 2, 2])
+    steps = [m.step(prev, m.encode(batch.src, batch.src_len), m.initial_state(m.encode(batch.src, batch.src_len)))
+             for m in members]
+    lps = torch.stack([s[0] for s in steps])
+    for combine, expected in (("prob", torch.log(lps.exp().mean(0))), ("logprob", torch.log_softmax(lps.mean(0), -1))):
+        ens = Ensemble(members, combine)
+        enc = ens.encode(batch.src, batch.src_len)
+        lp, _, weights = ens.step(prev, enc, ens.initial_state(enc))
+        torch.testing.assert_close(lp, expected, atol=1e-5, rtol=1e-5)
+        torch.testing.assert_close(lp.exp().sum(-1), torch.ones(4))
+        # attention: the mean over the two members that have it, both in written source order
+        torch.testing.assert_close(weights, (steps[0][2] + steps[1][2]) / 2)
+
+
+def test_batched_ensemble_equals_one_by_one():
+    ens = Ensemble([make_model(5), make_model(6, attention="local-m", score="dot")])
+    srcs = sources()
+    batched = translate_ids(ens, srcs, beam=3, batch_size=4, max_len_ratio=2.0, device="cpu", progress=False)
+    for src, hyp in zip(srcs, batched):
+        single = translate_ids(ens, [src], beam=3, batch_size=1, max_len_ratio=2.0, device="cpu", progress=False)[0]
+        assert hyp.tokens == single.tokens and hyp.score == pytest.approx(single.score, abs=1e-4)
+    batch = make_batch(srcs, None, list(range(4)))
+    assert [h.tokens for h in greedy(ens, batch.src, batch.src_len)] == \
+        [h.tokens for h in beam_search(ens, batch.src, batch.src_len, beam=1)]
+
+
+def save_model(model, path, src_words, tgt_words):
+    save_atomic({"model_config": model.config, "model": model.state_dict(), "src_vocab": src_words,
+                 "tgt_vocab": tgt_words, "config": {"translate": {"beam": 2}}, "system": path.stem}, path)
+
+
+def test_members_with_different_vocabularies_are_refused(tmp_path):
+    src_words, tgt_words = [f"s{i}" for i in range(16)], [f"t{i}" for i in range(11)]  # + 4 specials: 20, 15
+    a, b = tmp_path / "a.pt", tmp_path / "b.pt"
+    save_model(make_model(7), a, src_words, tgt_words)
+    save_model(make_model(8), b, src_words, tgt_words[:-1] + ["other"])
+    model, _, _, _ = load_models([str(a)], "cpu")
+    assert isinstance(model, Seq2Seq)
+    ens, src_vocab, _, _ = load_models([str(a), str(a)], "cpu")
+    assert isinstance(ens, Ensemble) and len(ens.models) == 2 and len(src_vocab) == len(Vocab(src_words))
+    with pytest.raises(ValueError, match=r"b\.pt: its target vocabulary differs from that of .*a\.pt"):
+        load_models([str(a), str(b)], "cpu")
+    with pytest.raises(ValueError, match="unknown ensemble combination 'max'"):
+        Ensemble([make_model(9)], "max")
