@@ -148,6 +148,19 @@ def cmd_translate(args) -> None:
                          batch_size=args.batch_size or options.get("batch_size", 64),
                          max_len_ratio=options.get("max_len_ratio", 2.0), device=device)
     write_lines_atomic(args.out, (" ".join(tgt_vocab.decode(h.tokens)) for h in hyps))
+    if args.positions_out:  # the attended source word of every output word, for unk replacement
+        write_lines_atomic(args.positions_out, (" ".join(map(str, h.positions)) for h in hyps))
+
+
+def cmd_unk_dict(args) -> None:
+    from .unk import build_dictionary
+    stats = build_dictionary(args.src, args.tgt, args.out, progress=lambda m: print(m, file=sys.stderr))
+    print(json.dumps(stats))
+
+
+def cmd_unk_replace(args) -> None:
+    from .unk import replace_file
+    print(json.dumps(replace_file(args.hyp, args.positions, args.src, args.dict, args.out)))
 
 
 def cmd_evaluate(args) -> None:
@@ -271,6 +284,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("translate", help="translate a tokenised source file (several --model: an ensemble)")
     p.add_argument("--model", required=True, nargs="+", help="model.pt; more than one decodes them as an ensemble")
+    p.add_argument("--positions-out", help="also write, per output word, the source position it attended to most")
     p.add_argument("--combine", choices=["prob", "logprob"], default="prob",
                    help="ensemble: average the probabilities (default) or the log-probabilities")
     p.add_argument("--src", required=True)
@@ -280,6 +294,21 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--threads", type=int, default=None)
     p.add_argument("--device", default=None)
     p.set_defaults(func=cmd_translate)
+
+    unk = sub.add_parser("unk", help="unk replacement: dictionary from word alignments, replacement by attention"
+                         ).add_subparsers(dest="unk_command", required=True)
+    p = unk.add_parser("dict", help="align the training corpus with eflomal; most frequent target word per source word")
+    p.add_argument("--src", required=True, help="tokenised training source")
+    p.add_argument("--tgt", required=True, help="tokenised training target")
+    p.add_argument("--out", required=True, help="dictionary TSV (source, target, links)")
+    p.set_defaults(func=cmd_unk_dict)
+    p = unk.add_parser("replace", help="replace each <unk> by the dictionary entry of its attended source word")
+    p.add_argument("--hyp", required=True)
+    p.add_argument("--positions", required=True, help="the --positions-out file of nmt translate")
+    p.add_argument("--src", required=True, help="the source the translation was made from")
+    p.add_argument("--dict", required=True, help="the dictionary of nmt unk dict")
+    p.add_argument("--out", required=True)
+    p.set_defaults(func=cmd_unk_replace)
 
     p = sub.add_parser("evaluate", help="BLEU (tokenised and sacreBLEU 13a) and perplexity -> JSON")
     p.add_argument("--hyp", required=True)

@@ -5,7 +5,7 @@ the others in its batch (tests check batched == one-by-one, and beam size 1 == g
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import torch
 from tqdm import tqdm
@@ -18,6 +18,9 @@ from .data.vocab import BOS_ID, EOS_ID
 class Hypothesis:
     tokens: list[int]     # without </s>
     score: float          # summed log-probability (incl. </s> when the hypothesis ended with it)
+    # For each token, the source word (written order) with the highest attention weight at the step that emitted
+    # it: what unk replacement copies or looks up. Empty for models without attention.
+    positions: list[int] = field(default_factory=list)
 
 
 def max_lengths(src_len: torch.Tensor, ratio: float) -> torch.Tensor:
@@ -34,8 +37,9 @@ def greedy(model, src: torch.Tensor, src_len: torch.Tensor, max_len_ratio: float
     hyps = [Hypothesis([], 0.0) for _ in range(batch)]
     finished = [False] * batch
     for t in range(max(limits)):
-        log_probs, state, _ = model.step(prev, enc, state)
+        log_probs, state, weights = model.step(prev, enc, state)
         best_scores, best = log_probs.max(dim=-1)
+        attended = weights.argmax(dim=-1).tolist() if weights is not None else None
         for b in range(batch):
             if finished[b]:
                 continue
@@ -45,6 +49,8 @@ def greedy(model, src: torch.Tensor, src_len: torch.Tensor, max_len_ratio: float
                 finished[b] = True
             else:
                 hyps[b].tokens.append(token)
+                if attended is not None:
+                    hyps[b].positions.append(attended[b])
                 if t + 1 >= limits[b]:
                     finished[b] = True
         if all(finished):
@@ -73,11 +79,13 @@ def beam_search(model, src: torch.Tensor, src_len: torch.Tensor, beam: int, max_
     scores[:, 0] = 0.0  # at the start only one hypothesis exists per sentence
     prev = torch.full((batch * k,), BOS_ID, dtype=torch.long, device=device)
     alive: list[list[list[int]]] = [[[] for _ in range(k)] for _ in range(batch)]
+    alive_pos: list[list[list[int]]] = [[[] for _ in range(k)] for _ in range(batch)]
     finished: list[list[Hypothesis]] = [[] for _ in range(batch)]
     done = [False] * batch
 
     for t in range(max(limits)):
-        log_probs, state, _ = model.step(prev, enc, state)
+        log_probs, state, weights = model.step(prev, enc, state)
+        attended = weights.argmax(dim=-1).view(batch, k).tolist() if weights is not None else None
         vocab = log_probs.size(-1)
         candidates = (scores.unsqueeze(-1) + log_probs.view(batch, k, vocab)).view(batch, k * vocab)
         top_scores, top_index = candidates.topk(min(2 * k, k * vocab), dim=-1)
@@ -95,18 +103,23 @@ def beam_search(model, src: torch.Tensor, src_len: torch.Tensor, beam: int, max_
                 source_beam, token = divmod(flat, vocab)
                 if token == EOS_ID:
                     if rank < k:
-                        finished[b].append(Hypothesis(list(alive[b][source_beam]), score))
+                        finished[b].append(Hypothesis(list(alive[b][source_beam]), score,
+                                                      list(alive_pos[b][source_beam])))
                     continue
                 if kept < k:
                     origin[b, kept], next_tokens[b, kept], next_scores[b, kept] = source_beam, token, score
                     kept += 1
             new_alive = [alive[b][int(origin[b, j])] + [int(next_tokens[b, j])] for j in range(kept)]
             alive[b] = new_alive + [[] for _ in range(k - kept)]
+            if attended is not None:
+                new_pos = [alive_pos[b][int(origin[b, j])] + [attended[b][int(origin[b, j])]] for j in range(kept)]
+                alive_pos[b] = new_pos + [[] for _ in range(k - kept)]
             if len(finished[b]) >= k:
                 done[b] = True
             elif t + 1 >= limits[b]:
                 # Out of length: the surviving hypotheses end here without </s>.
-                finished[b].extend(Hypothesis(alive[b][j], float(next_scores[b, j])) for j in range(kept))
+                finished[b].extend(Hypothesis(alive[b][j], float(next_scores[b, j]), alive_pos[b][j])
+                                   for j in range(kept))
                 done[b] = True
         if all(done):
             break

@@ -77,3 +77,23 @@ def test_length_limit_is_respected():
     srcs = [[5, 6]]
     hyps = translate_ids(model, srcs, beam=3, batch_size=1, max_len_ratio=0.5, device="cpu", progress=False)
     assert len(hyps[0].tokens) <= int(2 * 0.5) + 10
+
+
+@pytest.mark.parametrize("beam", [1, 3])
+def test_hypotheses_carry_the_attended_source_word_of_each_token(beam):
+    """positions[i] is the argmax of the attention weights at the step that emitted token i (forced decoding
+    of the hypothesis gives the same weights), in written source order; none without attention."""
+    model = make_model({"attention": "global", "score": "general", "input_feed": True, "reverse": True}, seed=4)
+    srcs = sources()
+    hyps = translate_ids(model, srcs, beam=beam, batch_size=3, max_len_ratio=2.0, device="cpu", progress=False)
+    for src, hyp in zip(srcs, hyps):
+        assert len(hyp.positions) == len(hyp.tokens)
+        if not hyp.tokens:
+            continue
+        forced = make_batch([src], [hyp.tokens], [0])
+        _, weights = model(forced.src, forced.src_len, forced.tgt_in)
+        assert weights[0, :len(hyp.tokens)].argmax(-1).tolist() == hyp.positions
+        assert all(0 <= p < len(src) for p in hyp.positions)
+    plain = translate_ids(make_model({"attention": "none"}), srcs, beam=beam, batch_size=3, max_len_ratio=2.0,
+                          device="cpu", progress=False)
+    assert all(h.positions == [] for h in plain)

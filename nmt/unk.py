@@ -1,0 +1,153 @@
+"""unk replacement (Luong et al. 2015, section 5.1, after Jean et al. and Luong et al. 2015b).
+
+For every <unk> a model emits, take the source word it attended to most at that step, and write that word's
+dictionary translation, or the word itself when the dictionary has none (names and numbers survive this way).
+
+The dictionary comes from word alignments of the training data: eflomal (a Bayesian IBM-1 + HMM + fertility
+aligner, from PyPI) aligns the training corpus in both directions; every link of either direction (their union)
+counts once, and each source word's translation is its most frequently linked target word (ties: the
+alphabetically first, so a given set of links always gives the same dictionary). Luong et al. used the Berkeley
+aligner; eflomal plays its role here.
+
+eflomal's sampler seeds itself from /dev/urandom and has no seed option, so two dictionary builds from the same
+corpus can differ in rare words. The pipeline builds the dictionary once per corpus and keeps the file; the
+models, their translations and the replacement itself are deterministic.
+"""
+from __future__ import annotations
+
+import tempfile
+from collections import Counter, defaultdict
+from pathlib import Path
+
+from .data.text import read_lines, write_lines_atomic
+from .data.vocab import UNK
+
+DICT_HEADER = "# source\ttarget\tlinks"
+
+
+class UnkError(ValueError):
+    pass
+
+
+def parse_links(line: str, path: str | Path, lineno: int, n_src: int, n_tgt: int) -> list[tuple[int, int]]:
+    """Pharaoh links `i-j` (0-based source i, target j) of one sentence, checked against its lengths."""
+    links = []
+    for item in line.split():
+        i, sep, j = item.partition("-")
+        if not sep or not i.isdigit() or not j.isdigit():
+            raise UnkError(f"{path}:{lineno}: malformed alignment link {item!r} (expected i-j)")
+        i, j = int(i), int(j)
+        if i >= n_src or j >= n_tgt:
+            raise UnkError(f"{path}:{lineno}: link {item} outside the sentence pair "
+                           f"({n_src} source, {n_tgt} target words)")
+        links.append((i, j))
+    return links
+
+
+def run_eflomal(src_lines: list[str], tgt_lines: list[str], workdir: Path) -> tuple[Path, Path]:
+    """Align with eflomal (model 3, both directions); returns the forward and reverse Pharaoh link files."""
+    import eflomal  # imported here: only this step needs the aligner
+
+    forward, reverse = workdir / "forward.links", workdir / "reverse.links"
+    aligner = eflomal.Aligner(model=3)
+    aligner.align(src_lines, tgt_lines, links_filename_fwd=str(forward), links_filename_rev=str(reverse), quiet=True)
+    return forward, reverse
+
+
+def count_links(src_lines: list[str], tgt_lines: list[str], link_files: list[Path]) -> dict[str, Counter]:
+    """For each source word, how often each target word is linked to it, over the union of the link files
+    (a link that several directions found counts once)."""
+    src_tokens = [line.split() for line in src_lines]
+    tgt_tokens = [line.split() for line in tgt_lines]
+    union: set[tuple[int, int, int]] = set()
+    for path in link_files:
+        lines = read_lines(path, allow_empty=True)  # a sentence pair may have no links
+        if len(lines) != len(src_tokens):
+            raise UnkError(f"{path}: {len(lines)} lines of links for {len(src_tokens)} sentence pairs")
+        for n, line in enumerate(lines, start=1):
+            for i, j in parse_links(line, path, n, len(src_tokens[n - 1]), len(tgt_tokens[n - 1])):
+                union.add((n - 1, i, j))
+    counts: dict[str, Counter] = defaultdict(Counter)
+    for n, i, j in union:
+        counts[src_tokens[n][i]][tgt_tokens[n][j]] += 1
+    return counts
+
+
+def best_translations(counts: dict[str, Counter]) -> dict[str, tuple[str, int]]:
+    """Each source word's most frequently linked target word (ties: alphabetically first)."""
+    out = {}
+    for word, targets in counts.items():
+        target, links = min(targets.items(), key=lambda tc: (-tc[1], tc[0]))
+        out[word] = (target, links)
+    return out
+
+
+def build_dictionary(src_path: str | Path, tgt_path: str | Path, out_path: str | Path, progress=print) -> dict:
+    src_lines, tgt_lines = read_lines(src_path), read_lines(tgt_path)  # empty lines are refused with file:line
+    if len(src_lines) != len(tgt_lines):
+        raise UnkError(f"{src_path} has {len(src_lines)} lines but {tgt_path} has {len(tgt_lines)}")
+    progress(f"aligning {len(src_lines):,} sentence pairs with eflomal (both directions)")
+    with tempfile.TemporaryDirectory(prefix="nmt-unk-") as tmp:
+        links = run_eflomal(src_lines, tgt_lines, Path(tmp))
+        dictionary = best_translations(count_links(src_lines, tgt_lines, list(links)))
+    write_dictionary(out_path, dictionary)
+    progress(f"{len(dictionary):,} source words in {out_path}")
+    return {"pairs": len(src_lines), "entries": len(dictionary)}
+
+
+def write_dictionary(path: str | Path, dictionary: dict[str, tuple[str, int]]) -> None:
+    lines = [DICT_HEADER] + [f"{s}\t{t}\t{c}" for s, (t, c) in sorted(dictionary.items())]
+    write_lines_atomic(path, lines)
+
+
+def read_dictionary(path: str | Path) -> dict[str, str]:
+    out = {}
+    for n, line in enumerate(read_lines(path), start=1):
+        if n == 1 and line == DICT_HEADER:
+            continue
+        fields = line.split("\t")
+        if len(fields) != 3 or not fields[0] or not fields[1] or not fields[2].isdigit():
+            raise UnkError(f"{path}:{n}: expected 'source<TAB>target<TAB>count', got {line!r}")
+        out[fields[0]] = fields[1]
+    return out
+
+
+def replace_unks(hyp: list[str], positions: list[int], src: list[str], dictionary: dict[str, str]) -> list[str]:
+    """Each <unk> of hyp becomes the dictionary translation of its attended source word, or that word."""
+    out = []
+    for token, pos in zip(hyp, positions):
+        if token == UNK:
+            word = src[pos]
+            out.append(dictionary.get(word, word))
+        else:
+            out.append(token)
+    return out
+
+
+def replace_file(hyp_path, positions_path, src_path, dict_path, out_path) -> dict:
+    """Replace the <unk>s of a translation file; counts what was replaced and how."""
+    hyps, positions = read_lines(hyp_path, allow_empty=True), read_lines(positions_path, allow_empty=True)
+    srcs = read_lines(src_path)
+    if not (len(hyps) == len(positions) == len(srcs)):
+        raise UnkError(f"line counts differ: {hyp_path} {len(hyps)}, {positions_path} {len(positions)}, "
+                       f"{src_path} {len(srcs)}")
+    dictionary = read_dictionary(dict_path)
+    out, stats = [], {"unks": 0, "from_dictionary": 0, "copied": 0}
+    for n, (hyp, pos_line, src) in enumerate(zip(hyps, positions, srcs), start=1):
+        tokens, src_tokens = hyp.split(), src.split()
+        try:
+            pos = [int(p) for p in pos_line.split()]
+        except ValueError:
+            raise UnkError(f"{positions_path}:{n}: positions must be integers, got {pos_line!r}") from None
+        if len(pos) != len(tokens):
+            raise UnkError(f"{positions_path}:{n}: {len(pos)} positions for {len(tokens)} words of {hyp_path}:{n}")
+        if any(not 0 <= p < len(src_tokens) for p in pos):
+            raise UnkError(f"{positions_path}:{n}: a position lies outside the {len(src_tokens)}-word source "
+                           f"sentence {src_path}:{n}")
+        for token, p in zip(tokens, pos):
+            if token == UNK:
+                stats["unks"] += 1
+                stats["from_dictionary" if src_tokens[p] in dictionary else "copied"] += 1
+        out.append(" ".join(replace_unks(tokens, pos, src_tokens, dictionary)))
+    write_lines_atomic(out_path, out)
+    return stats

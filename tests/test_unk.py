@@ -1,0 +1,96 @@
+"""unk replacement: dictionary from alignment links, replacement by the attended source word, file errors."""
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from nmt.unk import (UnkError, best_translations, build_dictionary, count_links, read_dictionary, replace_file,
+                     replace_unks, write_dictionary)
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def test_replacement_uses_the_dictionary_or_copies_the_word():
+    src = "the president obama met merkel".split()
+    hyp = "der <unk> <unk> traf <unk>".split()
+    positions = [0, 1, 2, 3, 4]
+    assert replace_unks(hyp, positions, src, {"president": "präsident"}) == \
+        "der präsident obama traf merkel".split()
+
+
+def test_dictionary_keeps_the_most_frequent_link_of_the_union(tmp_path):
+    src = ["a b", "a c", "a b"]
+    tgt = ["x y", "z w", "x y"]
+    fwd, rev = tmp_path / "f", tmp_path / "r"
+    fwd.write_text("0-0 1-1\n0-0 1-1\n0-1\n")
+    rev.write_text("0-0\n\n0-1 1-0\n")     # sentence 1's 0-0 is in both directions: counted once
+    counts = count_links(src, tgt, [fwd, rev])
+    assert counts["a"] == {"x": 1, "z": 1, "y": 1}
+    assert counts["b"] == {"y": 1, "x": 1}
+    best = best_translations(counts)
+    assert best["a"] == ("x", 1) and best["b"] == ("x", 1) and best["c"] == ("w", 1)  # ties: alphabetical
+    write_dictionary(tmp_path / "d.tsv", best)
+    assert read_dictionary(tmp_path / "d.tsv") == {"a": "x", "b": "x", "c": "w"}
+
+
+def test_malformed_links_and_dictionaries_name_file_and_line(tmp_path):
+    bad = tmp_path / "links"
+    bad.write_text("0-0\n0-x\n")
+    with pytest.raises(UnkError, match=r"links:2: malformed alignment link '0-x'"):
+        count_links(["a", "a"], ["x", "x"], [bad])
+    bad.write_text("0-0\n0-3\n")
+    with pytest.raises(UnkError, match=r"links:2: link 0-3 outside the sentence pair \(1 source, 1 target"):
+        count_links(["a", "a"], ["x", "x"], [bad])
+    d = tmp_path / "d.tsv"
+    d.write_text("a\tx\t3\nb x 2\n")
+    with pytest.raises(UnkError, match=r"d\.tsv:2: expected 'source<TAB>target<TAB>count'"):
+        read_dictionary(d)
+
+
+def test_replace_file_counts_and_rejects_inconsistent_inputs(tmp_path):
+    (tmp_path / "hyp").write_text("der <unk> geht\n\n<unk>\n")
+    (tmp_path / "pos").write_text("0 1 2\n\n0\n")
+    (tmp_path / "src").write_text("the man goes\nhello\nobama\n")
+    write_dictionary(tmp_path / "d.tsv", {"man": ("mann", 4)})
+    stats = replace_file(tmp_path / "hyp", tmp_path / "pos", tmp_path / "src", tmp_path / "d.tsv", tmp_path / "out")
+    assert (tmp_path / "out").read_text() == "der mann geht\n\nobama\n"
+    assert stats == {"unks": 2, "from_dictionary": 1, "copied": 1}
+    (tmp_path / "pos").write_text("0 1\n\n0\n")
+    with pytest.raises(UnkError, match=r"pos:1: 2 positions for 3 words of .*hyp:1"):
+        replace_file(tmp_path / "hyp", tmp_path / "pos", tmp_path / "src", tmp_path / "d.tsv", tmp_path / "out2")
+    (tmp_path / "pos").write_text("0 1 5\n\n0\n")
+    with pytest.raises(UnkError, match=r"pos:1: a position lies outside the 3-word source sentence .*src:1"):
+        replace_file(tmp_path / "hyp", tmp_path / "pos", tmp_path / "src", tmp_path / "d.tsv", tmp_path / "out2")
+    assert not (tmp_path / "out2").exists()  # nothing half-written
+
+
+def test_eflomal_dictionary_learns_a_word_for_word_code(tmp_path):
+    """A corpus where each source word has one translation (and word order is kept): the dictionary built from
+    eflomal's links recovers the code for every frequent word."""
+    pytest.importorskip("eflomal")
+    import random
+    rng = random.Random(0)
+    code = {f"s{i}": f"T{i}" for i in range(30)}
+    words = sorted(code)
+    src_lines, tgt_lines = [], []
+    for _ in range(600):
+        sent = [rng.choice(words) for _ in range(rng.randint(3, 9))]
+        src_lines.append(" ".join(sent))
+        tgt_lines.append(" ".join(code[w] for w in sent))
+    (tmp_path / "train.src").write_text("\n".join(src_lines) + "\n")
+    (tmp_path / "train.tgt").write_text("\n".join(tgt_lines) + "\n")
+    done = subprocess.run([sys.executable, "-m", "nmt.cli", "unk", "dict", "--src", str(tmp_path / "train.src"),
+                           "--tgt", str(tmp_path / "train.tgt"), "--out", str(tmp_path / "d.tsv")],
+                          capture_output=True, text=True, cwd=ROOT)
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["entries"] == 30
+    assert read_dictionary(tmp_path / "d.tsv") == code
+
+
+def test_dictionary_refuses_mismatched_corpora(tmp_path):
+    (tmp_path / "a").write_text("x y\nz\n")
+    (tmp_path / "b").write_text("X Y\n")
+    with pytest.raises(UnkError, match=r"a has 2 lines but .*b has 1"):
+        build_dictionary(tmp_path / "a", tmp_path / "b", tmp_path / "d.tsv")
