@@ -32,7 +32,8 @@ config.clear()
 config.update(_resolved)
 
 PRESET = config["preset"]
-SYSTEMS = nmtcfg.collect_systems(config, workflow.basedir)  # {task: {system: table file}}
+SYSTEMS = nmtcfg.collect_systems(config, workflow.basedir)  # {task: {system: table file}}: trained
+ENSEMBLES = nmtcfg.collect_ensembles(config, workflow.basedir)  # {task: {ensemble: members}}: decoded together
 TABLES = {t: nmtcfg.load_table(t) for t in config["tables"]}
 TESTSETS = ["test"]
 NMT_ARGS = f"--params params.yaml --preset {PRESET}"

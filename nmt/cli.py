@@ -139,7 +139,15 @@ def cmd_translate(args) -> None:
     from .train import set_threads
     from .translate import load_models, translate_ids
     set_threads(args.threads)
-    model, src_vocab, tgt_vocab, config = load_models(args.model, args.device, args.combine)
+    paths, combine = args.model, args.combine
+    if args.ensemble:  # members and combination from the table file (how `dvc repro` names an ensemble)
+        table_path, _, name = args.ensemble.rpartition(":")
+        ensembles = cfg.load_table(table_path)["ensembles"]
+        if name not in ensembles:
+            raise cfg.ConfigError(f"{table_path}: no ensemble {name!r} (it has: {', '.join(ensembles) or 'none'})")
+        paths = [str(Path(args.models_dir) / m / "model.pt") for m in ensembles[name]["members"]]
+        combine = ensembles[name]["combine"]
+    model, src_vocab, tgt_vocab, config = load_models(paths, args.device, combine)
     options = config.get("translate", {})
     beam = args.beam or options.get("beam", 1)
     lines = read_lines(args.src)
@@ -154,7 +162,8 @@ def cmd_translate(args) -> None:
 
 def cmd_unk_dict(args) -> None:
     from .unk import build_dictionary
-    stats = build_dictionary(args.src, args.tgt, args.out, progress=lambda m: print(m, file=sys.stderr))
+    stats = build_dictionary(args.src, args.tgt, args.out, seed=args.seed,
+                             progress=lambda m: print(m, file=sys.stderr))
     print(json.dumps(stats))
 
 
@@ -178,11 +187,24 @@ def cmd_evaluate(args) -> None:
                                  64, next(model.parameters()).device)
         ppl = perplexity(nll, tokens)
     meta = {"system": args.system, "testset": args.testset, "preset": args.preset_name, "pair": args.pair}
+    if not lang and args.pair and Path(args.params).is_file():  # e.g. an ensemble: the preset names the language
+        lang = cfg.corpus_for_task(_load(args), args.pair)["tgt_lang"]
     if not lang:
-        raise cfg.ConfigError("nmt evaluate: give --lang, or --model to take the target language from")
-    scores = evaluate_files(args.hyp, args.ref, lang=lang, ppl=ppl, meta=meta)
+        raise cfg.ConfigError("nmt evaluate: give --lang, --model or --pair (with the params file) to take the "
+                              "target language from")
+    unk = None
+    if args.positions:
+        from .data.text import read_lines
+        from .unk import replace_file
+        if not (args.unk_dict and args.src and args.unk_out):
+            raise cfg.ConfigError("nmt evaluate --positions needs --unk-dict, --src and --unk-out too")
+        # A model without attention writes no positions: there is nothing to replace with.
+        if any(line.strip() for line in read_lines(args.positions, allow_empty=True)):
+            unk = {"hyp": args.unk_out, "dict": args.unk_dict,
+                   **replace_file(args.hyp, args.positions, args.src, args.unk_dict, args.unk_out)}
+    scores = evaluate_files(args.hyp, args.ref, lang=lang, ppl=ppl, meta=meta, unk=unk)
     write_json_atomic(args.out, scores)
-    print(json.dumps({k: scores[k] for k in ("bleu_tok", "bleu_detok", "ppl")}))
+    print(json.dumps({k: scores[k] for k in ("bleu_tok", "bleu_detok", "ppl", "bleu_tok_unk")}))
 
 
 # -- report ---------------------------------------------------------------------------------------------------
@@ -283,7 +305,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_train)
 
     p = sub.add_parser("translate", help="translate a tokenised source file (several --model: an ensemble)")
-    p.add_argument("--model", required=True, nargs="+", help="model.pt; more than one decodes them as an ensemble")
+    which = p.add_mutually_exclusive_group(required=True)
+    which.add_argument("--model", nargs="+", help="model.pt; more than one decodes them as an ensemble")
+    which.add_argument("--ensemble", metavar="TABLE:NAME", help="an ensemble of a table file, its members' "
+                       "model.pt taken from --models-dir")
+    p.add_argument("--models-dir", default=".", help="with --ensemble: the directory of the trained systems")
     p.add_argument("--positions-out", help="also write, per output word, the source position it attended to most")
     p.add_argument("--combine", choices=["prob", "logprob"], default="prob",
                    help="ensemble: average the probabilities (default) or the log-probabilities")
@@ -301,6 +327,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--src", required=True, help="tokenised training source")
     p.add_argument("--tgt", required=True, help="tokenised training target")
     p.add_argument("--out", required=True, help="dictionary TSV (source, target, links)")
+    p.add_argument("--seed", type=int, default=1, help="seed of eflomal's sampler (default: %(default)s)")
     p.set_defaults(func=cmd_unk_dict)
     p = unk.add_parser("replace", help="replace each <unk> by the dictionary entry of its attended source word")
     p.add_argument("--hyp", required=True)
@@ -311,9 +338,14 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_unk_replace)
 
     p = sub.add_parser("evaluate", help="BLEU (tokenised and sacreBLEU 13a) and perplexity -> JSON")
+    _add_config_args(p)
     p.add_argument("--hyp", required=True)
     p.add_argument("--ref", required=True)
-    p.add_argument("--src", help="source file (for perplexity, with --model)")
+    p.add_argument("--src", help="source file (for perplexity, with --model; for unk replacement)")
+    p.add_argument("--positions", help="attended source positions (nmt translate --positions-out): also score "
+                                       "the translation after unk replacement")
+    p.add_argument("--unk-dict", help="the dictionary of nmt unk dict")
+    p.add_argument("--unk-out", help="where the unk-replaced translation goes")
     p.add_argument("--model", help="model for test perplexity")
     p.add_argument("--lang", help="target language for detokenisation (default: the model's corpus setting)")
     p.add_argument("--out", required=True)

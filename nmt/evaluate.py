@@ -26,7 +26,8 @@ from nmt.data.text import PathLike, read_parallel, write_text_atomic
 from nmt.data.tokenize import detokenize
 
 SCORE_KEYS = ("system", "testset", "preset", "pair", "n_sentences", "bleu_tok", "bleu_tok_signature",
-              "bleu_detok", "bleu_detok_signature", "ppl", "hyp", "ref")
+              "bleu_detok", "bleu_detok_signature", "ppl", "hyp", "ref",
+              "bleu_tok_unk", "bleu_tok_unk_signature", "bleu_detok_unk", "bleu_detok_unk_signature", "unk")
 META_KEYS = ("system", "testset", "preset", "pair")
 
 
@@ -90,7 +91,8 @@ def bleu_by_length(hyps: Sequence[str], refs: Sequence[str], srcs: Sequence[str]
 
 
 def evaluate_files(hyp_path: PathLike, ref_path: PathLike, *, lang: str, ppl: float | None,
-                   meta: dict[str, Any], out_path: PathLike | None = None) -> dict[str, Any]:
+                   meta: dict[str, Any], out_path: PathLike | None = None,
+                   unk: dict[str, Any] | None = None) -> dict[str, Any]:
     """Score a translation file against its reference; returns the Scores dict of ``docs/formats.md``.
 
     Both files must be in the tokenised form the model works in (the hypothesis is model output; the reference
@@ -104,6 +106,10 @@ def evaluate_files(hyp_path: PathLike, ref_path: PathLike, *, lang: str, ppl: fl
     to the repository root). ``ppl`` is the teacher-forced test perplexity, or None; it must be finite. Scores are
     kept as full floats (rounding is the report's job). If ``out_path`` is given the dict is also written there
     with :func:`write_json_atomic`.
+
+    ``unk`` (optional) describes an unk-replaced version of the same translation: ``{"hyp": path, ...counts}``;
+    it is scored the same way into ``bleu_tok_unk``/``bleu_detok_unk`` (None when there is none, e.g. a model
+    without attention).
     """
     missing = [k for k in META_KEYS if k not in meta]
     if missing:
@@ -124,7 +130,13 @@ def evaluate_files(hyp_path: PathLike, ref_path: PathLike, *, lang: str, ppl: fl
         "bleu_tok": bleu_tok, "bleu_tok_signature": sig_tok,
         "bleu_detok": bleu_detok, "bleu_detok_signature": sig_detok,
         "ppl": ppl, "hyp": str(hyp_path), "ref": str(ref_path),
+        "bleu_tok_unk": None, "bleu_tok_unk_signature": None, "bleu_detok_unk": None,
+        "bleu_detok_unk_signature": None, "unk": unk,
     })
+    if unk is not None:
+        replaced, _ = read_parallel(unk["hyp"], ref_path, allow_empty_src=True)
+        scores["bleu_tok_unk"], scores["bleu_tok_unk_signature"] = bleu_tokenized(replaced, refs)
+        scores["bleu_detok_unk"], scores["bleu_detok_unk_signature"] = bleu_detokenized(replaced, refs, lang)
     if out_path is not None:
         write_json_atomic(out_path, scores)
     return scores

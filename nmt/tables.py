@@ -29,7 +29,8 @@ BLEU_COLUMNS = frozenset(c for c in COLUMN_LABELS if c.startswith("bleu"))
 
 REQUIRED_KEYS = ("id", "title", "paper", "task", "testset", "columns", "systems", "rows")
 ROW_REQUIRED_KEYS = ("label", "system", "paper")
-ROW_OPTIONAL_KEYS = ("requires", "note")
+ROW_OPTIONAL_KEYS = ("requires", "note", "values_from")
+ENSEMBLE_COMBINATIONS = ("prob", "logprob")
 
 # ids end up in file names (``{system}.{testset}.json``, ``{table_id}.csv``)
 _ID_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.+-]*$")
@@ -46,6 +47,34 @@ def _check_id(value: Any, what: str, where: str) -> str:
             f"(got {value!r})"
         )
     return value
+
+
+def _parse_ensembles(ensembles: Any, systems: dict, where: str) -> dict[str, dict]:
+    """``ensembles: {id: {members: [system ids of this table], combine: prob|logprob}}``: systems decoded
+    together (nmt.models.ensemble); they train nothing of their own."""
+    if ensembles is None:
+        return {}
+    if not isinstance(ensembles, dict):
+        raise ValueError(f"{where}: 'ensembles' must be a mapping of ensemble id -> members")
+    out = {}
+    for eid, spec in ensembles.items():
+        _check_id(eid, f"ensemble id {eid!r}", where)
+        if eid in systems:
+            raise ValueError(f"{where}: {eid!r} is both a system and an ensemble")
+        if not isinstance(spec, dict) or set(spec) - {"members", "combine"}:
+            raise ValueError(f"{where}: ensembles.{eid} must be a mapping with 'members' (and optionally 'combine')")
+        members = spec.get("members")
+        if not isinstance(members, list) or len(members) < 2:
+            raise ValueError(f"{where}: ensembles.{eid}.members must list at least two systems")
+        unknown = [m for m in members if m not in systems]
+        if unknown:
+            raise ValueError(f"{where}: ensembles.{eid}: unknown member(s) {', '.join(map(repr, unknown))}; "
+                             f"members must be systems of this table")
+        combine = spec.get("combine", "prob")
+        if combine not in ENSEMBLE_COMBINATIONS:
+            raise ValueError(f"{where}: ensembles.{eid}.combine must be one of {', '.join(ENSEMBLE_COMBINATIONS)}")
+        out[eid] = {"members": list(members), "combine": combine}
+    return out
 
 
 def load_table(path) -> dict:
@@ -106,6 +135,8 @@ def load_table(path) -> dict:
             )
         norm_systems[sid] = overrides
 
+    norm_ensembles = _parse_ensembles(data.get("ensembles"), norm_systems, where)
+
     rows = data["rows"]
     if not isinstance(rows, list) or not rows:
         raise ValueError(f"{where}: 'rows' must be a non-empty list")
@@ -132,10 +163,10 @@ def load_table(path) -> dict:
         if system is not None:
             if not isinstance(system, str):
                 raise ValueError(f"{rwhere}: 'system' must be a string or null (got {system!r})")
-            if system not in norm_systems:
+            if system not in norm_systems and system not in norm_ensembles:
                 raise ValueError(
-                    f"{rwhere}: unknown system {system!r}; it is not defined in 'systems' "
-                    f"({', '.join(norm_systems) or 'none defined'})"
+                    f"{rwhere}: unknown system {system!r}; it is not defined in 'systems' or 'ensembles' "
+                    f"({', '.join([*norm_systems, *norm_ensembles]) or 'none defined'})"
                 )
         paper = row["paper"]
         if paper is None:
@@ -157,12 +188,24 @@ def load_table(path) -> dict:
         note = row.get("note")
         if note is not None and not isinstance(note, str):
             raise ValueError(f"{rwhere}: 'note' must be a string (got {note!r})")
+        values_from = row.get("values_from") or {}
+        if not isinstance(values_from, dict):
+            raise ValueError(f"{rwhere}: 'values_from' must map a column to a scores field (got {values_from!r})")
+        for c, field in values_from.items():
+            if c in columns and field is None:  # not shown for this row (e.g. ppl of a "+ unk replace" row)
+                continue
+            if c not in columns or field not in KNOWN_COLUMNS:
+                raise ValueError(f"{rwhere}: values_from.{c}: {field!r} - both must be known columns "
+                                 f"({', '.join(COLUMN_LABELS)}), the first one of this table's, or the "
+                                 f"second null (not shown)")
         norm_rows.append(
-            {"label": label, "system": system, "paper": norm_paper, "requires": requires, "note": note}
+            {"label": label, "system": system, "paper": norm_paper, "requires": requires, "note": note,
+             "values_from": dict(values_from)}
         )
 
     out = dict(data)
     out["columns"] = list(columns)
     out["systems"] = norm_systems
+    out["ensembles"] = norm_ensembles
     out["rows"] = norm_rows
     return out

@@ -9,9 +9,8 @@ counts once, and each source word's translation is its most frequently linked ta
 alphabetically first, so a given set of links always gives the same dictionary). Luong et al. used the Berkeley
 aligner; eflomal plays its role here.
 
-eflomal's sampler seeds itself from /dev/urandom and has no seed option, so two dictionary builds from the same
-corpus can differ in rare words. The pipeline builds the dictionary once per corpus and keeps the file; the
-models, their translations and the replacement itself are deterministic.
+eflomal's sampler has no seed option; `nmt.eflomal_runner` seeds it (and keeps it to one thread), so the same
+corpus and seed give the same dictionary.
 """
 from __future__ import annotations
 
@@ -19,6 +18,7 @@ import tempfile
 from collections import Counter, defaultdict
 from pathlib import Path
 
+from . import eflomal_runner
 from .data.text import read_lines, write_lines_atomic
 from .data.vocab import UNK
 
@@ -42,16 +42,6 @@ def parse_links(line: str, path: str | Path, lineno: int, n_src: int, n_tgt: int
                            f"({n_src} source, {n_tgt} target words)")
         links.append((i, j))
     return links
-
-
-def run_eflomal(src_lines: list[str], tgt_lines: list[str], workdir: Path) -> tuple[Path, Path]:
-    """Align with eflomal (model 3, both directions); returns the forward and reverse Pharaoh link files."""
-    import eflomal  # imported here: only this step needs the aligner
-
-    forward, reverse = workdir / "forward.links", workdir / "reverse.links"
-    aligner = eflomal.Aligner(model=3)
-    aligner.align(src_lines, tgt_lines, links_filename_fwd=str(forward), links_filename_rev=str(reverse), quiet=True)
-    return forward, reverse
 
 
 def count_links(src_lines: list[str], tgt_lines: list[str], link_files: list[Path]) -> dict[str, Counter]:
@@ -82,17 +72,21 @@ def best_translations(counts: dict[str, Counter]) -> dict[str, tuple[str, int]]:
     return out
 
 
-def build_dictionary(src_path: str | Path, tgt_path: str | Path, out_path: str | Path, progress=print) -> dict:
+def build_dictionary(src_path: str | Path, tgt_path: str | Path, out_path: str | Path, *, seed: int = 1,
+                     progress=print) -> dict:
     src_lines, tgt_lines = read_lines(src_path), read_lines(tgt_path)  # empty lines are refused with file:line
     if len(src_lines) != len(tgt_lines):
         raise UnkError(f"{src_path} has {len(src_lines)} lines but {tgt_path} has {len(tgt_lines)}")
     progress(f"aligning {len(src_lines):,} sentence pairs with eflomal (both directions)")
     with tempfile.TemporaryDirectory(prefix="nmt-unk-") as tmp:
-        links = run_eflomal(src_lines, tgt_lines, Path(tmp))
-        dictionary = best_translations(count_links(src_lines, tgt_lines, list(links)))
+        forward, reverse, seeded = eflomal_runner.align(src_lines, tgt_lines, Path(tmp), seed=seed)
+        dictionary = best_translations(count_links(src_lines, tgt_lines, [forward, reverse]))
+    if not seeded:
+        progress("warning: eflomal could not be seeded here (no C compiler or not Linux): this dictionary is not "
+                 "reproducible")
     write_dictionary(out_path, dictionary)
     progress(f"{len(dictionary):,} source words in {out_path}")
-    return {"pairs": len(src_lines), "entries": len(dictionary)}
+    return {"pairs": len(src_lines), "entries": len(dictionary), "seed": seed, "reproducible": seeded}
 
 
 def write_dictionary(path: str | Path, dictionary: dict[str, tuple[str, int]]) -> None:

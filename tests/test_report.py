@@ -109,8 +109,44 @@ def test_real_table_loads():
     assert t["id"] == "luong2015_table1"
     assert t["columns"] == ["ppl", "bleu_tok"]
     assert len(t["rows"]) == 12
-    assert all(r["system"] is None or r["system"] in t["systems"] for r in t["rows"])
+    assert all(r["system"] is None or r["system"] in t["systems"] or r["system"] in t["ensembles"]
+               for r in t["rows"])
     assert t["rows"][4]["paper"] == {"ppl": 10.6, "bleu_tok": 11.3}
+    assert t["rows"][10]["values_from"] == {"bleu_tok": "bleu_tok_unk", "ppl": None}
+    assert set(t["ensembles"]["ensemble_attention"]["members"]) <= set(t["systems"])
+
+
+def test_values_from_and_ensembles_are_validated(tmp_path):
+    bad = json.loads(json.dumps(TABLE))
+    bad["rows"][2]["values_from"] = {"bleu_tok": "bleu_after"}
+    with pytest.raises(ValueError, match=r"row 3 .*values_from\.bleu_tok: 'bleu_after'"):
+        load_table(write_yaml(tmp_path / "bad.yaml", bad))
+    bad = json.loads(json.dumps(TABLE))
+    bad["ensembles"] = {"ens": {"members": [next(iter(bad["systems"])), "ghost"]}}
+    with pytest.raises(ValueError, match=r"ensembles\.ens: unknown member\(s\) 'ghost'"):
+        load_table(write_yaml(tmp_path / "bad.yaml", bad))
+    bad["ensembles"] = {"ens": {"members": [next(iter(bad["systems"]))]}}
+    with pytest.raises(ValueError, match="at least two systems"):
+        load_table(write_yaml(tmp_path / "bad.yaml", bad))
+
+
+def test_row_values_from_another_scores_field(tmp_path):
+    table = json.loads(json.dumps(TABLE))
+    system = table["rows"][2]["system"] if table["rows"][2]["system"] else next(iter(table["systems"]))
+    table["rows"].append({"label": "+ unk replace", "system": system, "paper": {},
+                          "values_from": {c: ("bleu_tok_unk" if c == "bleu_tok" else None) for c in table["columns"]}})
+    tfile = write_yaml(tmp_path / "t.yaml", table)
+    results = tmp_path / "results" / "demo"
+    (results / "synth" / "scores").mkdir(parents=True)
+    (results / "synth" / "scores" / f"{system}.test.json").write_text(json.dumps(
+        {"system": system, "testset": "test", "ppl": 9.5, "bleu_tok": 10.0, "bleu_tok_unk": 12.5,
+         "bleu_tok_unk_signature": "SIG-UNK"}))
+    index = render_report(preset="demo", preset_description="", tables=[tfile], results_dir=results,
+                          pair_for_task={"en-de": "synth"}, context={}, out_dir=tmp_path / "out")
+    rows = json.loads((tmp_path / "out" / f"{table['id']}.json").read_text())
+    last = rows[-1]
+    assert last["ours_bleu_tok"] == 12.5 and last.get("ours_ppl") is None
+    assert "SIG-UNK" in index.read_text()
 
 
 def test_load_table_unknown_system(tmp_path):
@@ -349,9 +385,9 @@ def test_render_real_table(tmp_path):
                           pair_for_task={"en-de": "synth"}, context={"corpus": {"name": "toy"}},
                           out_dir=tmp_path / "out")
     html = index.read_text()
-    assert "not run: requires unk replacement (issue 4)" in html
     assert ">20.50<" in html and ">1.25<" in html
-    assert html.count("MISSING results: no ") == 5
+    # the other trained systems and the ensemble; the "+ unk replace" row reads a system listed already
+    assert html.count("MISSING results: no ") == 7
 
 
 # --------------------------------------------------------------------------- plots

@@ -94,3 +94,22 @@ def test_dictionary_refuses_mismatched_corpora(tmp_path):
     (tmp_path / "b").write_text("X Y\n")
     with pytest.raises(UnkError, match=r"a has 2 lines but .*b has 1"):
         build_dictionary(tmp_path / "a", tmp_path / "b", tmp_path / "d.tsv")
+
+
+def test_eflomal_runs_are_reproducible_with_a_seed(tmp_path):
+    """eflomal has no seed option of its own; seeded through nmt.eflomal_runner, two runs give the same links."""
+    pytest.importorskip("eflomal")
+    from nmt import eflomal_runner
+    import random
+    rng = random.Random(1)
+    words = [f"w{i}" for i in range(60)]
+    src = [" ".join(rng.choice(words) for _ in range(rng.randint(2, 12))) for _ in range(400)]
+    tgt = [" ".join(reversed(line.upper().split())) for line in src]
+    runs = []
+    for i in range(2):
+        (tmp_path / str(i)).mkdir()
+        fwd, rev, seeded = eflomal_runner.align(src, tgt, tmp_path / str(i), seed=5)
+        if not seeded:
+            pytest.skip("no C compiler / not Linux: eflomal cannot be seeded here")
+        runs.append((fwd.read_text(), rev.read_text()))
+    assert runs[0] == runs[1]

@@ -36,19 +36,32 @@ def systems():
     return list(yaml.safe_load(TABLE.read_text())["systems"])
 
 
+def ensembles():
+    return list(yaml.safe_load(TABLE.read_text()).get("ensembles") or {})
+
+
 def check_report(workdir: Path) -> dict:
     report = workdir / "reports/tiny"
     html = (report / "index.html").read_text()
     rows = json.loads((report / "luong2015_table1.json").read_text())
-    measured = {r["system"]: r for r in rows if r["status"] == "measured"}
-    assert set(measured) == set(systems())
-    for system, row in measured.items():
-        scores = json.loads((workdir / f"results/tiny/en-de/scores/{system}.test.json").read_text())
-        assert row["ours_bleu_tok"] == scores["bleu_tok"]
-        assert row["ours_ppl"] == scores["ppl"]
-        assert f"{scores['ppl']:.2f}" in html
-    assert "not run" in html  # rows whose features are not built yet
-    return {s: (r["ours_ppl"], r["ours_bleu_tok"]) for s, r in measured.items()}
+    measured = [r for r in rows if r["status"] == "measured"]
+    assert {r["system"] for r in measured} == set(systems()) | set(ensembles())
+    table = yaml.safe_load(TABLE.read_text())
+    for row, spec in zip(rows, table["rows"]):
+        if row["status"] != "measured":
+            continue
+        scores = json.loads((workdir / f"results/tiny/en-de/scores/{row['system']}.test.json").read_text())
+        shown = {"ppl": "ppl", "bleu_tok": "bleu_tok", **spec.get("values_from", {})}
+        assert row["ours_bleu_tok"] == scores[shown["bleu_tok"]]
+        assert row["ours_ppl"] == (scores["ppl"] if shown["ppl"] else None)
+        if row["system"] in ensembles():
+            assert scores["ppl"] is None and scores["bleu_tok_unk"] is not None
+        elif shown["ppl"]:
+            assert f"{scores['ppl']:.2f}" in html
+    unk = json.loads((workdir / "results/tiny/en-de/scores/local_p_general_feed.test.json").read_text())["unk"]
+    assert unk["unks"] == unk["from_dictionary"] + unk["copied"] > 0  # the tiny vocabulary leaves <unk>s to replace
+    assert json.loads((workdir / "results/tiny/en-de/scores/base.test.json").read_text())["unk"] is None
+    return {(r["label"], r["system"]): (r["ours_ppl"], r["ours_bleu_tok"]) for r in measured}
 
 
 @pytest.fixture(scope="module")
@@ -65,7 +78,8 @@ def test_dry_run_lists_one_training_job_per_system(snakemake_run):
     jobs = {line.split()[0]: int(line.split()[1]) for line in dry.splitlines()
             if len(line.split()) == 2 and line.split()[1].isdigit()}
     assert jobs["train"] == len(systems())
-    assert jobs["translate"] == jobs["evaluate"] == len(systems())
+    assert jobs["translate"] == jobs["evaluate"] == len(systems()) + len(ensembles())
+    assert jobs["unk_dictionary"] == 1
     assert jobs["bench_attention"] == 1
 
 

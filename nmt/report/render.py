@@ -273,7 +273,7 @@ def _context_view(context: dict) -> dict:
 def _table_systems_in_order(table: dict) -> list[str]:
     order: list[str] = []
     for row in table["rows"]:
-        if row["system"] is not None and row["system"] not in order:
+        if row["system"] in table["systems"] and row["system"] not in order:  # trained systems, not ensembles
             order.append(row["system"])
     for s in table["systems"]:
         if s not in order:
@@ -344,7 +344,7 @@ def render_report(*, preset: str, preset_description: str, tables: list[Path], r
         signatures = []
         table_summary: dict[str, dict] = {}
         missing_systems = []
-        for rec in records:
+        for rec, table_row in zip(records, table["rows"]):
             system = rec["system"]
             cells = [
                 {"paper": fmt_metric(rec[f"paper_{c}"], c), "ours": fmt_metric(rec[f"ours_{c}"], c)}
@@ -362,8 +362,9 @@ def render_report(*, preset: str, preset_description: str, tables: list[Path], r
                             metrics[extra] = scores[extra]
                     table_summary[system] = metrics
                     for c in columns:
-                        if c in BLEU_COLUMNS and _is_num(scores.get(c)):
-                            sig = scores.get(f"{c}_signature")
+                        field = table_row.get("values_from", {}).get(c, c)
+                        if c in BLEU_COLUMNS and field is not None and _is_num(scores.get(field)):
+                            sig = scores.get(f"{field}_signature")
                             signatures.append({
                                 "system": system,
                                 "label": rec["label"],

@@ -100,7 +100,8 @@ def build_table(table: dict, scores_dir: Path, pair: str, preset: str) -> pd.Dat
         for c in columns:
             p = row["paper"].get(c)
             rec[f"paper_{c}"] = float(p) if p is not None else math.nan
-            o = scores.get(c)
+            field = row.get("values_from", {}).get(c, c)  # e.g. the "+ unk replace" row: bleu_tok_unk
+            o = scores.get(field) if field is not None else None
             rec[f"ours_{c}"] = float(o) if o is not None else math.nan
         records.append(rec)
     names = ["label", "system", "status", "note"]

@@ -17,10 +17,30 @@ def table_of(wildcards):
 def all_scores(wildcards):
     return [
         f"results/{PRESET}/{pair}/scores/{system}.{testset}.json"
-        for pair, systems in SYSTEMS.items()
-        for system in systems
+        for pair in SYSTEMS
+        for system in [*SYSTEMS[pair], *ENSEMBLES.get(pair, {})]
         for testset in TESTSETS
     ]
+
+
+def ensemble_of(wildcards):
+    """The ensemble spec when {system} names an ensemble of the table, else None."""
+    return ENSEMBLES.get(wildcards.pair, {}).get(wildcards.system)
+
+
+def decoding_models(wildcards):
+    """model.pt of a trained system, or of every member of an ensemble."""
+    ensemble = ensemble_of(wildcards)
+    members = ensemble["members"] if ensemble else [wildcards.system]
+    return [f"results/{wildcards.preset}/{wildcards.pair}/models/{m}/model.pt" for m in members]
+
+
+def scoring_model(wildcards):
+    """The model that gives test perplexity: a trained system's own; none for an ensemble (the paper
+    reports no perplexity for ensembles)."""
+    if ensemble_of(wildcards):
+        return []
+    return [f"results/{wildcards.preset}/{wildcards.pair}/models/{wildcards.system}/model.pt"]
 
 
 def all_metrics(wildcards):

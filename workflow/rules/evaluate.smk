@@ -1,18 +1,38 @@
-# BLEU (tokenised, multi-bleu equivalent; sacreBLEU 13a on detokenised text) and test perplexity.
+# BLEU (tokenised, multi-bleu equivalent; sacreBLEU 13a on detokenised text), before and after unk replacement
+# (models with attention), and test perplexity (trained systems).
+
+
+rule unk_dictionary:
+    input:
+        src="data/{preset}/{pair}/prepared/train.src",
+        tgt="data/{preset}/{pair}/prepared/train.tgt",
+    output:
+        "results/{preset}/{pair}/unk/dictionary.tsv",
+    log:
+        "logs/{preset}/{pair}/unk_dictionary.log",
+    shell:
+        "nmt unk dict --src {input.src} --tgt {input.tgt} --out {output} > {log} 2>&1"
 
 
 rule evaluate:
     input:
         hyp="results/{preset}/{pair}/translations/{system}.{testset}.txt",
+        positions="results/{preset}/{pair}/translations/{system}.{testset}.pos",
+        unk_dict="results/{preset}/{pair}/unk/dictionary.tsv",
         ref="data/{preset}/{pair}/prepared/{testset}.tgt",
         src="data/{preset}/{pair}/prepared/{testset}.src",
-        model="results/{preset}/{pair}/models/{system}/model.pt",
+        model=scoring_model,
     output:
         "results/{preset}/{pair}/scores/{system}.{testset}.json",
+    params:
+        # perplexity from the system's own model; an ensemble has none (the preset names the language)
+        scoring=lambda wc, input: f"--model {input.model}" if input.model else NMT_ARGS,
+        unk_out=lambda wc: f"results/{wc.preset}/{wc.pair}/translations/{wc.system}.{wc.testset}.unk.txt",
     threads: 1
     log:
         "logs/{preset}/{pair}/evaluate/{system}.{testset}.log",
     shell:
-        "nmt evaluate --hyp {input.hyp} --ref {input.ref} --src {input.src} --model {input.model}"
+        "nmt evaluate --hyp {input.hyp} --ref {input.ref} --src {input.src} {params.scoring}"
+        " --positions {input.positions} --unk-dict {input.unk_dict} --unk-out {params.unk_out}"
         " --out {output} --system {wildcards.system} --testset {wildcards.testset}"
         " --preset-name {wildcards.preset} --pair {wildcards.pair} --threads {threads} > {log} 2>&1"

@@ -1,18 +1,23 @@
-# Decode each test set with each trained system (beam size from the preset's `translate` section).
+# Decode each test set with each trained system and each ensemble of trained systems (beam size from the
+# preset's `translate` section). Beside the translation goes, per output word, the source word the model
+# attended to most (empty lines for models without attention): what unk replacement needs.
 
 
 rule translate:
     input:
-        model="results/{preset}/{pair}/models/{system}/model.pt",
+        models=decoding_models,
         src="data/{preset}/{pair}/prepared/{testset}.src",
     output:
-        "results/{preset}/{pair}/translations/{system}.{testset}.txt",
+        hyp="results/{preset}/{pair}/translations/{system}.{testset}.txt",
+        positions="results/{preset}/{pair}/translations/{system}.{testset}.pos",
     params:
-        settings=lambda wc: nmtcfg.fingerprint(config["translate"]),
+        settings=lambda wc: nmtcfg.fingerprint([config["translate"], ensemble_of(wc)]),
+        combine=lambda wc: f"--combine {ensemble_of(wc)['combine']}" if ensemble_of(wc) else "",
     threads: 1
     log:
         "logs/{preset}/{pair}/translate/{system}.{testset}.log",
     benchmark:
         "results/{preset}/benchmarks/{pair}/translate/{system}.{testset}.tsv"
     shell:
-        "nmt translate --model {input.model} --src {input.src} --out {output} --threads {threads} > {log} 2>&1"
+        "nmt translate --model {input.models} {params.combine} --src {input.src} --out {output.hyp}"
+        " --positions-out {output.positions} --threads {threads} > {log} 2>&1"

@@ -1,0 +1,86 @@
+"""Run the eflomal word aligner (PyPI) reproducibly.
+
+eflomal's sampler has no seed option: its C core seeds itself from /dev/urandom and runs its samplers in
+OpenMP threads, so two runs on the same corpus give different links. This project promises that seeded runs
+give identical numbers, so eflomal runs here
+  - with one OpenMP thread (the samplers then run in a fixed order), and
+  - with a tiny preloaded library that answers the core's one read of /dev/urandom with our seed.
+The library is compiled on the fly with the C compiler that building eflomal itself required (Linux/glibc,
+LD_PRELOAD). Where that is not possible the alignment still runs, unseeded, and the caller is told so: the
+result is then recorded as not reproducible.
+"""
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+from contextlib import contextmanager
+from pathlib import Path
+
+_SEED_SHIM = r"""
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+static unsigned long long seed_value;
+FILE *fopen(const char *path, const char *mode) {
+    static FILE *(*real_fopen)(const char *, const char *) = NULL;
+    if (!real_fopen) real_fopen = (FILE *(*)(const char *, const char *))dlsym(RTLD_NEXT, "fopen");
+    const char *seed = getenv("NMT_EFLOMAL_SEED");
+    if (seed && path && strcmp(path, "/dev/urandom") == 0) {
+        seed_value = strtoull(seed, NULL, 10);
+        return fmemopen(&seed_value, sizeof seed_value, "rb");
+    }
+    return real_fopen(path, mode);
+}
+"""
+
+
+def build_seed_shim(directory: Path) -> Path | None:
+    """Compile the seeding library into `directory`; None where it cannot be built or preloaded."""
+    if not sys.platform.startswith("linux"):
+        return None
+    compiler = os.environ.get("CC") or shutil.which("cc") or shutil.which("gcc")
+    if not compiler:
+        return None
+    source, library = directory / "seed.c", directory / "seed.so"
+    source.write_text(_SEED_SHIM)
+    done = subprocess.run([compiler, "-shared", "-fPIC", "-O2", "-o", str(library), str(source), "-ldl"],
+                          capture_output=True, text=True)
+    return library if done.returncode == 0 else None
+
+
+@contextmanager
+def _environment(**values: str):
+    saved = {k: os.environ.get(k) for k in values}
+    os.environ.update(values)
+    try:
+        yield
+    finally:
+        for k, v in saved.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
+
+
+def align(src_lines: list[str], tgt_lines: list[str], workdir: Path, *, seed: int = 1, model: int = 3
+          ) -> tuple[Path, Path, bool]:
+    """Forward and reverse Pharaoh link files of eflomal, and whether the run was seeded (reproducible)."""
+    import eflomal  # only the alignment steps need it
+
+    workdir = Path(workdir)
+    forward, reverse = workdir / "forward.links", workdir / "reverse.links"
+    with tempfile.TemporaryDirectory(prefix="nmt-eflomal-") as tmp:
+        shim = build_seed_shim(Path(tmp))
+        env = {"OMP_NUM_THREADS": "1"}
+        if shim is not None:
+            preload = os.environ.get("LD_PRELOAD")
+            env.update(NMT_EFLOMAL_SEED=str(seed), LD_PRELOAD=f"{shim}:{preload}" if preload else str(shim))
+        with _environment(**env):  # eflomal runs its core as a child process, which inherits this
+            eflomal.Aligner(model=model).align(src_lines, tgt_lines, links_filename_fwd=str(forward),
+                                               links_filename_rev=str(reverse), quiet=True)
+    return forward, reverse, shim is not None
