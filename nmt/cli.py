@@ -8,7 +8,7 @@ from pathlib import Path
 
 from . import config as cfg
 from .data.fetch import FetchError
-from .data.text import CorpusError, write_text_atomic
+from .data.text import CorpusError, write_json_atomic
 
 
 def _add_config_args(p: argparse.ArgumentParser) -> None:
@@ -77,8 +77,7 @@ def cmd_bench_train(args) -> None:
                          warmup=args.warmup, device=pick_device(args.device),
                          progress=lambda m: print(m, file=sys.stderr))
     out = Path(args.out) if args.out else Path("benchmarks") / f"throughput-{config['preset']}-{result['device_type']}.json"
-    out.parent.mkdir(parents=True, exist_ok=True)
-    write_text_atomic(out, json.dumps(result, indent=2, sort_keys=True) + "\n")
+    write_json_atomic(out, result)
     print(out)
 
 
@@ -91,10 +90,8 @@ def cmd_bench_attention(args) -> None:
         options["lengths"] = args.lengths
     set_threads(args.threads)
     result = bench_attention(**options, device=pick_device(args.device), progress=lambda m: print(m, file=sys.stderr))
-    out = Path(args.out)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    write_text_atomic(out, json.dumps(result, indent=2, sort_keys=True) + "\n")
-    print(out)
+    write_json_atomic(args.out, result)
+    print(args.out)
 
 
 def cmd_estimate(args) -> None:
@@ -108,7 +105,7 @@ def cmd_estimate(args) -> None:
     result = estimate(config, Path(args.params).parent, _data_root(args, config), bench)
     print(format_estimate(result))
     if args.json:
-        write_text_atomic(Path(args.json), json.dumps(result, indent=2, sort_keys=True) + "\n")
+        write_json_atomic(args.json, result)
 
 
 # -- systems --------------------------------------------------------------------------------------------------
@@ -173,7 +170,7 @@ def cmd_unk_replace(args) -> None:
 
 
 def cmd_evaluate(args) -> None:
-    from .evaluate import evaluate_files, write_json_atomic
+    from .evaluate import evaluate_files
     ppl, lang = None, args.lang
     if args.model:
         from .data.text import read_parallel

@@ -153,17 +153,12 @@ def collect_systems(config: dict, root: str | Path = ".") -> dict[str, dict[str,
 
 
 def collect_ensembles(config: dict, root: str | Path = ".") -> dict[str, dict[str, dict]]:
-    """{task: {ensemble: {"members": [...], "combine": ..., "table": path}}} over the preset's tables: what the
+    """{task: {ensemble: {"members": [...], "combine": ...}}} over the preset's tables: what the
     workflow decodes as ensembles of trained systems (they train nothing themselves)."""
     found: dict[str, dict[str, dict]] = {}
     for table_path in config["tables"]:
         table = load_table(Path(root) / table_path)
         for name, spec in table["ensembles"].items():
-            found.setdefault(table["task"], {})[name] = {**spec, "table": table_path}
+            found.setdefault(table["task"], {})[name] = spec
     return found
 
-
-def has_attention(config: dict, table_path: str, system: str, root: str | Path = ".") -> bool:
-    """Whether a trained system attends (and so can have its <unk>s replaced)."""
-    table = load_table(Path(root) / table_path)
-    return system_config(config, table, system, table_path)["model"]["attention"] != "none"

@@ -15,14 +15,12 @@ even if the hypothesis equals the reference.
 """
 from __future__ import annotations
 
-import json
 import math
-from pathlib import Path
 from typing import Any, Sequence
 
 from sacrebleu.metrics import BLEU
 
-from nmt.data.text import PathLike, read_parallel, write_text_atomic
+from nmt.data.text import PathLike, read_parallel, write_json_atomic
 from nmt.data.tokenize import detokenize
 
 SCORE_KEYS = ("system", "testset", "preset", "pair", "n_sentences", "bleu_tok", "bleu_tok_signature",
@@ -141,9 +139,3 @@ def evaluate_files(hyp_path: PathLike, ref_path: PathLike, *, lang: str, ppl: fl
         write_json_atomic(out_path, scores)
     return scores
 
-
-def write_json_atomic(path: PathLike, obj: Any) -> None:
-    """Write ``obj`` as JSON (sorted keys, indent 2, UTF-8, trailing newline) replacing ``path`` atomically.
-    NaN/Infinity are refused (``ValueError``): they are not valid JSON."""
-    text = json.dumps(obj, sort_keys=True, indent=2, ensure_ascii=False, allow_nan=False) + "\n"
-    write_text_atomic(Path(path), text)

@@ -9,10 +9,11 @@ alignment between a source file and its target file.
 """
 from __future__ import annotations
 
+import json
 import os
 import tempfile
 from pathlib import Path
-from typing import Callable, Iterable, IO
+from typing import Any, Callable, Iterable, IO
 
 _BOM = b"\xef\xbb\xbf"
 
@@ -170,6 +171,13 @@ def write_text_atomic(path: PathLike, text: str) -> None:
     """Write ``text`` (UTF-8, as given) to ``path`` with the same atomic-replace guarantee as
     :func:`write_lines_atomic`."""
     write_bytes_atomic(path, text.encode("utf-8"))
+
+
+def write_json_atomic(path: PathLike, obj: Any) -> None:
+    """Write ``obj`` as JSON (sorted keys, indent 2, UTF-8, trailing newline) replacing ``path`` atomically.
+    NaN/Infinity are refused (``ValueError``): they are not valid JSON."""
+    text = json.dumps(obj, sort_keys=True, indent=2, ensure_ascii=False, allow_nan=False) + "\n"
+    write_text_atomic(path, text)
 
 
 def write_bytes_atomic(path: PathLike, data: bytes) -> None:

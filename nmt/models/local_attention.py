@@ -21,7 +21,7 @@ from torch import nn
 
 from .attention import GlobalAttention
 
-MODES = {"local-m": "monotonic", "local-p": "predictive"}
+MODES = ("local-m", "local-p")  # monotonic, predictive
 
 
 class LocalAttention(GlobalAttention):

@@ -93,6 +93,11 @@ def learning_curves(metrics_files: dict[str, Path], out_png: Path, title: str) -
     ax.legend(fontsize=8, loc="upper right", frameon=True)
     fig.tight_layout()
 
+    save_png(fig, Path(out_png))
+
+
+def save_png(fig: Figure, path: Path) -> None:
+    """Write a figure as PNG atomically, without a Software entry or timestamp (same inputs, same bytes)."""
     buf = io.BytesIO()
     fig.savefig(buf, format="png", metadata={"Software": None})
-    write_bytes_atomic(Path(out_png), buf.getvalue())
+    write_bytes_atomic(path, buf.getvalue())

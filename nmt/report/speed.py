@@ -6,7 +6,6 @@ rows of the table, the figure and a caption. Nothing here is typed in except the
 """
 from __future__ import annotations
 
-import io
 import json
 from pathlib import Path
 
@@ -15,15 +14,9 @@ from matplotlib import ticker
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
-from ..data.text import write_bytes_atomic
+from .plots import save_png
 
-ATTENTION_METHODS = (("global", "global"), ("local-m", "local-m"), ("local-p", "local-p"))
-
-
-def _save(fig: Figure, path: Path) -> None:
-    buf = io.BytesIO()
-    fig.savefig(buf, format="png", metadata={"Software": None})
-    write_bytes_atomic(path, buf.getvalue())
+ATTENTION_METHODS = ("global", "local-m", "local-p")  # as `nmt bench attention` names them
 
 
 def attention_speed_view(bench_file: Path, out_dir: Path, shown_path: str) -> dict:
@@ -37,10 +30,10 @@ def attention_speed_view(bench_file: Path, out_dir: Path, shown_path: str) -> di
     fig = Figure(figsize=(8.0, 4.5), dpi=100)
     FigureCanvasAgg(fig)
     ax = fig.add_subplot(1, 1, 1)
-    for i, (method, label) in enumerate(ATTENTION_METHODS):
+    for i, method in enumerate(ATTENTION_METHODS):
         pts = [(s, by[(s, method)]["context_ms"]) for s in lengths if (s, method) in by]
         if pts:
-            ax.plot([p[0] for p in pts], [p[1] for p in pts], marker="os^"[i], color=f"C{i}", label=label)
+            ax.plot([p[0] for p in pts], [p[1] for p in pts], marker="os^"[i], color=f"C{i}", label=method)
     ax.set_xscale("log")
     ax.set_yscale("log")
     plain = ticker.FuncFormatter(lambda value, _pos: f"{value:g}")
@@ -55,18 +48,16 @@ def attention_speed_view(bench_file: Path, out_dir: Path, shown_path: str) -> di
     ax.grid(True, which="both", alpha=0.3)
     ax.legend(fontsize=9)
     fig.tight_layout()
-    _save(fig, Path(out_dir) / figure)
+    save_png(fig, Path(out_dir) / figure)
 
     table_rows = []
     speed = {e["src_len"]: e for e in bench["speedups"]}
     for s in lengths:
         cells = []
-        for method, _ in ATTENTION_METHODS:
-            r = by.get((s, method))
-            cells.append(f"{r['context_ms']:.2f}" if r else "\u2013")
-        for method, _ in ATTENTION_METHODS:
-            r = by.get((s, method))
-            cells.append(f"{r['layer_ms']:.2f}" if r else "\u2013")
+        for key in ("context_ms", "layer_ms"):
+            for method in ATTENTION_METHODS:
+                r = by.get((s, method))
+                cells.append(f"{r[key]:.2f}" if r else "\u2013")
         e = speed.get(s, {})
         cells += [f"{e[k]:.1f}x" if k in e else "\u2013" for k in ("local-p_context", "local-p_layer")]
         table_rows.append({"name": f"{s:,}", "cells": cells})
@@ -76,10 +67,10 @@ def attention_speed_view(bench_file: Path, out_dir: Path, shown_path: str) -> di
         "paper": "Luong, Pham, Manning (2015), section 3.2: local attention costs O(D) per target step, global O(S)",
         "measured": Markup("Measured by <code>nmt bench attention</code> on {}, torch {}, {}; {} score, "
                            "batch {}, hidden {}, window D = {}; median of repeated calls. Raw numbers: "
-                           "<code>{}</code>.").format(bench["device"], bench["torch"], bench["date"], bench["score"], bench["batch"], bench["hidden"],
-                                                      bench["window"], shown_path),
-        "columns": ["S"] + [f"{m} weights+context (ms)" for m, _ in ATTENTION_METHODS]
-                   + [f"{m} whole layer (ms)" for m, _ in ATTENTION_METHODS]
+                           "<code>{}</code>.").format(bench["device"], bench["torch"], bench["date"], bench["score"],
+                                                      bench["batch"], bench["hidden"], bench["window"], shown_path),
+        "columns": ["S"] + [f"{m} weights+context (ms)" for m in ATTENTION_METHODS]
+                   + [f"{m} whole layer (ms)" for m in ATTENTION_METHODS]
                    + ["global / local-p, weights+context", "global / local-p, whole layer"],
         "rows": table_rows,
         "figure": figure,
