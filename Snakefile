@@ -35,7 +35,10 @@ PRESET = config["preset"]
 SYSTEMS = nmtcfg.collect_systems(config, workflow.basedir)  # {task: {system: table file}}: trained
 ENSEMBLES = nmtcfg.collect_ensembles(config, workflow.basedir)  # {task: {ensemble: members}}: decoded together
 TABLES = {t: nmtcfg.load_table(t) for t in config["tables"]}
-TESTSETS = ["test"]
+FIGURES = nmtcfg.collect_figures(config, workflow.basedir)  # [(task, figure)]: drawn from the systems' outputs
+EVALUATIONS = nmtcfg.collect_evaluations(config, workflow.basedir)  # [(task, system, testset)] shown
+ATTENTION_MAPS = nmtcfg.collect_attention_maps(config, workflow.basedir)  # {(task, system, split): length}
+SPLITS = {task: nmtcfg.task_splits(config, task) for task in SYSTEMS}  # what each task's corpus provides
 NMT_ARGS = f"--params params.yaml --preset {PRESET}"
 
 wildcard_constraints:
@@ -50,6 +53,7 @@ include: "workflow/rules/data.smk"
 include: "workflow/rules/train.smk"
 include: "workflow/rules/translate.smk"
 include: "workflow/rules/evaluate.smk"
+include: "workflow/rules/figures.smk"
 include: "workflow/rules/bench.smk"
 include: "workflow/rules/report.smk"
 

@@ -56,7 +56,7 @@ def cmd_data_prepare(args) -> None:
     config = _load(args)
     spec = cfg.corpus_for_task(config, args.task)
     prep = cfg.prepare_for_task(config, args.task)
-    stats = prepare(args.raw, args.out, splits=args.splits, src_lang=spec["src_lang"],
+    stats = prepare(args.raw, args.out, splits=args.splits or cfg.task_splits(config, args.task), src_lang=spec["src_lang"],
                     tgt_lang=spec["tgt_lang"], max_len=prep["max_len"], src_vocab=prep["src_vocab"],
                     tgt_vocab=prep["tgt_vocab"], tokenize=prep["tokenize"], lowercase=prep.get("lowercase", False))
     print(json.dumps({"src_vocab": stats["src_vocab"], "tgt_vocab": stats["tgt_vocab"],
@@ -116,6 +116,23 @@ def cmd_systems(args) -> None:
             print(f"{pair}\t{system}" if args.with_pair else system)
 
 
+def cmd_dvc_vars(args) -> None:
+    from .data.text import write_text_atomic
+    from .dvc_vars import render
+    config = _load(args)
+    text = render(config, Path(args.params).parent)
+    out = Path(args.out)
+    if args.check:
+        current = out.read_text(encoding="utf-8") if out.is_file() else None
+        if current != text:
+            raise cfg.ConfigError(f"{out} does not match the preset's table and figure files; "
+                                  f"regenerate it with `nmt dvc-vars --out {out}`")
+        print(f"{out} is current")
+        return
+    write_text_atomic(out, text)
+    print(out)
+
+
 def cmd_config(args) -> None:
     config = _load(args)
     if args.table and args.system:
@@ -137,7 +154,14 @@ def cmd_translate(args) -> None:
     from .translate import load_models, translate_ids
     set_threads(args.threads)
     paths, combine = args.model, args.combine
-    if args.ensemble:  # members and combination from the table file (how `dvc repro` names an ensemble)
+    if args.system:  # a system or ensemble of the preset's tables (how `dvc repro` names what it decodes)
+        if not args.task:
+            raise cfg.ConfigError("nmt translate --system needs --task (and --models-dir)")
+        paths, ensemble_combine = cfg.decoding_models(_load(args), Path(args.params).parent, args.task,
+                                                      args.system, args.models_dir)
+        combine = ensemble_combine or combine
+        paths = [str(p) for p in paths]
+    elif args.ensemble:  # members and combination from the table file (how `dvc repro` names an ensemble)
         table_path, _, name = args.ensemble.rpartition(":")
         ensembles = cfg.load_table(table_path)["ensembles"]
         if name not in ensembles:
@@ -157,6 +181,17 @@ def cmd_translate(args) -> None:
         write_lines_atomic(args.positions_out, (" ".join(map(str, h.positions)) for h in hyps))
 
 
+def cmd_attention(args) -> None:
+    from .attention_map import attention_map
+    from .train import set_threads
+    set_threads(args.threads)
+    result = attention_map(args.model, args.src, args.tgt, line=args.line,
+                           length=tuple(args.length) if args.length else None, system=args.system)
+    write_json_atomic(args.out, result)
+    print(json.dumps({"line": result["line"], "attention": result["attention"], "src_words": len(result["src"]),
+                      "tgt_words": len(result["tgt"])}))
+
+
 def cmd_unk_dict(args) -> None:
     from .unk import build_dictionary
     stats = build_dictionary(args.src, args.tgt, args.out, seed=args.seed,
@@ -172,6 +207,11 @@ def cmd_unk_replace(args) -> None:
 def cmd_evaluate(args) -> None:
     from .evaluate import evaluate_files
     ppl, lang = None, args.lang
+    if args.models_dir:  # the system's own model for perplexity; an ensemble of the preset's tables has none
+        paths, combine = cfg.decoding_models(_load(args), Path(args.params).parent, args.pair, args.system,
+                                             args.models_dir)
+        if combine is None:
+            args.model = str(paths[0])
     if args.model:
         from .data.text import read_parallel
         from .likelihood import corpus_nll, perplexity
@@ -199,7 +239,10 @@ def cmd_evaluate(args) -> None:
         if any(line.strip() for line in read_lines(args.positions, allow_empty=True)):
             unk = {"hyp": args.unk_out, "dict": args.unk_dict,
                    **replace_file(args.hyp, args.positions, args.src, args.unk_dict, args.unk_out)}
-    scores = evaluate_files(args.hyp, args.ref, lang=lang, ppl=ppl, meta=meta, unk=unk)
+        else:  # the translation as it is, so that --unk-out always exists (the workflow declares it)
+            from .data.text import write_lines_atomic
+            write_lines_atomic(args.unk_out, read_lines(args.hyp, allow_empty=True))
+    scores = evaluate_files(args.hyp, args.ref, lang=lang, ppl=ppl, meta=meta, unk=unk, src_path=args.src)
     write_json_atomic(args.out, scores)
     print(json.dumps({k: scores[k] for k in ("bleu_tok", "bleu_detok", "ppl", "bleu_tok_unk")}))
 
@@ -220,7 +263,8 @@ def cmd_report(args) -> None:
         speed["attention"] = attention_bench
     index = render_report(preset=config["preset"], preset_description=config.get("description", ""),
                           tables=tables, results_dir=Path(args.results), pair_for_task=pairs,
-                          context=context, out_dir=Path(args.out), speed=speed)
+                          context=context, out_dir=Path(args.out), speed=speed,
+                          figures=cfg.collect_figures(config, root), data_dir=Path(args.data))
     print(index)
 
 
@@ -253,7 +297,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--task", required=True)
     p.add_argument("--raw", required=True, help="directory with {split}.src / {split}.tgt")
     p.add_argument("--out", required=True)
-    p.add_argument("--splits", nargs="+", default=["train", "dev", "test"])
+    p.add_argument("--splits", nargs="+", default=None, help="default: every split of the task's corpus")
     p.set_defaults(func=cmd_data_prepare)
 
     bench = sub.add_parser("bench", help="measurements of this code's speed").add_subparsers(
@@ -285,6 +329,13 @@ def build_parser() -> argparse.ArgumentParser:
     _add_config_args(p)
     p.add_argument("--with-pair", action="store_true")
     p.set_defaults(func=cmd_systems)
+    p = sub.add_parser("dvc-vars", help="write what dvc.yaml iterates over (systems, translations, ...) from the "
+                                        "preset's table and figure files")
+    _add_config_args(p)
+    p.add_argument("--out", default="workflow/dvc_vars.yaml")
+    p.add_argument("--check", action="store_true", help="only check that the file is current (exit 2 if not)")
+    p.set_defaults(func=cmd_dvc_vars)
+
     p = sub.add_parser("config", help="print the resolved configuration (of one system with --table/--system)")
     _add_config_args(p)
     p.add_argument("--table")
@@ -306,7 +357,11 @@ def build_parser() -> argparse.ArgumentParser:
     which.add_argument("--model", nargs="+", help="model.pt; more than one decodes them as an ensemble")
     which.add_argument("--ensemble", metavar="TABLE:NAME", help="an ensemble of a table file, its members' "
                        "model.pt taken from --models-dir")
-    p.add_argument("--models-dir", default=".", help="with --ensemble: the directory of the trained systems")
+    which.add_argument("--system", help="a system or ensemble that the preset's tables define for --task, "
+                       "its model.pt (or its members') taken from --models-dir")
+    _add_config_args(p)
+    p.add_argument("--task", help="with --system: the task (e.g. en-de)")
+    p.add_argument("--models-dir", default=".", help="with --ensemble/--system: the directory of the trained systems")
     p.add_argument("--positions-out", help="also write, per output word, the source position it attended to most")
     p.add_argument("--combine", choices=["prob", "logprob"], default="prob",
                    help="ensemble: average the probabilities (default) or the log-probabilities")
@@ -317,6 +372,20 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--threads", type=int, default=None)
     p.add_argument("--device", default=None)
     p.set_defaults(func=cmd_translate)
+
+    p = sub.add_parser("attention", help="attention matrix of a model for one reference translation (forced "
+                       "decoding; the data of Luong et al.'s Figure 7)")
+    p.add_argument("--model", required=True, help="model.pt (with attention)")
+    p.add_argument("--src", required=True, help="tokenised source file")
+    p.add_argument("--tgt", required=True, help="tokenised reference file, line by line parallel to --src")
+    which = p.add_mutually_exclusive_group(required=True)
+    which.add_argument("--line", type=int, help="the 1-based line to use")
+    which.add_argument("--length", type=int, nargs=2, metavar=("MIN", "MAX"),
+                       help="use the first line whose source has MIN to MAX words")
+    p.add_argument("--out", required=True, help="JSON file: words, weights (target x source), model")
+    p.add_argument("--system", help="the system's name, recorded in the JSON")
+    p.add_argument("--threads", type=int, default=None)
+    p.set_defaults(func=cmd_attention)
 
     unk = sub.add_parser("unk", help="unk replacement: dictionary from word alignments, replacement by attention"
                          ).add_subparsers(dest="unk_command", required=True)
@@ -344,6 +413,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--unk-dict", help="the dictionary of nmt unk dict")
     p.add_argument("--unk-out", help="where the unk-replaced translation goes")
     p.add_argument("--model", help="model for test perplexity")
+    p.add_argument("--models-dir", help="instead of --model: perplexity from DIR/SYSTEM/model.pt when the preset's "
+                                        "tables train SYSTEM; none when they define it as an ensemble")
     p.add_argument("--lang", help="target language for detokenisation (default: the model's corpus setting)")
     p.add_argument("--out", required=True)
     p.add_argument("--system", required=True)

@@ -15,6 +15,8 @@ from typing import Any
 import jsonschema
 import yaml
 
+from .figures import figure_systems
+from .figures import load_figures as parse_figures
 from .tables import load_table as parse_table
 
 SCHEMA_PATH = Path(__file__).with_name("schemas") / "params.schema.yaml"
@@ -93,6 +95,14 @@ def load_table(path: str | Path) -> dict:
         raise ConfigError(str(err)) from None
 
 
+def load_figures(path: str | Path) -> dict:
+    """A validated figure file (see nmt.figures); problems become ConfigErrors naming the file and figure."""
+    try:
+        return parse_figures(path)
+    except ValueError as err:
+        raise ConfigError(str(err)) from None
+
+
 def system_config(config: dict, table: dict, system: str, table_path: str = "table") -> dict:
     """The preset config with one table system's overrides applied, validated."""
     systems = table["systems"]
@@ -117,6 +127,18 @@ def corpus_for_task(config: dict, task: str) -> dict:
     if task not in tasks:
         raise ConfigError(f"preset {config['preset']!r} has no corpus for task {task!r} (data.tasks.{task})")
     return tasks[task]
+
+
+def task_splits(config: dict, task: str) -> list[str]:
+    """The splits the task's corpus provides, train/dev/test first: what `nmt data get` writes and
+    `nmt data prepare` binarises. A synthetic corpus also has its gold-aligned `align` split, and `test2`
+    when asked for; a registry corpus has the splits its preset names (e.g. test2: newstest2015)."""
+    spec = corpus_for_task(config, task)
+    if spec["corpus"] == "synth":
+        extra = ["align"] + (["test2"] if spec.get("n_test2") else [])
+    else:
+        extra = [s for s in spec.get("splits") or {} if s not in ("train", "dev", "test")]
+    return ["train", "dev", "test", *extra]
 
 
 def prepare_for_task(config: dict, task: str) -> dict:
@@ -154,11 +176,102 @@ def collect_systems(config: dict, root: str | Path = ".") -> dict[str, dict[str,
 
 def collect_ensembles(config: dict, root: str | Path = ".") -> dict[str, dict[str, dict]]:
     """{task: {ensemble: {"members": [...], "combine": ...}}} over the preset's tables: what the
-    workflow decodes as ensembles of trained systems (they train nothing themselves)."""
+    workflow decodes as ensembles of trained systems (they train nothing themselves).
+
+    Every member must be a system that some table of the preset trains for the same task; an ensemble id
+    used by several tables must mean the same ensemble everywhere.
+    """
+    systems = collect_systems(config, root)
     found: dict[str, dict[str, dict]] = {}
+    defined_in: dict[tuple[str, str], str] = {}
     for table_path in config["tables"]:
         table = load_table(Path(root) / table_path)
+        task = table["task"]
         for name, spec in table["ensembles"].items():
-            found.setdefault(table["task"], {})[name] = spec
+            if name in systems.get(task, {}):
+                raise ConfigError(f"{table_path}: {name!r} is an ensemble here and a trained system in "
+                                  f"{systems[task][name]}")
+            missing = [m for m in spec["members"] if m not in systems.get(task, {})]
+            if missing:
+                raise ConfigError(f"{table_path}: ensembles.{name}: member(s) {', '.join(map(repr, missing))} "
+                                  f"are not trained by any table of preset {config['preset']!r} for task {task}")
+            previous = found.get(task, {}).get(name)
+            if previous is not None and previous != spec:
+                raise ConfigError(f"{table_path}: ensemble {name!r} is also defined differently in "
+                                  f"{defined_in[(task, name)]}")
+            defined_in.setdefault((task, name), table_path)
+            found.setdefault(task, {})[name] = spec
     return found
 
+
+def collect_figures(config: dict, root: str | Path = ".") -> list[tuple[str, dict]]:
+    """[(task, figure)] over the preset's figure files, every system a figure reads checked to be trained or
+    ensembled by the preset's tables for that task, and a learning-curve figure's table to be one of them."""
+    systems = collect_systems(config, root)
+    ensembles = collect_ensembles(config, root)
+    table_ids = {load_table(Path(root) / t)["id"] for t in config["tables"]}
+    out = []
+    for path in config.get("figures") or []:
+        figures = load_figures(Path(root) / path)
+        task = figures["task"]
+        known = {*systems.get(task, {}), *ensembles.get(task, {})}
+        for fig in figures["figures"]:
+            fig = {**fig, "paper": figures["paper"]}
+            unknown = [s for s in figure_systems(fig) if s not in known]
+            if unknown:
+                raise ConfigError(f"{path}: figure {fig['id']}: {', '.join(map(repr, unknown))} not trained or "
+                                  f"ensembled by any table of preset {config['preset']!r} for task {task}")
+            if fig["kind"] == "learning_curves" and fig["table"] not in table_ids:
+                raise ConfigError(f"{path}: figure {fig['id']}: table {fig['table']!r} is not one of the preset's "
+                                  f"tables ({', '.join(sorted(table_ids))})")
+            if fig["kind"] == "attention_maps":
+                trained = systems.get(task, {})
+                ensembled = [s for s in figure_systems(fig) if s not in trained]
+                if ensembled:
+                    raise ConfigError(f"{path}: figure {fig['id']}: attention maps need trained systems, not "
+                                      f"ensembles ({', '.join(ensembled)})")
+                if fig["split"] not in task_splits(config, task):  # e.g. no gold-aligned sentences yet
+                    fig = {**fig, "unavailable": f"the {task} corpus of preset {config['preset']!r} has no "
+                                                 f"{fig['split']!r} split"}
+            out.append((task, fig))
+    return out
+
+
+def collect_evaluations(config: dict, root: str | Path = ".") -> list[tuple[str, str, str]]:
+    """[(task, system or ensemble, testset)]: every translation the preset's tables and figures show, each
+    once, in a stable order. Ensemble members are decoded only inside their ensembles unless shown alone."""
+    wanted: dict[tuple[str, str, str], None] = {}
+    for table_path in config["tables"]:
+        table = load_table(Path(root) / table_path)
+        for row in table["rows"]:
+            if row["system"] is not None:
+                wanted[(table["task"], row["system"], table["testset"])] = None
+    for task, fig in collect_figures(config, root):
+        if "testset" in fig:
+            for system in figure_systems(fig):
+                wanted[(task, system, fig["testset"])] = None
+    return list(wanted)
+
+
+def collect_attention_maps(config: dict, root: str | Path = ".") -> dict[tuple[str, str, str], list[int]]:
+    """{(task, system, split): [min, max] source length of the sentence}: the forced-decoding attention
+    matrices the preset's figures draw (the first figure that asks for one decides its sentence)."""
+    wanted: dict[tuple[str, str, str], list[int]] = {}
+    for task, fig in collect_figures(config, root):
+        if fig["kind"] == "attention_maps" and not fig.get("unavailable"):
+            for system in figure_systems(fig):
+                wanted.setdefault((task, system, fig["split"]), fig["length"])
+    return wanted
+
+
+def decoding_models(config: dict, root: str | Path, task: str, name: str, models_dir: str | Path
+                    ) -> tuple[list[Path], str | None]:
+    """The model files that decode ``name`` for ``task``: its own model.pt when the preset's tables train it,
+    its members' (and their combination) when they define it as an ensemble; else a ConfigError."""
+    models_dir = Path(models_dir)
+    ensemble = collect_ensembles(config, root).get(task, {}).get(name)
+    if ensemble:
+        return [models_dir / m / "model.pt" for m in ensemble["members"]], ensemble["combine"]
+    if name in collect_systems(config, root).get(task, {}):
+        return [models_dir / name / "model.pt"], None
+    raise ConfigError(f"preset {config['preset']!r}: no table trains or ensembles a system {name!r} for task {task}")

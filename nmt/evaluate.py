@@ -25,7 +25,8 @@ from nmt.data.tokenize import detokenize
 
 SCORE_KEYS = ("system", "testset", "preset", "pair", "n_sentences", "bleu_tok", "bleu_tok_signature",
               "bleu_detok", "bleu_detok_signature", "ppl", "hyp", "ref",
-              "bleu_tok_unk", "bleu_tok_unk_signature", "bleu_detok_unk", "bleu_detok_unk_signature", "unk")
+              "bleu_tok_unk", "bleu_tok_unk_signature", "bleu_detok_unk", "bleu_detok_unk_signature", "unk",
+              "by_length")
 META_KEYS = ("system", "testset", "preset", "pair")
 
 
@@ -90,7 +91,7 @@ def bleu_by_length(hyps: Sequence[str], refs: Sequence[str], srcs: Sequence[str]
 
 def evaluate_files(hyp_path: PathLike, ref_path: PathLike, *, lang: str, ppl: float | None,
                    meta: dict[str, Any], out_path: PathLike | None = None,
-                   unk: dict[str, Any] | None = None) -> dict[str, Any]:
+                   unk: dict[str, Any] | None = None, src_path: PathLike | None = None) -> dict[str, Any]:
     """Score a translation file against its reference; returns the Scores dict of ``docs/formats.md``.
 
     Both files must be in the tokenised form the model works in (the hypothesis is model output; the reference
@@ -108,6 +109,9 @@ def evaluate_files(hyp_path: PathLike, ref_path: PathLike, *, lang: str, ppl: fl
     ``unk`` (optional) describes an unk-replaced version of the same translation: ``{"hyp": path, ...counts}``;
     it is scored the same way into ``bleu_tok_unk``/``bleu_detok_unk`` (None when there is none, e.g. a model
     without attention).
+
+    ``src_path`` (optional, the test source) adds ``by_length``: tokenised BLEU per source-length bucket
+    (:func:`bleu_by_length`) of the translation and, under ``"unk"``, of the unk-replaced one (Figure 6).
     """
     missing = [k for k in META_KEYS if k not in meta]
     if missing:
@@ -129,12 +133,17 @@ def evaluate_files(hyp_path: PathLike, ref_path: PathLike, *, lang: str, ppl: fl
         "bleu_detok": bleu_detok, "bleu_detok_signature": sig_detok,
         "ppl": ppl, "hyp": str(hyp_path), "ref": str(ref_path),
         "bleu_tok_unk": None, "bleu_tok_unk_signature": None, "bleu_detok_unk": None,
-        "bleu_detok_unk_signature": None, "unk": unk,
+        "bleu_detok_unk_signature": None, "unk": unk, "by_length": None,
     })
+    srcs = read_parallel(src_path, ref_path)[0] if src_path is not None else None
+    if srcs is not None:
+        scores["by_length"] = {"plain": bleu_by_length(hyps, refs, srcs), "unk": None}
     if unk is not None:
         replaced, _ = read_parallel(unk["hyp"], ref_path, allow_empty_src=True)
         scores["bleu_tok_unk"], scores["bleu_tok_unk_signature"] = bleu_tokenized(replaced, refs)
         scores["bleu_detok_unk"], scores["bleu_detok_unk_signature"] = bleu_detokenized(replaced, refs, lang)
+        if srcs is not None:
+            scores["by_length"]["unk"] = bleu_by_length(replaced, refs, srcs)
     if out_path is not None:
         write_json_atomic(out_path, scores)
     return scores

@@ -20,6 +20,7 @@ COLUMN_LABELS: dict[str, str] = {
     "bleu_tok": "BLEU (tok)",
     "bleu_detok": "BLEU (detok)",
     "bleu_tok_unk": "BLEU (tok, +unk repl.)",
+    "bleu_detok_unk": "BLEU (detok, +unk repl.)",
     "aer": "AER",
     "saer": "SAER",
 }
@@ -50,8 +51,10 @@ def _check_id(value: Any, what: str, where: str) -> str:
 
 
 def _parse_ensembles(ensembles: Any, systems: dict, where: str) -> dict[str, dict]:
-    """``ensembles: {id: {members: [system ids of this table], combine: prob|logprob}}``: systems decoded
-    together (nmt.models.ensemble); they train nothing of their own."""
+    """``ensembles: {id: {members: [system ids], combine: prob|logprob}}``: systems decoded together
+    (nmt.models.ensemble); they train nothing of their own. Members may be trained by another table of the
+    same task (Luong et al.'s ensemble mixes Table 1 and Table 4 systems): that they exist is checked over the
+    preset's tables (nmt.config.collect_ensembles)."""
     if ensembles is None:
         return {}
     if not isinstance(ensembles, dict):
@@ -64,12 +67,12 @@ def _parse_ensembles(ensembles: Any, systems: dict, where: str) -> dict[str, dic
         if not isinstance(spec, dict) or set(spec) - {"members", "combine"}:
             raise ValueError(f"{where}: ensembles.{eid} must be a mapping with 'members' (and optionally 'combine')")
         members = spec.get("members")
-        if not isinstance(members, list) or len(members) < 2:
+        if not isinstance(members, list) or len(set(members)) < 2:
             raise ValueError(f"{where}: ensembles.{eid}.members must list at least two systems")
-        unknown = [m for m in members if m not in systems]
-        if unknown:
-            raise ValueError(f"{where}: ensembles.{eid}: unknown member(s) {', '.join(map(repr, unknown))}; "
-                             f"members must be systems of this table")
+        for member in members:
+            _check_id(member, f"ensembles.{eid} member {member!r}", where)
+        if len(set(members)) != len(members):
+            raise ValueError(f"{where}: ensembles.{eid}.members lists a system twice")
         combine = spec.get("combine", "prob")
         if combine not in ENSEMBLE_COMBINATIONS:
             raise ValueError(f"{where}: ensembles.{eid}.combine must be one of {', '.join(ENSEMBLE_COMBINATIONS)}")

@@ -17,6 +17,7 @@ def write_params(tmp_path, preset_overrides, params_overrides=None):
     params.update(params_overrides or {})
     params["presets_dir"] = "presets"
     params["tables"] = [str(ROOT / t) for t in params["tables"]]
+    params["figures"] = [str(ROOT / f) for f in params.get("figures", [])]
     (tmp_path / "presets").mkdir(exist_ok=True)
     base = yaml.safe_load((ROOT / "workflow/presets/tiny.yaml").read_text())
     (tmp_path / "presets" / "tiny.yaml").write_text(yaml.safe_dump(cfg.deep_merge(base, preset_overrides)))
@@ -30,7 +31,12 @@ def test_shipped_presets_are_valid(preset):
     config = cfg.load_params(ROOT / "params.yaml", preset)
     assert config["preset"] == preset
     systems = cfg.collect_systems(config, ROOT)
-    assert list(systems["en-de"]) == list(cfg.load_table(ROOT / "workflow/tables/luong2015_table1.yaml")["systems"])
+    table = {n: cfg.load_table(ROOT / f"workflow/tables/luong2015_table{n}.yaml") for n in (1, 3, 4)}
+    # Table 1's systems, then Table 4's grid without the two it shares with Table 1; Table 3 is De->En
+    assert list(systems["en-de"]) == list(dict.fromkeys([*table[1]["systems"], *table[4]["systems"]]))
+    assert list(systems["de-en"]) == list(table[3]["systems"])
+    members = cfg.collect_ensembles(config, ROOT)["en-de"]["ensemble_attention"]["members"]
+    assert len(members) == 8 and set(members) <= set(systems["en-de"])
 
 
 def test_preset_overrides_defaults_and_table_overrides_preset():

@@ -254,3 +254,19 @@ def test_multi30k_degraded_hypothesis_matches_cli(tmp_path):
     write_lines_atomic(detok_hyp, detokenize(hyps, "de"))
     write_lines_atomic(detok_ref, detokenize(refs, "de"))
     assert bleu_detokenized(hyps, refs, "de")[0] == pytest.approx(sacrebleu_cli(detok_ref, detok_hyp), abs=1e-5)
+
+
+def test_evaluate_files_adds_bleu_by_source_length(tmp_path):
+    hyp, ref, src = tmp_path / "h.txt", tmp_path / "r.txt", tmp_path / "s.txt"
+    unk = tmp_path / "h.unk.txt"
+    write_lines_atomic(hyp, TOK_HYPS)
+    write_lines_atomic(unk, TOK_REFS)  # a perfect "replacement", to tell the two curves apart
+    write_lines_atomic(ref, TOK_REFS)
+    sources = [" ".join(["w"] * n) for n in (3, 12, 12, 45, 80)]
+    write_lines_atomic(src, sources)
+    scores = evaluate_files(hyp, ref, lang="de", ppl=None, meta=META, src_path=src,
+                            unk={"hyp": str(unk), "unks": 0})
+    assert scores["by_length"]["plain"] == bleu_by_length(TOK_HYPS, TOK_REFS, sources)
+    assert [b["n_sentences"] for b in scores["by_length"]["unk"]] == [1, 2, 0, 0, 1, 0, 1]
+    assert scores["by_length"]["unk"] == bleu_by_length(TOK_REFS, TOK_REFS, sources)
+    assert evaluate_files(hyp, ref, lang="de", ppl=None, meta=META)["by_length"] is None

@@ -196,3 +196,24 @@ def test_empty_split_and_bad_lengths(tmp_path):
     assert (tmp_path / "align.gold").read_text() == ""
     with pytest.raises(ValueError):
         synth.generate(tmp_path, seed=1, n_train=1, max_len=2, min_len=3)
+
+
+def test_second_test_set_leaves_the_other_splits_unchanged(corpus, tmp_path):
+    d, _ = corpus
+    summary = synth.generate(tmp_path, seed=1, n_test2=40, **SIZES)
+    for name in FILES[:-1]:  # every file but stats.json is byte-identical
+        assert (tmp_path / name).read_bytes() == (d / name).read_bytes(), name
+    test2 = _read(tmp_path / "test2.src")
+    assert summary["splits"]["test2"]["sentences"] == len(test2) == 40
+    others = {line for s in ("train", "dev", "test", "align") for line in _read(d / f"{s}.src")}
+    assert not set(test2) & others and len(set(test2)) == 40
+
+
+def test_swap_is_the_same_pairs_the_other_way_round(corpus, tmp_path):
+    d, _ = corpus
+    synth.generate(tmp_path, seed=1, swap=True, **SIZES)
+    for split in SPLITS:
+        assert _read(tmp_path / f"{split}.src") == _read(d / f"{split}.tgt")
+        assert _read(tmp_path / f"{split}.tgt") == _read(d / f"{split}.src")
+    for fwd, rev in zip(_read(d / "align.gold"), _read(tmp_path / "align.gold")):
+        assert sorted((j, i, sure) for i, j, sure in _links(fwd)) == sorted(_links(rev))

@@ -8,7 +8,6 @@ import pytest
 import yaml
 
 ROOT = Path(__file__).resolve().parents[1]
-TABLE = ROOT / "workflow/tables/luong2015_table1.yaml"
 pytestmark = pytest.mark.e2e
 
 
@@ -32,36 +31,55 @@ def run(cmd, cwd, timeout=900):
     return result
 
 
+def preset_config():
+    from nmt import config as cfg
+    return cfg.load_params(ROOT / "params.yaml", "tiny")
+
+
 def systems():
-    return list(yaml.safe_load(TABLE.read_text())["systems"])
+    """{task: [trained systems]} of every table of the preset."""
+    from nmt import config as cfg
+    return {task: list(s) for task, s in cfg.collect_systems(preset_config(), ROOT).items()}
 
 
-def ensembles():
-    return list(yaml.safe_load(TABLE.read_text()).get("ensembles") or {})
+def evaluations():
+    from nmt import config as cfg
+    return cfg.collect_evaluations(preset_config(), ROOT)
 
 
 def check_report(workdir: Path) -> dict:
+    """Every measured cell of every table equals its scores file's field; returns the measured cells."""
     report = workdir / "reports/tiny"
     html = (report / "index.html").read_text()
-    rows = json.loads((report / "luong2015_table1.json").read_text())
-    measured = [r for r in rows if r["status"] == "measured"]
-    assert {r["system"] for r in measured} == set(systems()) | set(ensembles())
-    table = yaml.safe_load(TABLE.read_text())
-    for row, spec in zip(rows, table["rows"]):
-        if row["status"] != "measured":
-            continue
-        scores = json.loads((workdir / f"results/tiny/en-de/scores/{row['system']}.test.json").read_text())
-        shown = {"ppl": "ppl", "bleu_tok": "bleu_tok", **spec.get("values_from", {})}
-        assert row["ours_bleu_tok"] == scores[shown["bleu_tok"]]
-        assert row["ours_ppl"] == (scores["ppl"] if shown["ppl"] else None)
-        if row["system"] in ensembles():
-            assert scores["ppl"] is None and scores["bleu_tok_unk"] is not None
-        elif shown["ppl"]:
-            assert f"{scores['ppl']:.2f}" in html
+    shown = {}
+    for path in preset_config()["tables"]:
+        table = yaml.safe_load((ROOT / path).read_text())
+        rows = json.loads((report / f"{table['id']}.json").read_text())
+        assert [r["status"] for r in rows] == ["reference" if spec["system"] is None else "measured"
+                                               for spec in table["rows"]]
+        for row, spec in zip(rows, table["rows"]):
+            if row["status"] != "measured":
+                continue
+            scores = json.loads((workdir / f"results/tiny/{table['task']}/scores/"
+                                           f"{row['system']}.{table['testset']}.json").read_text())
+            for column in table["columns"]:
+                field = {column: column, **spec.get("values_from", {})}[column]
+                assert row[f"ours_{column}"] == (scores[field] if field else None), (table["id"], row["label"])
+                shown[(table["id"], row["label"], column)] = row[f"ours_{column}"]
+            if "ppl" in table["columns"] and row["ours_ppl"] is not None:
+                assert f"{row['ours_ppl']:.2f}" in html
+    ensemble = json.loads((workdir / "results/tiny/en-de/scores/ensemble_attention.test.json").read_text())
+    assert ensemble["ppl"] is None and ensemble["bleu_tok_unk"] is not None
     unk = json.loads((workdir / "results/tiny/en-de/scores/local_p_general_feed.test.json").read_text())["unk"]
     assert unk["unks"] == unk["from_dictionary"] + unk["copied"] > 0  # the tiny vocabulary leaves <unk>s to replace
     assert json.loads((workdir / "results/tiny/en-de/scores/base.test.json").read_text())["unk"] is None
-    return {(r["label"], r["system"]): (r["ours_ppl"], r["ours_bleu_tok"]) for r in measured}
+    # the figures: learning curves (Figure 5), BLEU by length (6), attention maps with gold (7), samples (Table 5)
+    for section in ("luong2015_figure5", "luong2015_figure6", "luong2015_figure7", "luong2015_table5"):
+        assert f'id="{section}"' in html
+    assert "Not drawn" not in html
+    for png in ("luong2015_table1_learning_curves.png", "luong2015_figure6.png", "luong2015_figure7.png"):
+        assert (report / png).read_bytes().startswith(b"\x89PNG")
+    return shown
 
 
 @pytest.fixture(scope="module")
@@ -77,18 +95,21 @@ def test_dry_run_lists_one_training_job_per_system(snakemake_run):
     _, dry = snakemake_run
     jobs = {line.split()[0]: int(line.split()[1]) for line in dry.splitlines()
             if len(line.split()) == 2 and line.split()[1].isdigit()}
-    assert jobs["train"] == len(systems())
-    assert jobs["translate"] == jobs["evaluate"] == len(systems()) + len(ensembles())
-    assert jobs["unk_dictionary"] == 1
+    assert jobs["train"] == sum(map(len, systems().values())) == 18
+    assert jobs["translate"] == jobs["evaluate"] == len(evaluations()) == 20
+    assert jobs["corpus_en_de"] == jobs["corpus_de_en"] == jobs["prepare_en_de"] == jobs["prepare_de_en"] == 1
+    assert jobs["unk_dictionary"] == 2
+    assert jobs["attention_map"] == 3
     assert jobs["bench_attention"] == 1
 
 
 def test_snakemake_runs_the_tiny_preset_to_the_report(snakemake_run):
     workdir, _ = snakemake_run
     check_report(workdir)
-    for system in systems():
-        assert (workdir / f"logs/tiny/en-de/train/{system}.log").exists()
-        assert (workdir / f"results/tiny/benchmarks/en-de/train/{system}.tsv").exists()
+    for task, trained in systems().items():
+        for system in trained:
+            assert (workdir / f"logs/tiny/{task}/train/{system}.log").exists()
+            assert (workdir / f"results/tiny/benchmarks/{task}/train/{system}.tsv").exists()
     assert 'id="attention-speed"' in (workdir / "reports/tiny/index.html").read_text()  # the measured figure
     assert (workdir / "reports/tiny/attention_speed.png").exists()
     again = run(["snakemake", "-n", "--cores", "2"], workdir)
@@ -104,6 +125,6 @@ def test_dvc_repro_gives_the_same_report(snakemake_run, tmp_path):
     run(["dvc", "repro", "-q"], workdir)
     assert check_report(workdir) == check_report(smk_dir)
     shown = run(["dvc", "metrics", "show", "--json"], workdir).stdout
-    for system in systems():
-        assert f"results/tiny/en-de/scores/{system}.test.json" in shown
+    for task, system, testset in evaluations():
+        assert f"results/tiny/{task}/scores/{system}.{testset}.json" in shown
     assert "bleu_tok" in shown

@@ -107,7 +107,8 @@ _P_DROPPED_DET = 0.12
 _P_CONJ2 = 0.25
 _MAX_TRIES = 1000
 
-_SPLITS = ("train", "dev", "test", "align")
+# test2 comes last so that adding it leaves the other splits' sentences unchanged
+_SPLITS = ("train", "dev", "test", "align", "test2")
 
 
 def _src_word(rng: random.Random, n_syll: int) -> str:
@@ -378,11 +379,22 @@ def _lines(xs: list[str]) -> str:
     return "".join(x + "\n" for x in xs)
 
 
+def _swap_link(link: str) -> str:
+    sep = "-" if "-" in link else "?"
+    i, j = link.split(sep)
+    return f"{j}{sep}{i}"
+
+
 def generate(out_dir: str | Path, seed: int = 1, n_train: int = 20000, n_dev: int = 500, n_test: int = 500,
-             n_align: int = 200, max_len: int = 50, min_len: int = 3) -> dict:
-    """Write {train,dev,test,align}.{src,tgt} and align.gold into out_dir (created if needed) and
-    return a summary dict: {"seed":..., "splits": {"train": {"sentences": n, "src_tokens": .., "tgt_tokens": ..}, ...},
-    "src_vocab": n_distinct_src_words, "tgt_vocab": ..., "max_len": ...}. Also write that summary as out_dir/stats.json."""
+             n_align: int = 200, max_len: int = 50, min_len: int = 3, n_test2: int = 0,
+             swap: bool = False) -> dict:
+    """Write {train,dev,test,align}.{src,tgt} (and test2 when ``n_test2`` > 0) and align.gold into out_dir
+    (created if needed) and return a summary dict: {"seed":..., "splits": {"train": {"sentences": n,
+    "src_tokens": .., "tgt_tokens": ..}, ...}, "src_vocab": n_distinct_src_words, "tgt_vocab": ..., "max_len": ...}.
+    Also write that summary as out_dir/stats.json.
+
+    ``swap`` writes the same pairs the other way round (the generated target language becomes the source,
+    gold links become ``j-i``): the reverse direction of the demo pair, as De->En is of En->De."""
     if not 1 <= min_len <= max_len:
         raise ValueError(f"need 1 <= min_len <= max_len, got min_len={min_len}, max_len={max_len}")
     if max_len < 3:
@@ -390,20 +402,24 @@ def generate(out_dir: str | Path, seed: int = 1, n_train: int = 20000, n_dev: in
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     lex = build_lexicon(seed)
-    sizes = {"train": n_train, "dev": n_dev, "test": n_test, "align": n_align}
+    sizes = {"train": n_train, "dev": n_dev, "test": n_test, "align": n_align, "test2": n_test2}
+    splits_made = [s for s in _SPLITS if s != "test2" or n_test2 > 0]
     seen: set[str] = set()
     data: dict[str, tuple[list[str], list[str], list[str]]] = {}
-    for split in _SPLITS:
+    for split in splits_made:
         triples = list(generate_pairs(seed, split, sizes[split], max_len=max_len, min_len=min_len,
                                       exclude=seen, unique=split != "train", lexicon=lex))
         if split == "train":
             seen.update(t[0] for t in triples)
         data[split] = tuple(list(x) for x in zip(*triples)) if triples else ([], [], [])
+        if swap:
+            src, tgt, align = data[split]
+            data[split] = (tgt, src, [" ".join(_swap_link(x) for x in line.split()) for line in align])
 
     src_vocab: set[str] = set()
     tgt_vocab: set[str] = set()
     splits = {}
-    for split in _SPLITS:
+    for split in splits_made:
         src, tgt, align = data[split]
         write_text_atomic(out / f"{split}.src", _lines(src))
         write_text_atomic(out / f"{split}.tgt", _lines(tgt))
@@ -417,7 +433,7 @@ def generate(out_dir: str | Path, seed: int = 1, n_train: int = 20000, n_dev: in
             tgt_vocab.update(ts)
         splits[split] = {"sentences": len(src), "src_tokens": sum(map(len, s_toks)),
                          "tgt_tokens": sum(map(len, t_toks))}
-    summary = {"seed": seed, "splits": splits, "src_vocab": len(src_vocab), "tgt_vocab": len(tgt_vocab),
+    summary = {"seed": seed, "swap": swap, "splits": splits, "src_vocab": len(src_vocab), "tgt_vocab": len(tgt_vocab),
                "max_len": max_len, "min_len": min_len}
     write_text_atomic(out / "stats.json", json.dumps(summary, indent=2) + "\n")
     return summary

@@ -18,6 +18,7 @@ import jinja2
 
 from ..data.text import write_bytes_atomic
 from .plots import curve_points, learning_curves, read_metrics
+from .figures import FigureInputs, figure_view
 from .speed import attention_speed_view
 from .tables import (
     BLEU_COLUMNS,
@@ -283,7 +284,8 @@ def _table_systems_in_order(table: dict) -> list[str]:
 
 def render_report(*, preset: str, preset_description: str, tables: list[Path], results_dir: Path,
                   pair_for_task: dict[str, str], context: dict, out_dir: Path,
-                  speed: dict[str, Path] | None = None) -> Path:
+                  speed: dict[str, Path] | None = None, figures: list[tuple[str, dict]] | None = None,
+                  data_dir: Path | None = None) -> Path:
     """Render the report for ``results_dir`` (= ``results/{preset}``) into ``out_dir``.
 
     For a table with task T the corpus pair is ``pair_for_task[T]``; scores are read from
@@ -292,6 +294,8 @@ def render_report(*, preset: str, preset_description: str, tables: list[Path], r
     ``{table_id}_learning_curves.png`` when any system has dev-ppl metrics, and ``summary.json``
     (``{table_id: {system: {metric: value}}}`` for measured systems). ``speed`` maps a benchmark name
     (``attention``) to the JSON file its `nmt bench` command wrote; each becomes a section with a figure.
+    ``figures`` are the preset's figure-file entries as (task, figure) (nmt.config.collect_figures); their
+    inputs are read from ``results_dir`` and ``data_dir`` (= ``data/{preset}``): see nmt.report.figures.
     Returns the index path.
     """
     results_dir = Path(results_dir)
@@ -452,6 +456,17 @@ def render_report(*, preset: str, preset_description: str, tables: list[Path], r
             "json": f"{tid}.json",
         })
 
+    learning_curve_pngs = {t["id"]: t["figure"] for t in table_views}
+    figure_views = []
+    for task, fig in figures or []:
+        inputs = None
+        if task in pair_for_task and data_dir is not None:
+            inputs = FigureInputs(results_dir, Path(data_dir), pair_for_task[task],
+                                  lambda path, kind: add_source(Path(path), kind))
+        elif fig["kind"] != "learning_curves":
+            raise ValueError(f"figure {fig['id']}: task {task!r} has no corpus pair, or no data directory given")
+        figure_views.append(figure_view(fig, inputs, out_dir, learning_curve_pngs, fig.get("paper", "")))
+
     speed_views = []
     for name, path in (speed or {}).items():
         if name != "attention":
@@ -476,6 +491,7 @@ def render_report(*, preset: str, preset_description: str, tables: list[Path], r
         reduced=(preset != "paper"),
         corpus_name=corpus_name,
         tables=table_views,
+        figures=figure_views,
         speed=speed_views,
         systems=system_views,
         size_labels=list(SIZE_LABELS.values()),

@@ -15,12 +15,17 @@ def table_of(wildcards):
 
 
 def all_scores(wildcards):
-    return [
-        f"results/{PRESET}/{pair}/scores/{system}.{testset}.json"
-        for pair in SYSTEMS
-        for system in [*SYSTEMS[pair], *ENSEMBLES.get(pair, {})]
-        for testset in TESTSETS
-    ]
+    return [f"results/{PRESET}/{pair}/scores/{system}.{testset}.json" for pair, system, testset in EVALUATIONS]
+
+
+def all_translations(wildcards):
+    """Every shown translation, as decoded and after unk replacement (figures and sample tables read them)."""
+    return [f"results/{PRESET}/{pair}/translations/{system}.{testset}{ext}"
+            for pair, system, testset in EVALUATIONS for ext in (".txt", ".unk.txt")]
+
+
+def all_attention_maps(wildcards):
+    return [f"results/{PRESET}/{pair}/attention/{system}.{split}.json" for pair, system, split in ATTENTION_MAPS]
 
 
 def ensemble_of(wildcards):

@@ -1,33 +1,46 @@
 # Corpora: get (generate the synthetic corpus, or fetch a registry corpus from the mirror or the network,
-# verified by sha256) and prepare (tokenise, filter, vocabularies, binarise).
-
-SPLITS = ["train", "dev", "test"]
-
-
-rule corpus:
-    output:
-        expand("data/{{preset}}/{{pair}}/raw/{split}.{side}", split=SPLITS, side=["src", "tgt"]),
-        stats="data/{preset}/{pair}/raw/stats.json",
-    params:
-        settings=lambda wc: nmtcfg.fingerprint(config["data"]["tasks"][wc.pair]),
-    log:
-        "logs/{preset}/{pair}/corpus.log",
-    shell:
-        "nmt data get {NMT_ARGS} --task {wildcards.pair} --out $(dirname {output.stats}) > {log} 2>&1"
+# verified by sha256) and prepare (tokenise, filter, vocabularies, binarise). Each task's corpus has its own
+# splits (train/dev/test, plus e.g. a second test set or a gold-aligned split), so each task gets its own pair
+# of rules: Snakemake needs a rule's output files to be known before it runs.
 
 
-rule prepare:
-    input:
-        expand("data/{{preset}}/{{pair}}/raw/{split}.{side}", split=SPLITS, side=["src", "tgt"]),
-    output:
-        expand("data/{{preset}}/{{pair}}/prepared/{split}.{ext}", split=SPLITS, ext=["src", "tgt", "pt"]),
-        "data/{preset}/{pair}/prepared/vocab.src",
-        "data/{preset}/{pair}/prepared/vocab.tgt",
-        prep="data/{preset}/{pair}/prepared/prep.json",
-    params:
-        settings=lambda wc: nmtcfg.fingerprint(nmtcfg.prepare_for_task(config, wc.pair)),
-    log:
-        "logs/{preset}/{pair}/prepare.log",
-    shell:
-        "nmt data prepare {NMT_ARGS} --task {wildcards.pair} --raw data/{wildcards.preset}/{wildcards.pair}/raw"
-        " --out $(dirname {output.prep}) --splits {SPLITS} > {log} 2>&1"
+def _rule_name(task):
+    return task.replace("-", "_")
+
+
+for _task, _splits in SPLITS.items():
+
+    rule:
+        name:
+            f"corpus_{_rule_name(_task)}"
+        output:
+            expand("data/{{preset}}/{task}/raw/{split}.{side}", task=_task, split=_splits, side=["src", "tgt"]),
+            stats=f"data/{{preset}}/{_task}/raw/stats.json",
+        params:
+            settings=nmtcfg.fingerprint(config["data"]["tasks"][_task]),
+            task=_task,
+        log:
+            f"logs/{{preset}}/{_task}/corpus.log",
+        shell:
+            "nmt data get {NMT_ARGS} --task {params.task} --out $(dirname {output.stats}) > {log} 2>&1"
+
+    rule:
+        name:
+            f"prepare_{_rule_name(_task)}"
+        input:
+            expand("data/{{preset}}/{task}/raw/{split}.{side}", task=_task, split=_splits, side=["src", "tgt"]),
+        output:
+            expand("data/{{preset}}/{task}/prepared/{split}.{ext}", task=_task, split=_splits,
+                   ext=["src", "tgt", "pt"]),
+            f"data/{{preset}}/{_task}/prepared/vocab.src",
+            f"data/{{preset}}/{_task}/prepared/vocab.tgt",
+            prep=f"data/{{preset}}/{_task}/prepared/prep.json",
+        params:
+            settings=nmtcfg.fingerprint(nmtcfg.prepare_for_task(config, _task)),
+            task=_task,
+            splits=" ".join(_splits),
+        log:
+            f"logs/{{preset}}/{_task}/prepare.log",
+        shell:
+            "nmt data prepare {NMT_ARGS} --task {params.task} --raw data/{wildcards.preset}/{params.task}/raw"
+            " --out $(dirname {output.prep}) --splits {params.splits} > {log} 2>&1"

@@ -23,16 +23,17 @@ rule evaluate:
         src="data/{preset}/{pair}/prepared/{testset}.src",
         model=scoring_model,
     output:
-        "results/{preset}/{pair}/scores/{system}.{testset}.json",
+        scores="results/{preset}/{pair}/scores/{system}.{testset}.json",
+        # the translation after unk replacement (unchanged for a model without attention)
+        unk="results/{preset}/{pair}/translations/{system}.{testset}.unk.txt",
     params:
         # perplexity from the system's own model; an ensemble has none (the preset names the language)
         scoring=lambda wc, input: f"--model {input.model}" if input.model else NMT_ARGS,
-        unk_out=lambda wc: f"results/{wc.preset}/{wc.pair}/translations/{wc.system}.{wc.testset}.unk.txt",
     threads: 1
     log:
         "logs/{preset}/{pair}/evaluate/{system}.{testset}.log",
     shell:
         "nmt evaluate --hyp {input.hyp} --ref {input.ref} --src {input.src} {params.scoring}"
-        " --positions {input.positions} --unk-dict {input.unk_dict} --unk-out {params.unk_out}"
-        " --out {output} --system {wildcards.system} --testset {wildcards.testset}"
+        " --positions {input.positions} --unk-dict {input.unk_dict} --unk-out {output.unk}"
+        " --out {output.scores} --system {wildcards.system} --testset {wildcards.testset}"
         " --preset-name {wildcards.preset} --pair {wildcards.pair} --threads {threads} > {log} 2>&1"

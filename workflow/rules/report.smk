@@ -5,7 +5,10 @@ rule report:
     input:
         all_scores,
         all_metrics,
+        all_translations,
+        all_attention_maps,
         tables=config["tables"],
+        figures=config.get("figures", []),
         attention_speed=f"results/{PRESET}/benchmarks/attention.json",
     output:
         html="reports/{preset}/index.html",
