@@ -102,6 +102,10 @@ def test_local_p_matches_naive_per_position_computation():
     ref_h, ref_w = naive_local_p(attn, query, memory, lengths)
     torch.testing.assert_close(w.double(), ref_w, atol=1e-6, rtol=1e-5)
     torch.testing.assert_close(h.double(), ref_h, atol=1e-6, rtol=1e-5)
+    with torch.inference_mode():  # the decoding path (no gradients) computes the same
+        h_dec, w_dec = attn(query, memory, attn.keys(memory), lengths_mask(lengths), torch.arange(T))
+    torch.testing.assert_close(w_dec, w)
+    torch.testing.assert_close(h_dec, h)
 
 
 def test_local_p_gradients_reach_the_position_predictor():
@@ -161,3 +165,36 @@ def test_model_returns_weights_in_the_written_source_order(attention):
         torch.testing.assert_close(weights[b, :, :n], raw[b, :, :n].flip(-1))
     if attention == "local-m":  # D = 0: target word t attends exactly source word t
         assert weights[1].argmax(-1).tolist() == [0, 1, 2]
+
+
+def test_window_row_helpers_match_plain_indexing_and_bmm():
+    """gather_rows / row_dots / weighted_rows (index_select, chunked bmm, embedding_bag) against advanced
+    indexing and plain products, values and gradients, with windows clipped at the sentence edges (repeated
+    rows)."""
+    from nmt.models.local_attention import gather_rows, row_dots, weighted_rows, window_rows
+
+    torch.manual_seed(8)
+    B, T, S, W = 3, 4, 5, 7
+    index = (torch.randint(-2, S + 2, (B, T, 1)) + torch.arange(-3, 4)).clamp(0, S - 1)  # [B, T, W]
+    rows = window_rows(index, S)
+    assert rows.shape == (B * T, W)
+    memory = torch.randn(B, S, H, requires_grad=True)
+    weights = torch.randn(B * T, W, requires_grad=True)
+    plain = memory[torch.arange(B).view(B, 1, 1), index].view(B * T, W, H)  # the naive gather
+    torch.testing.assert_close(gather_rows(memory, rows), plain, rtol=0, atol=0)
+
+    query = torch.randn(B * T, H)
+    naive_dots = (query.unsqueeze(1) * plain).sum(-1)
+    torch.testing.assert_close(row_dots(query, memory, rows), naive_dots)  # with gradients: one bmm
+    with torch.no_grad():  # decoding: in chunks through a buffer; 5 rows of 7 x 6 floats a chunk, 2 left over
+        torch.testing.assert_close(row_dots(query, memory, rows, chunk_bytes=5 * W * H * 4), naive_dots)
+        torch.testing.assert_close(row_dots(query, memory, rows), naive_dots)  # one chunk
+
+    fast = weighted_rows(memory, rows, weights)
+    naive = torch.bmm(weights.unsqueeze(1), plain).squeeze(1)
+    torch.testing.assert_close(fast, naive)
+    upstream = torch.randn(B * T, H)
+    grads = torch.autograd.grad((fast * upstream).sum(), (memory, weights))
+    naive_grads = torch.autograd.grad((naive * upstream).sum(), (memory, weights))
+    for got, want in zip(grads, naive_grads):
+        torch.testing.assert_close(got, want)
