@@ -19,7 +19,8 @@ from collections import Counter, defaultdict
 from pathlib import Path
 
 from . import eflomal_runner
-from .data.text import read_lines, write_lines_atomic
+from .alignments import read_pharaoh
+from .data.text import CorpusError, read_lines, write_lines_atomic
 from .data.vocab import UNK
 
 DICT_HEADER = "# source\ttarget\tlinks"
@@ -29,19 +30,17 @@ class UnkError(ValueError):
     pass
 
 
-def parse_links(line: str, path: str | Path, lineno: int, n_src: int, n_tgt: int) -> list[tuple[int, int]]:
-    """Pharaoh links `i-j` (0-based source i, target j) of one sentence, checked against its lengths."""
-    links = []
-    for item in line.split():
-        i, sep, j = item.partition("-")
-        if not sep or not i.isdigit() or not j.isdigit():
-            raise UnkError(f"{path}:{lineno}: malformed alignment link {item!r} (expected i-j)")
-        i, j = int(i), int(j)
-        if i >= n_src or j >= n_tgt:
-            raise UnkError(f"{path}:{lineno}: link {item} outside the sentence pair "
-                           f"({n_src} source, {n_tgt} target words)")
-        links.append((i, j))
-    return links
+def read_links(path: str | Path) -> list[set[tuple[int, int]]]:
+    """The sure Pharaoh links `i-j` (0-based source i, target j) of each line of an aligner's output; eflomal
+    writes no possible-only links, so an `i?j` is as malformed here as any other token."""
+    try:
+        alignments = read_pharaoh(path)
+    except CorpusError as err:
+        raise UnkError(str(err)) from None
+    for n, alignment in enumerate(alignments, start=1):
+        for i, j in sorted(alignment.possible - alignment.sure):
+            raise UnkError(f"{path}:{n}: malformed alignment link '{i}?{j}' (expected i-j)")
+    return [alignment.sure for alignment in alignments]
 
 
 def count_links(src_lines: list[str], tgt_lines: list[str], link_files: list[Path]) -> dict[str, Counter]:
@@ -51,11 +50,15 @@ def count_links(src_lines: list[str], tgt_lines: list[str], link_files: list[Pat
     tgt_tokens = [line.split() for line in tgt_lines]
     union: set[tuple[int, int, int]] = set()
     for path in link_files:
-        lines = read_lines(path, allow_empty=True)  # a sentence pair may have no links
+        lines = read_links(path)  # a sentence pair may have no links
         if len(lines) != len(src_tokens):
             raise UnkError(f"{path}: {len(lines)} lines of links for {len(src_tokens)} sentence pairs")
-        for n, line in enumerate(lines, start=1):
-            for i, j in parse_links(line, path, n, len(src_tokens[n - 1]), len(tgt_tokens[n - 1])):
+        for n, links in enumerate(lines, start=1):
+            n_src, n_tgt = len(src_tokens[n - 1]), len(tgt_tokens[n - 1])
+            for i, j in links:
+                if i >= n_src or j >= n_tgt:
+                    raise UnkError(f"{path}:{n}: link {i}-{j} outside the sentence pair "
+                                   f"({n_src} source, {n_tgt} target words)")
                 union.add((n - 1, i, j))
     counts: dict[str, Counter] = defaultdict(Counter)
     for n, i, j in union:
