@@ -35,7 +35,6 @@ PRESET = config["preset"]
 SYSTEMS = nmtcfg.collect_systems(config, workflow.basedir)  # {task: {system: table file}}: trained
 ENSEMBLES = nmtcfg.collect_ensembles(config, workflow.basedir)  # {task: {ensemble: members}}: decoded together
 TABLES = {t: nmtcfg.load_table(t) for t in config["tables"]}
-FIGURES = nmtcfg.collect_figures(config, workflow.basedir)  # [(task, figure)]: drawn from the systems' outputs
 EVALUATIONS = nmtcfg.collect_evaluations(config, workflow.basedir)  # [(task, system, testset)] shown
 ATTENTION_MAPS = nmtcfg.collect_attention_maps(config, workflow.basedir)  # {(task, system, split): length}
 SPLITS = {task: nmtcfg.task_splits(config, task) for task in SYSTEMS}  # what each task's corpus provides

@@ -264,14 +264,21 @@ def collect_attention_maps(config: dict, root: str | Path = ".") -> dict[tuple[s
     return wanted
 
 
-def decoding_models(config: dict, root: str | Path, task: str, name: str, models_dir: str | Path
-                    ) -> tuple[list[Path], str | None]:
-    """The model files that decode ``name`` for ``task``: its own model.pt when the preset's tables train it,
-    its members' (and their combination) when they define it as an ensemble; else a ConfigError."""
+def model_files(ensembles: dict[str, dict], name: str, models_dir: str | Path) -> tuple[list[Path], str | None]:
+    """The model files that decode ``name``: its members' model.pt and their combination when ``ensembles`` (one
+    task's, from collect_ensembles) defines it, else its own model.pt and None."""
     models_dir = Path(models_dir)
-    ensemble = collect_ensembles(config, root).get(task, {}).get(name)
+    ensemble = ensembles.get(name)
     if ensemble:
         return [models_dir / m / "model.pt" for m in ensemble["members"]], ensemble["combine"]
-    if name in collect_systems(config, root).get(task, {}):
-        return [models_dir / name / "model.pt"], None
+    return [models_dir / name / "model.pt"], None
+
+
+def decoding_models(config: dict, root: str | Path, task: str, name: str, models_dir: str | Path
+                    ) -> tuple[list[Path], str | None]:
+    """model_files of ``name`` for ``task``, which the preset's tables must train or ensemble; else a
+    ConfigError."""
+    ensembles = collect_ensembles(config, root).get(task, {})
+    if name in ensembles or name in collect_systems(config, root).get(task, {}):
+        return model_files(ensembles, name, models_dir)
     raise ConfigError(f"preset {config['preset']!r}: no table trains or ensembles a system {name!r} for task {task}")

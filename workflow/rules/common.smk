@@ -35,9 +35,8 @@ def ensemble_of(wildcards):
 
 def decoding_models(wildcards):
     """model.pt of a trained system, or of every member of an ensemble."""
-    ensemble = ensemble_of(wildcards)
-    members = ensemble["members"] if ensemble else [wildcards.system]
-    return [f"results/{wildcards.preset}/{wildcards.pair}/models/{m}/model.pt" for m in members]
+    models_dir = f"results/{wildcards.preset}/{wildcards.pair}/models"
+    return [str(p) for p in nmtcfg.model_files(ENSEMBLES.get(wildcards.pair, {}), wildcards.system, models_dir)[0]]
 
 
 def scoring_model(wildcards):
