@@ -9,6 +9,7 @@ from pathlib import Path
 from . import config as cfg
 from .data.fetch import FetchError
 from .data.text import CorpusError, write_json_atomic
+from .dvc_vars import DEFAULT_PATH as DVC_VARS_PATH
 
 
 def _add_config_args(p: argparse.ArgumentParser) -> None:
@@ -161,13 +162,6 @@ def cmd_translate(args) -> None:
                                                       args.system, args.models_dir)
         combine = ensemble_combine or combine
         paths = [str(p) for p in paths]
-    elif args.ensemble:  # members and combination from the table file (how `dvc repro` names an ensemble)
-        table_path, _, name = args.ensemble.rpartition(":")
-        ensembles = cfg.load_table(table_path)["ensembles"]
-        if name not in ensembles:
-            raise cfg.ConfigError(f"{table_path}: no ensemble {name!r} (it has: {', '.join(ensembles) or 'none'})")
-        paths = [str(Path(args.models_dir) / m / "model.pt") for m in ensembles[name]["members"]]
-        combine = ensembles[name]["combine"]
     model, src_vocab, tgt_vocab, config = load_models(paths, args.device, combine)
     options = config.get("translate", {})
     beam = args.beam or options.get("beam", 1)
@@ -332,7 +326,7 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("dvc-vars", help="write what dvc.yaml iterates over (systems, translations, ...) from the "
                                         "preset's table and figure files")
     _add_config_args(p)
-    p.add_argument("--out", default="workflow/dvc_vars.yaml")
+    p.add_argument("--out", default=str(DVC_VARS_PATH))
     p.add_argument("--check", action="store_true", help="only check that the file is current (exit 2 if not)")
     p.set_defaults(func=cmd_dvc_vars)
 
@@ -355,13 +349,11 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("translate", help="translate a tokenised source file (several --model: an ensemble)")
     which = p.add_mutually_exclusive_group(required=True)
     which.add_argument("--model", nargs="+", help="model.pt; more than one decodes them as an ensemble")
-    which.add_argument("--ensemble", metavar="TABLE:NAME", help="an ensemble of a table file, its members' "
-                       "model.pt taken from --models-dir")
     which.add_argument("--system", help="a system or ensemble that the preset's tables define for --task, "
                        "its model.pt (or its members') taken from --models-dir")
     _add_config_args(p)
     p.add_argument("--task", help="with --system: the task (e.g. en-de)")
-    p.add_argument("--models-dir", default=".", help="with --ensemble/--system: the directory of the trained systems")
+    p.add_argument("--models-dir", default=".", help="with --system: the directory of the trained systems")
     p.add_argument("--positions-out", help="also write, per output word, the source position it attended to most")
     p.add_argument("--combine", choices=["prob", "logprob"], default="prob",
                    help="ensemble: average the probabilities (default) or the log-probabilities")
