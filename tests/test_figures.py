@@ -169,7 +169,7 @@ def test_bleu_by_length_section_reads_the_scores_files(run_files):
     out.mkdir()
     fig = {"id": "fig6", "kind": "bleu_by_length", "title": "t", "testset": "test", "paper_note": None,
            "lines": [{"system": "base", "label": "base", "unk": False}, {"system": "best", "label": "best", "unk": True}]}
-    view = figure_view(fig, inputs, out, {}, "paper")
+    view = figure_view(fig, inputs, out, {})
     assert (out / "fig6.png").read_bytes().startswith(b"\x89PNG")
     assert view["table"]["columns"] == ["source length", "base (BLEU 1.00)", "best (BLEU 2.00)"]
     first = view["table"]["rows"][0]  # 1-10 words: sentences 1 and 4
@@ -185,7 +185,7 @@ def test_attention_maps_section_adds_the_gold_alignment_of_the_same_sentence(run
     fig = {"id": "fig7", "kind": "attention_maps", "title": "t", "split": "align", "length": [1, 5], "gold": True,
            "paper_note": None, "maps": [{"system": "global", "label": "G", "unk": False},
                                         {"system": "local", "label": "L", "unk": False}]}
-    view = figure_view(fig, inputs, out, {}, "paper")
+    view = figure_view(fig, inputs, out, {})
     assert [p[0] for p in drawn["panels"]] == ["G", "L", "gold alignment"]
     gold = drawn["panels"][2][3]  # line 2 of align.gold: sure 0-0 and 2-1, possible 1?1
     assert gold.tolist() == [[1.0, 0.0, 0.0], [0.0, 0.5, 1.0]]
@@ -197,7 +197,7 @@ def test_samples_section_shows_source_reference_and_each_system(run_files):
     fig = {"id": "tab5", "kind": "samples", "title": "t", "testset": "test", "count": 2, "length": [3, 20],
            "paper_note": None, "columns": [{"system": "best", "label": "best", "unk": True},
                                            {"system": "base", "label": "base", "unk": False}]}
-    view = figure_view(fig, inputs, out, {}, "paper")
+    view = figure_view(fig, inputs, out, {})
     assert [s["line"] for s in view["samples"]] == [1, 3]
     assert view["samples"][1]["rows"] == [("src", "x y z w v u t s r q p o"), ("ref", "X Y Z W V U T S R Q P O"),
                                           ("best", "X Y Z W V U T S R Q P O"), ("base", "X Y")]
@@ -207,5 +207,5 @@ def test_unavailable_figure_says_why_and_draws_nothing(tmp_path):
     fig = {"id": "fig7", "kind": "attention_maps", "title": "t", "paper_note": None,
            "unavailable": "the en-de corpus has no 'align' split"}
     (tmp_path / "fig7.png").write_bytes(b"stale")
-    view = figure_view(fig, None, tmp_path, {}, "paper")
+    view = figure_view(fig, None, tmp_path, {})
     assert view["unavailable"] and not (tmp_path / "fig7.png").exists()

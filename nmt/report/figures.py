@@ -148,10 +148,11 @@ def samples_view(fig: dict, inputs: FigureInputs, out_dir: Path) -> dict:
                        f"(tokenised, <unk> for words outside the vocabulary)."}
 
 
-def figure_view(fig: dict, inputs: FigureInputs | None, out_dir: Path, learning_curves: dict[str, str | None],
-                paper: str) -> dict:
-    """One figure section. ``learning_curves``: table id -> its learning-curve PNG (None: none drawn)."""
-    view = {"id": fig["id"], "title": fig["title"], "paper": paper, "paper_note": fig["paper_note"],
+def figure_view(fig: dict, inputs: FigureInputs | None, out_dir: Path, learning_curves: dict[str, str | None]
+                ) -> dict:
+    """One figure section (``fig`` as nmt.config.collect_figures gives it, with its file's ``paper``).
+    ``learning_curves``: table id -> its learning-curve PNG (None: none drawn)."""
+    view = {"id": fig["id"], "title": fig["title"], "paper": fig.get("paper", ""), "paper_note": fig["paper_note"],
             "kind": fig["kind"], "figure": None, "table": None, "samples": None, "caption": "",
             "unavailable": fig.get("unavailable")}
     if view["unavailable"]:

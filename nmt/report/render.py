@@ -461,11 +461,10 @@ def render_report(*, preset: str, preset_description: str, tables: list[Path], r
     for task, fig in figures or []:
         inputs = None
         if task in pair_for_task and data_dir is not None:
-            inputs = FigureInputs(results_dir, Path(data_dir), pair_for_task[task],
-                                  lambda path, kind: add_source(Path(path), kind))
+            inputs = FigureInputs(results_dir, Path(data_dir), pair_for_task[task], add_source)
         elif fig["kind"] != "learning_curves":
             raise ValueError(f"figure {fig['id']}: task {task!r} has no corpus pair, or no data directory given")
-        figure_views.append(figure_view(fig, inputs, out_dir, learning_curve_pngs, fig.get("paper", "")))
+        figure_views.append(figure_view(fig, inputs, out_dir, learning_curve_pngs))
 
     speed_views = []
     for name, path in (speed or {}).items():
