@@ -8,7 +8,8 @@ of the grid. Two times per step are kept:
   layer    the whole attention layer, i.e. c_t plus the attentional state tanh(W_c [c_t; h_t]) that every
            variant shares.
 The keys W_a hbar_s (general score) are computed once per sentence before decoding, as in `nmt translate`, so
-they are not part of a step. Times are medians over repeated calls after warm-up, in inference mode.
+they are not part of a step. Times are medians over repeated calls after warm-up, in inference mode; the
+three methods are called in turn, so a busy moment of the machine slows them alike.
 """
 from __future__ import annotations
 
@@ -25,23 +26,30 @@ from .models.local_attention import LocalAttention
 METHODS = ("global", "local-m", "local-p")
 
 
-def _median_ms(fn, device: torch.device, min_time: float, min_calls: int = 3, warmup: int = 2) -> tuple[float, int]:
-    """Median wall time of fn() in milliseconds, calling it until min_time seconds and min_calls calls."""
+def _interleaved_medians(fns: dict, device: torch.device, min_time: float, min_calls: int = 3, warmup: int = 2
+                         ) -> dict[str, tuple[float, int]]:
+    """Median wall time in milliseconds (and the number of calls) of each fn(), called in turn, round after
+    round, until every one has had min_time seconds and min_calls calls.
+
+    Calling them in turn rather than one after the other means that whatever else the machine does during the
+    run (another job, frequency changes) slows all of them alike, so their ratio is stable across runs.
+    """
     def sync():
         if device.type == "cuda":
             torch.cuda.synchronize(device)
 
-    for _ in range(warmup):
-        fn()
+    for fn in fns.values():
+        for _ in range(warmup):
+            fn()
     sync()
-    times: list[float] = []
-    started = time.perf_counter()
-    while len(times) < min_calls or time.perf_counter() - started < min_time:
-        t0 = time.perf_counter()
-        fn()
-        sync()
-        times.append(time.perf_counter() - t0)
-    return statistics.median(times) * 1000, len(times)
+    times: dict[str, list[float]] = {name: [] for name in fns}
+    while any(len(t) < min_calls or sum(t) < min_time for t in times.values()):
+        for name, fn in fns.items():
+            t0 = time.perf_counter()
+            fn()
+            sync()
+            times[name].append(time.perf_counter() - t0)
+    return {name: (statistics.median(t) * 1000, len(t)) for name, t in times.items()}
 
 
 def build_layer(method: str, hidden: int, score: str, window: int, src_len: int) -> torch.nn.Module:
@@ -62,14 +70,18 @@ def bench_attention(*, lengths: list[int], hidden: int, batch: int, window: int,
         query = torch.randn(batch, 1, hidden, device=device)
         # Target step t = src_len // 2: local-m's window lies inside the sentence, like a mid-sentence step.
         steps = torch.tensor([src_len // 2], device=device)
+        layers = {method: build_layer(method, hidden, score, window, src_len).to(device).eval() for method in METHODS}
+        keys = {method: layer.keys(memory) for method, layer in layers.items()}
+        context = _interleaved_medians(
+            {m: (lambda m=m: layers[m].context(query, memory, keys[m], mask, steps)) for m in METHODS}, device, min_time)
+        whole = _interleaved_medians(
+            {m: (lambda m=m: layers[m](query, memory, keys[m], mask, steps)) for m in METHODS}, device, min_time)
         for method in METHODS:
-            layer = build_layer(method, hidden, score, window, src_len).to(device).eval()
-            keys = layer.keys(memory)
-            context_ms, calls = _median_ms(lambda: layer.context(query, memory, keys, mask, steps), device, min_time)
-            layer_ms, _ = _median_ms(lambda: layer(query, memory, keys, mask, steps), device, min_time)
+            (context_ms, calls), (layer_ms, _) = context[method], whole[method]
             rows.append({"src_len": src_len, "method": method, "context_ms": context_ms, "layer_ms": layer_ms,
                          "calls": calls})
             progress(f"S={src_len:>5} {method:<8} context {context_ms:9.3f} ms/step   layer {layer_ms:9.3f} ms/step")
+        del layers, keys
         del memory, mask, query
     return {"benchmark": "attention", "device": device_description(device), "device_type": device.type,
             "torch": torch.__version__, "threads": torch.get_num_threads(), "date": datetime.date.today().isoformat(),
