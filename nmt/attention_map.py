@@ -1,8 +1,9 @@
 """`nmt attention`: the attention matrix of a model for one reference translation (Luong et al. 2015, Figure 7).
 
-The reference is force-decoded: the decoder reads <s> y_1 .. y_{T-1} and row t of the matrix holds the weights
-it computed while predicting y_t (after reading y_{t-1}); the step that predicts </s> is left out, so the matrix
-has one row per reference word and one column per source word, in the order the source is written.
+The reference is force-decoded (nmt.align.extract): one row per reference word, one column per source word in
+the order the source is written. Which decoder step's weights a word gets follows Luong et al.'s footnote 14, as
+for the alignments scored with AER: the step that predicts it (location scores), or the step that reads it
+(content scores: dot, general, concat).
 """
 from __future__ import annotations
 
@@ -11,8 +12,8 @@ from pathlib import Path
 import torch
 
 from .config import ConfigError
-from .data.batches import make_batch
 from .data.text import CorpusError, read_parallel
+from .align.extract import credit_rule, soft_alignments
 from .translate import load_models
 
 
@@ -36,17 +37,17 @@ def select_line(src_lines: list[str], src_path: str | Path, *, line: int | None 
                                       f"({len(src_lines)} lines)")
 
 
-@torch.inference_mode()
 def forced_attention(model, src_ids: list[int], tgt_ids: list[int]) -> torch.Tensor:
     """Attention weights [T, S] of one sentence pair under teacher forcing (T = len(tgt_ids)); model in eval mode."""
-    batch = make_batch([src_ids], [tgt_ids], [0]).to(next(model.parameters()).device)
-    # tgt_in is <s> y_1 .. y_T: its first T steps predict y_1 .. y_T; the last one, predicting </s>, is cut off.
-    _, weights = model(batch.src, batch.src_len, batch.tgt_in[:, : len(tgt_ids)])
-    return weights[0].cpu()
+    device = next(model.parameters()).device
+    return torch.from_numpy(soft_alignments(model, [src_ids], [tgt_ids], device=device)[0]).float()
 
 
 def attention_label(model_config: dict) -> str:
-    """How the paper labels a model in Figure 7, e.g. "local-p (general)"."""
+    """How the papers label a model: "local-p (general)" (Luong et al., Figure 7), "RNNsearch + target
+    foresight" (Peter et al.)."""
+    if model_config.get("arch", "luong") == "rnnsearch":
+        return "RNNsearch" + (" + target foresight" if model_config.get("target_foresight") else "")
     return f"{model_config['attention']} ({model_config['score']})"
 
 
@@ -64,4 +65,5 @@ def attention_map(model_path: str | Path, src_path: str | Path, tgt_path: str | 
     # Unknown words are fed as <unk> but reported as written.
     weights = forced_attention(model, src_vocab.encode(src_text), tgt_vocab.encode(tgt_text))
     return {"model": str(model_path), "system": system, "line": number, "src": src_text.split(),
-            "tgt": tgt_text.split(), "weights": weights.tolist(), "attention": attention_label(model.config)}
+            "tgt": tgt_text.split(), "weights": weights.tolist(), "attention": attention_label(model.config),
+            "credited": credit_rule(model.config)}

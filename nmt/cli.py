@@ -395,6 +395,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--out", required=True)
     p.set_defaults(func=cmd_unk_replace)
 
+    from .align.cli import register as register_align  # `nmt align ...` (nmt/align/cli.py)
+    register_align(sub)
+
     p = sub.add_parser("evaluate", help="BLEU (tokenised and sacreBLEU 13a) and perplexity -> JSON")
     _add_config_args(p)
     p.add_argument("--hyp", required=True)

@@ -58,7 +58,7 @@ def corpus(tmp_path):
 
 
 @pytest.mark.parametrize("overrides", CONFIGS)
-def test_forced_weights_are_the_models_own_one_row_per_reference_word(overrides):
+def test_forced_weights_are_the_models_own_one_row_per_reference_word_credited_as_footnote_14(overrides):
     model = make_model(1, **overrides)
     src, tgt = pair()
     weights = forced_attention(model, src, tgt)
@@ -67,14 +67,19 @@ def test_forced_weights_are_the_models_own_one_row_per_reference_word(overrides)
     batch = make_batch([src], [tgt], [0])
     with torch.no_grad():
         _, full = model(batch.src, batch.src_len, batch.tgt_in)
-    torch.testing.assert_close(weights, full[0, : len(tgt)])
-    # ... and step by step: row t comes from the step that reads y_{t-1} (<s> first) and predicts y_t.
+    # Footnote 14: content scores credit a word the step that reads it (row t+1 reads y_t), location scores the
+    # step that predicts it (row t reads y_{t-1}, <s> first).
+    first = 1 if overrides["score"] in ("dot", "general", "concat") else 0
+    torch.testing.assert_close(weights, full[0, first: first + len(tgt)])
+    # ... and step by step, through the decoding interface.
     with torch.no_grad():
         enc = model.encode(batch.src, batch.src_len)
         state = model.initial_state(enc)
-        for t, prev in enumerate([BOS_ID] + tgt[:-1]):
+        rows = []
+        for prev in [BOS_ID] + tgt:
             _, state, step_weights = model.step(torch.tensor([prev]), enc, state)
-            torch.testing.assert_close(weights[t], step_weights[0], atol=1e-5, rtol=1e-5)
+            rows.append(step_weights[0])
+        torch.testing.assert_close(weights, torch.stack(rows[first: first + len(tgt)]), atol=1e-5, rtol=1e-5)
     if overrides["attention"] == "global":
         torch.testing.assert_close(weights.sum(-1), torch.ones(len(tgt)))
 
@@ -144,7 +149,7 @@ def test_cli_writes_the_json_and_reports_errors(tmp_path, corpus, capsys):
     assert main(["attention", "--model", str(model), "--src", str(src), "--tgt", str(tgt), "--length", "6", "8",
                  "--out", str(out), "--system", "global-location", "--threads", "1"]) == 0
     result = json.loads(out.read_text())
-    assert set(result) == {"model", "system", "line", "src", "tgt", "weights", "attention"}
+    assert set(result) == {"model", "system", "line", "src", "tgt", "weights", "attention", "credited"}
     assert result["line"] == 2 and result["system"] == "global-location"
     assert result["attention"] == "global (location)"
     assert len(result["weights"]) == 4 and all(len(row) == 7 for row in result["weights"])

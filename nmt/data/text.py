@@ -9,6 +9,7 @@ alignment between a source file and its target file.
 """
 from __future__ import annotations
 
+import codecs
 import json
 import os
 import tempfile
@@ -45,20 +46,27 @@ def _read_bytes(path: PathLike) -> bytes:
         raise CorpusError(path, None, f"cannot be read ({exc.strerror or exc})") from None
 
 
-def read_lines(path: PathLike, *, allow_empty: bool = False) -> list[str]:
-    """Read a UTF-8 text file as a list of lines without their line endings.
+def read_lines(path: PathLike, *, allow_empty: bool = False, encoding: str = "utf-8") -> list[str]:
+    """Read a text file (UTF-8 unless ``encoding`` names another codec) as a list of lines without their line endings.
 
     - Decoding is strict: invalid UTF-8 raises ``CorpusError('path:LINE: invalid UTF-8 (byte 0x.. at column C)')``
-      where C is the 1-based character column of the offending byte within its line.
+      where C is the 1-based character column of the offending byte within its line (another codec: ``invalid
+      ascii (...)`` etc.). Some corpora are not UTF-8 (the RWTH gold alignment texts are latin-1); they are read
+      with the same line rules. Lines are split on the raw bytes before decoding, so the codec must be
+      ASCII-compatible (UTF-8, latin-1, ...); UTF-16 and the like raise ``ValueError``.
     - Line endings ``\\n`` and ``\\r\\n`` are both removed; a final line without a newline is kept; a file that
       ends with a newline does not get an extra empty last line.
-    - A UTF-8 byte order mark at the very start of the file is dropped (it would otherwise stick to the first word).
+    - A UTF-8 byte order mark at the very start of a UTF-8 file is dropped (it would otherwise stick to the first word).
     - Unless ``allow_empty`` is true, an empty line, or one made only of whitespace (it has no tokens, so it is just
       as unusable), raises ``CorpusError('path:LINE: empty line')``.
     - A missing file raises ``CorpusError('path: no such file')``.
     """
+    codec = codecs.lookup(encoding).name  # an unknown encoding is a programming error: LookupError
+    if "\n".encode(codec) != b"\n":  # UTF-16 and the like: lines cannot be split on the raw bytes
+        raise ValueError(f"read_lines: encoding {encoding!r} is not ASCII-compatible")
+    label = "UTF-8" if codec == "utf-8" else codec
     data = _read_bytes(path)
-    if data.startswith(_BOM):
+    if codec == "utf-8" and data.startswith(_BOM):
         data = data[len(_BOM):]
     if not data:
         return []
@@ -70,11 +78,11 @@ def read_lines(path: PathLike, *, allow_empty: bool = False) -> list[str]:
         if raw.endswith(b"\r"):
             raw = raw[:-1]
         try:
-            text = raw.decode("utf-8", errors="strict")
+            text = raw.decode(codec, errors="strict")
         except UnicodeDecodeError as exc:
-            column = len(raw[: exc.start].decode("utf-8")) + 1
+            column = len(raw[: exc.start].decode(codec, errors="replace")) + 1
             raise CorpusError(path, number,
-                              f"invalid UTF-8 (byte 0x{raw[exc.start]:02x} at column {column})") from None
+                              f"invalid {label} (byte 0x{raw[exc.start]:02x} at column {column})") from None
         if not allow_empty and not text.strip():
             problem = "empty line" if not text else "empty line (only whitespace)"
             raise CorpusError(path, number, problem)

@@ -1,0 +1,119 @@
+"""Word alignments from a trained translation model, by forced decoding of the reference.
+
+The reference translation y_1 .. y_T is fed to the decoder (<s> y_1 .. y_T) and the attention weights of every
+step are kept: a soft alignment matrix with one row per reference word and one column per source word, in the
+order the source is written (a reversed encoder is undone by the model itself).
+
+Which step's weights belong to which target word (Luong et al. 2015, footnote 14):
+  predicted  the weights computed while predicting y_t belong to y_t. Location-based scores (a_t = softmax(W_a h_t)
+             does not look at the source words) and RNNsearch (alpha_i comes from s_{i-1}, before y_i is
+             emitted; with target foresight it even reads y_i) are credited this way.
+  read       content-based scores of the Luong model (dot, general, concat) compare the decoder state that has
+             just read y_{t-1} with the source words, so they align y_{t-1}: the weights of the step that reads
+             y_t (and predicts y_{t+1}, or </s> after the last word) belong to y_t.
+Hard links are one per target word: the source word with the largest weight (Luong et al.'s one-to-one protocol;
+Peter et al. then merge both translation directions, see nmt.align.symmetrize). An ensemble's matrix is the
+average of its members' credited matrices.
+
+Vocabularies are word-level, so a position in the model's input is the position of the word as written: words
+outside the vocabulary are read as <unk> in place, and no subword mapping is needed.
+"""
+from __future__ import annotations
+
+from typing import Iterable
+
+import numpy as np
+import torch
+
+from ..data.batches import bucketed_batches, make_batch
+
+CONTENT_SCORES = ("dot", "general", "concat")
+
+
+def credit_rule(model_config: dict) -> str:
+    """'read' or 'predicted': which decoder step's weights are credited to a target word (see the module doc)."""
+    if model_config.get("arch", "luong") == "luong" and model_config.get("score") in CONTENT_SCORES:
+        return "read"
+    return "predicted"
+
+
+def members_of(model) -> list:
+    """The models whose attention is averaged: an ensemble's members, or the model itself."""
+    return list(getattr(model, "models", None) or [model])
+
+
+@torch.inference_mode()
+def soft_alignments(model, sources: list[list[int]], targets: list[list[int]], *, batch_size: int = 32,
+                    device: torch.device | str = "cpu") -> list[np.ndarray]:
+    """One [T, S] matrix per sentence pair (T reference words, S source words), in input order.
+
+    `model` is a trained model or an ensemble (nmt.translate.load_models), in eval mode; every member must have
+    attention. Rows sum to 1 except where the credited step does not exist for a rule (never for these rules)."""
+    members = members_of(model)
+    for member in members:
+        if getattr(member, "attention", None) is None and member.config.get("arch", "luong") == "luong":
+            raise ValueError("a model without attention (attention: none) has no alignment to extract")
+    if len(sources) != len(targets):
+        raise ValueError(f"{len(sources)} source sentences but {len(targets)} targets")
+    out: list[np.ndarray | None] = [None] * len(sources)
+    for index in bucketed_batches(sources, targets, batch_size, seed=None):
+        batch = make_batch([sources[i] for i in index], [targets[i] for i in index], index).to(device)
+        total = None
+        for member in members:
+            # tgt_in = <s> y_1 .. y_T: step k reads tgt_in[k] and predicts y_{k+1} (</s> at k = T).
+            _, weights = member(batch.src, batch.src_len, batch.tgt_in)
+            weights = weights.float()
+            credited = weights[:, 1:] if credit_rule(member.config) == "read" else weights[:, :-1]
+            total = credited if total is None else total + credited
+        total = (total / len(members)).cpu().numpy()
+        for row, i in enumerate(index):
+            out[i] = total[row, : len(targets[i]), : len(sources[i])].astype(np.float64)
+    return out  # type: ignore[return-value]
+
+
+def hard_links(matrix: np.ndarray) -> set[tuple[int, int]]:
+    """One (source, target) link per target word: the source word with the largest weight (first on ties)."""
+    if matrix.size == 0:
+        return set()
+    return {(int(s), t) for t, s in enumerate(matrix.argmax(axis=1))}
+
+
+def hard_matrix(links: Iterable[tuple[int, int]], src_len: int, tgt_len: int, *, normalise: bool = False
+                ) -> np.ndarray:
+    """The [T, S] matrix of (source, target) links: 1 per link, or with `normalise` each target word's links
+    sharing its unit of mass (rows sum to 1, like attention; unaligned words stay 0)."""
+    matrix = np.zeros((tgt_len, src_len))
+    for s, t in links:
+        matrix[t, s] = 1.0
+    if normalise:
+        rows = matrix.sum(axis=1, keepdims=True)
+        matrix = np.divide(matrix, rows, out=np.zeros_like(matrix), where=rows > 0)
+    return matrix
+
+
+def extract_files(model_paths: list[str], src_path, tgt_path, links_out, soft_out=None, *, combine: str = "prob",
+                  batch_size: int = 32, device: str = "cpu") -> dict:
+    """`nmt align extract`: hard links (Pharaoh, source index first, one line per sentence pair) and, with
+    `soft_out`, the soft matrices (nmt.align.soft) of one model or an ensemble on a tokenised parallel file
+    pair. Returns a summary (sentences, links, how the rows were credited)."""
+    from ..data.text import read_parallel
+    from ..translate import load_models
+    from .formats import write_pharaoh
+    from .soft import save_soft
+
+    model, src_vocab, tgt_vocab, _ = load_models(list(model_paths), device, combine)
+    model.eval()
+    src_lines, tgt_lines = read_parallel(src_path, tgt_path)
+    matrices = soft_alignments(model, [src_vocab.encode(s) for s in src_lines],
+                               [tgt_vocab.encode(t) for t in tgt_lines], batch_size=batch_size, device=device)
+    for number, (s, t, m) in enumerate(zip(src_lines, tgt_lines, matrices), start=1):
+        # the model must have read every word as written (word-level vocabularies: one id per token)
+        if m.shape != (len(t.split()), len(s.split())):
+            raise ValueError(f"{src_path}:{number}: the model read {m.shape[1]} source and {m.shape[0]} target "
+                             f"tokens, the line has {len(s.split())} and {len(t.split())}")
+    links = [hard_links(m) for m in matrices]
+    write_pharaoh(links_out, links)
+    if soft_out is not None:
+        save_soft(soft_out, matrices)
+    return {"sentences": len(links), "links": sum(len(x) for x in links),
+            "credited": sorted({credit_rule(m.config) for m in members_of(model)})}

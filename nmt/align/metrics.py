@@ -1,0 +1,132 @@
+"""Alignment quality against a gold standard of sure (S) and possible (P) links, S ⊆ P.
+
+AER (Och & Ney 2003) of a hypothesis A:   1 - (|A∩S| + |A∩P|) / (|A| + |S|)
+precision = |A∩P| / |A|,  recall = |A∩S| / |S|
+SAER (Tu et al. 2016) of a soft matrix M_A (e.g. attention weights), with 0/1 matrices M_S, M_P of the
+gold links:  1 - (sum(M_A*M_S) + sum(M_A*M_P)) / (sum(M_A) + sum(M_S)).
+
+All of them are corpus-level: the counts (or masses) are summed over the sentences first and divided once,
+as Och & Ney and the papers that report on the RWTH set do. The mean of per-sentence rates would weight a
+two-word sentence like a forty-word one, and is not computed here.
+
+Hypothesis links are all links of the hypothesis (sure and possible alike: an aligner's output has only one
+kind). Gold P is taken as P ∪ S even when a caller's sets forget that S ⊆ P.
+
+Degenerate cases, chosen to fail loudly rather than to invent a number:
+- |A| + |S| = 0 (no hypothesis link and no sure gold link in the whole corpus): AER is 0/0; `score` raises
+  `MetricError`. A sentence without links is fine as long as the corpus has some.
+- |A| = 0: precision is undefined and reported as None (JSON null); |S| = 0: recall is None.
+- SAER with sum(M_A) + sum(M_S) = 0 raises `MetricError`.
+"""
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from typing import Iterable, Sequence
+
+import numpy as np
+
+from .formats import Alignment, Link
+
+
+class MetricError(ValueError):
+    """The metric is undefined for these inputs, or the inputs do not fit together."""
+
+
+@dataclass(frozen=True)
+class AlignmentScores:
+    aer: float
+    precision: float | None  # None when the hypothesis has no link
+    recall: float | None     # None when the gold standard has no sure link
+    sentences: int
+    hypothesis: int           # |A|
+    sure: int                 # |S|
+    possible: int             # |P| (sure included)
+    hypothesis_sure: int      # |A∩S|
+    hypothesis_possible: int  # |A∩P|
+
+    def to_dict(self) -> dict:
+        """A JSON-ready record: the rates at the top, the corpus counts under "counts"."""
+        counts = asdict(self)
+        rates = {key: counts.pop(key) for key in ("aer", "precision", "recall", "sentences")}
+        return {**rates, "counts": counts}
+
+
+@dataclass(frozen=True)
+class SoftScores:
+    saer: float
+    sentences: int
+    mass: float              # sum(M_A)
+    sure: int                # sum(M_S) = |S|
+    mass_on_sure: float      # sum(M_A*M_S)
+    mass_on_possible: float  # sum(M_A*M_P)
+
+    def to_dict(self) -> dict:
+        counts = asdict(self)
+        rates = {key: counts.pop(key) for key in ("saer", "sentences")}
+        return {**rates, "counts": counts}
+
+
+def _links(item: Alignment | Iterable[Link]) -> set[Link]:
+    if isinstance(item, Alignment):
+        return set(item.possible) | set(item.sure)
+    return set(item)
+
+
+def _pairs(gold: Sequence[Alignment], hypotheses: Sequence) -> None:
+    if len(gold) != len(hypotheses):
+        raise MetricError(f"{len(hypotheses)} hypothesis sentences for {len(gold)} gold sentences")
+
+
+def score(gold: Sequence[Alignment], hypotheses: Sequence[Alignment | Iterable[Link]]) -> AlignmentScores:
+    """Corpus-level AER, precision and recall of `hypotheses` (one link set or `Alignment` per sentence)."""
+    _pairs(gold, hypotheses)
+    n_a = n_s = n_p = a_s = a_p = 0
+    for reference, hypothesis in zip(gold, hypotheses):
+        sure = set(reference.sure)
+        possible = set(reference.possible) | sure
+        links = _links(hypothesis)
+        n_a += len(links)
+        n_s += len(sure)
+        n_p += len(possible)
+        a_s += len(links & sure)
+        a_p += len(links & possible)
+    if n_a + n_s == 0:
+        raise MetricError("AER is undefined: neither the hypothesis nor the gold standard has a link "
+                          f"(|A| + |S| = 0 over {len(gold)} sentences)")
+    return AlignmentScores(aer=1.0 - (a_s + a_p) / (n_a + n_s),
+                           precision=a_p / n_a if n_a else None,
+                           recall=a_s / n_s if n_s else None,
+                           sentences=len(gold), hypothesis=n_a, sure=n_s, possible=n_p,
+                           hypothesis_sure=a_s, hypothesis_possible=a_p)
+
+
+def score_soft(gold: Sequence[Alignment], matrices: Sequence[np.ndarray]) -> SoftScores:
+    """Corpus-level SAER of soft alignment matrices, one per sentence, rows = target words and columns =
+    source words (the layout of an attention matrix): entry [j, i] is the weight of link (i, j).
+
+    A matrix must be finite and non-negative, and every gold link must fall inside it."""
+    _pairs(gold, matrices)
+    mass = on_sure = on_possible = 0.0
+    n_s = 0
+    for k, (reference, matrix) in enumerate(zip(gold, matrices)):
+        matrix = np.asarray(matrix, dtype=np.float64)
+        if matrix.ndim != 2:
+            raise MetricError(f"sentence {k + 1}: the soft alignment is not a matrix (shape {matrix.shape})")
+        if not np.all(np.isfinite(matrix)) or np.any(matrix < 0):
+            raise MetricError(f"sentence {k + 1}: the soft alignment has negative or non-finite weights")
+        n_tgt, n_src = matrix.shape
+        sure = set(reference.sure)
+        possible = set(reference.possible) | sure
+        for i, j in sorted(possible):
+            if not (0 <= i < n_src and 0 <= j < n_tgt):
+                raise MetricError(f"sentence {k + 1}: gold link {i}-{j} lies outside the soft alignment "
+                                  f"({n_tgt} target x {n_src} source words)")
+        mass += float(matrix.sum())
+        on_sure += sum(float(matrix[j, i]) for i, j in sure)
+        on_possible += sum(float(matrix[j, i]) for i, j in possible)
+        n_s += len(sure)
+    if mass + n_s == 0:
+        raise MetricError("SAER is undefined: the soft alignments carry no weight and the gold standard has no "
+                          f"sure link (over {len(gold)} sentences)")
+    return SoftScores(saer=1.0 - (on_sure + on_possible) / (mass + n_s), sentences=len(gold), mass=mass,
+                      sure=n_s, mass_on_sure=on_sure, mass_on_possible=on_possible)
