@@ -37,6 +37,7 @@ ENSEMBLES = nmtcfg.collect_ensembles(config, workflow.basedir)  # {task: {ensemb
 TABLES = {t: nmtcfg.load_table(t) for t in config["tables"]}
 EVALUATIONS = nmtcfg.collect_evaluations(config, workflow.basedir)  # [(task, system, testset)] shown
 ATTENTION_MAPS = nmtcfg.collect_attention_maps(config, workflow.basedir)  # {(task, system, split): length}
+ALIGNMENTS = {(a["task"], a["name"], a["split"]): a for a in nmtcfg.collect_alignments(config, workflow.basedir)}
 SPLITS = {task: nmtcfg.task_splits(config, task) for task in SYSTEMS}  # what each task's corpus provides
 NMT_ARGS = f"--params params.yaml --preset {PRESET}"
 
@@ -53,6 +54,7 @@ include: "workflow/rules/train.smk"
 include: "workflow/rules/translate.smk"
 include: "workflow/rules/evaluate.smk"
 include: "workflow/rules/figures.smk"
+include: "workflow/rules/align.smk"
 include: "workflow/rules/bench.smk"
 include: "workflow/rules/report.smk"
 

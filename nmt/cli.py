@@ -258,7 +258,8 @@ def cmd_report(args) -> None:
     index = render_report(preset=config["preset"], preset_description=config.get("description", ""),
                           tables=tables, results_dir=Path(args.results), pair_for_task=pairs,
                           context=context, out_dir=Path(args.out), speed=speed,
-                          figures=cfg.collect_figures(config, root), data_dir=Path(args.data))
+                          figures=cfg.collect_figures(config, root), data_dir=Path(args.data),
+                          unavailable={root / t: why for t, why in cfg.unavailable_tables(config, root).items()})
     print(index)
 
 

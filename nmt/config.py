@@ -141,9 +141,42 @@ def task_splits(config: dict, task: str) -> list[str]:
     return ["train", "dev", "test", *extra]
 
 
+def gold_splits(config: dict, task: str) -> list[str]:
+    """The task's splits that come with gold word alignments (`{split}.gold`, Pharaoh, source index first):
+    the synthetic corpus' `align` split; a registry split that names a `gold` file."""
+    spec = corpus_for_task(config, task)
+    if spec["corpus"] == "synth":
+        return ["align"]
+    return [name for name, source in (spec.get("splits") or {}).items()
+            if isinstance(source, dict) and source.get("gold")]
+
+
 def prepare_for_task(config: dict, task: str) -> dict:
     """The preset's `prepare` section with the task's own overrides (data.tasks.{task}.prepare) applied."""
     return deep_merge(config["prepare"], corpus_for_task(config, task).get("prepare") or {})
+
+
+# Keys added to `model`/`train` after systems were first trained, with the value that means "as before". A key at
+# this value is left out when settings are compared (checkpoint resume, throughput files, the workflow's
+# fingerprints), so adding a key does not retrain or re-measure anything.
+LATER_DEFAULTS = {
+    "model": {"arch": "luong", "attention_dim": 0, "target_foresight": False, "attention_noise": 0.0},
+    "train": {"init_from": None, "trainable": "all", "max_updates": 0, "guided_alignment": None},
+}
+
+
+def _at_later_default(section: str, key: str, value) -> bool:
+    if key not in LATER_DEFAULTS[section]:
+        return False
+    if key == "guided_alignment":  # off whatever its file
+        return not value or not value.get("weight")
+    return value == LATER_DEFAULTS[section][key]
+
+
+def comparable_settings(config: dict) -> dict:
+    """The `model` and `train` sections of a config without the later keys that are at their default."""
+    return {section: {k: v for k, v in (config.get(section) or {}).items() if not _at_later_default(section, k, v)}
+            for section in ("model", "train")}
 
 
 def fingerprint(obj: Any) -> str:
@@ -164,13 +197,19 @@ def collect_systems(config: dict, root: str | Path = ".") -> dict[str, dict[str,
         table = load_table(Path(root) / table_path)
         pair = table["task"]
         corpus_for_task(config, pair)  # fail early when the preset has no corpus for it
-        for system, overrides in table["systems"].items():
-            key = (pair, system)
-            if key in definitions and definitions[key][1] != overrides:
-                raise ConfigError(f"{table_path}: system {system!r} is also defined differently in "
-                                  f"{definitions[key][0]}")
-            definitions.setdefault(key, (table_path, overrides))
-            found.setdefault(pair, {})[system] = definitions[key][0]
+        # An alignment table that merges both translation directions trains its systems for both tasks.
+        reverse = (table["alignment"] or {}).get("reverse_task")
+        tasks = [pair] + ([reverse] if reverse else [])
+        for task in tasks[1:]:
+            corpus_for_task(config, task)
+        for task in tasks:
+            for system, overrides in table["systems"].items():
+                key = (task, system)
+                if key in definitions and definitions[key][1] != overrides:
+                    raise ConfigError(f"{table_path}: system {system!r} is also defined differently in "
+                                      f"{definitions[key][0]}")
+                definitions.setdefault(key, (table_path, overrides))
+                found.setdefault(task, {})[system] = definitions[key][0]
     return found
 
 
@@ -243,6 +282,8 @@ def collect_evaluations(config: dict, root: str | Path = ".") -> list[tuple[str,
     wanted: dict[tuple[str, str, str], None] = {}
     for table_path in config["tables"]:
         table = load_table(Path(root) / table_path)
+        if table["alignment"]:  # aligned by forced decoding and scored with AER: collect_alignments
+            continue
         for row in table["rows"]:
             if row["system"] is not None:
                 wanted[(table["task"], row["system"], table["testset"])] = None
@@ -251,6 +292,70 @@ def collect_evaluations(config: dict, root: str | Path = ".") -> list[tuple[str,
             for system in figure_systems(fig):
                 wanted[(task, system, fig["testset"])] = None
     return list(wanted)
+
+
+def unavailable_tables(config: dict, root: str | Path = ".") -> dict[str, str]:
+    """{table file: why its rows cannot be measured in this preset}: alignment tables whose task corpus (or
+    reverse task corpus) has no split with gold alignments, e.g. Multi30k, or the RWTH set before its licence
+    is accepted. Their rows are reported as not run, with this reason; nothing is scheduled for them."""
+    out = {}
+    for table_path in config["tables"]:
+        table = load_table(Path(root) / table_path)
+        spec = table["alignment"]
+        if not spec:
+            continue
+        for task in [table["task"]] + ([spec["reverse_task"]] if spec["reverse_task"] else []):
+            if table["testset"] not in task_splits(config, task):
+                out[table_path] = (f"gold alignments (the {task} corpus of preset {config['preset']!r} has no "
+                                   f"{table['testset']!r} split)")
+                break
+    return out
+
+
+def collect_alignments(config: dict, root: str | Path = ".") -> list[dict]:
+    """Every alignment the preset's alignment tables score, each once, in a stable order:
+    {task, name, split, kind, ...} with kind
+      model     a trained system or an ensemble of the task, force-decoded on the split (nmt align extract);
+                with ``reverse_task`` the same-named model of that task aligns the swapped split too and the two
+                directions are merged with ``symmetrize``;
+      aligner   a statistical baseline (``aligner``: its settings), trained on the task's training data plus
+                the split's sentences.
+    A table's split must exist in its task's corpus, and a used system must be trained or ensembled by the
+    preset's tables for that task."""
+    systems = collect_systems(config, root)
+    ensembles = collect_ensembles(config, root)
+    wanted: dict[tuple[str, str, str], dict] = {}
+    for table_path in config["tables"]:
+        table = load_table(Path(root) / table_path)
+        spec = table["alignment"]
+        if not spec:
+            continue
+        if table_path in unavailable_tables(config, root):
+            continue  # shown as "not run" with the reason (no gold alignments in this preset)
+        task, split = table["task"], table["testset"]
+        known = {*systems.get(task, {}), *ensembles.get(task, {})}
+        for row in table["rows"]:
+            name = row["system"]
+            if name is None:
+                continue
+            if name in spec["aligners"]:
+                entry = {"task": task, "name": name, "split": split, "kind": "aligner",
+                         "aligner": spec["aligners"][name]}
+            else:
+                if name not in known:
+                    raise ConfigError(f"{table_path}: {name!r} is not trained or ensembled by any table of preset "
+                                      f"{config['preset']!r} for task {task}")
+                entry = {"task": task, "name": name, "split": split, "kind": "model",
+                         "reverse_task": spec["reverse_task"], "symmetrize": spec["symmetrize"]}
+                if spec["reverse_task"] and name not in {*systems.get(spec["reverse_task"], {}),
+                                                         *ensembles.get(spec["reverse_task"], {})}:
+                    raise ConfigError(f"{table_path}: {name!r} is not trained for the reverse task "
+                                      f"{spec['reverse_task']}")
+            key = (task, name, split)
+            if key in wanted and wanted[key] != entry:
+                raise ConfigError(f"{table_path}: {name!r} is aligned differently by another table of task {task}")
+            wanted[key] = entry
+    return list(wanted.values())
 
 
 def collect_attention_maps(config: dict, root: str | Path = ".") -> dict[tuple[str, str, str], list[int]]:

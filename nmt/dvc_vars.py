@@ -37,7 +37,19 @@ def dvc_vars(config: dict, root: str | Path = ".") -> dict:
     attention = {f"{task}.{system}.{split}": {"task": task, "system": system, "split": split,
                                               "length": " ".join(map(str, length))}
                  for (task, system, split), length in cfg.collect_attention_maps(config, root).items()}
-    return {"tasks": tasks, "systems": trained, "evaluations": evaluations, "attention_maps": attention}
+    # alignment tables: models force-decoded on the gold split, and statistical aligners (nmt.align)
+    model_alignments, aligners = {}, {}
+    for entry in cfg.collect_alignments(config, root):
+        task, name, split = entry["task"], entry["name"], entry["split"]
+        key = f"{task}.{name}.{split}"
+        if entry["kind"] == "aligner":
+            aligners[key] = {"task": task, "system": name, "split": split, "model": entry["aligner"]["model"],
+                             "method": entry["aligner"]["symmetrize"]}
+        else:
+            model_dep = "models" if name in ensembles.get(task, {}) else f"models/{name}/model.pt"
+            model_alignments[key] = {"task": task, "system": name, "split": split, "model_dep": model_dep}
+    return {"tasks": tasks, "systems": trained, "evaluations": evaluations, "attention_maps": attention,
+            "model_alignments": model_alignments, "aligners": aligners}
 
 
 def render(config: dict, root: str | Path = ".") -> str:

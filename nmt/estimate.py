@@ -57,8 +57,10 @@ def training_size(config: dict, task: str, data_root: str | Path | None) -> dict
 
 
 def cost_key(resolved: dict, size: dict) -> str:
-    """Systems with the same key cost the same per update."""
-    model = {k: v for k, v in resolved["model"].items() if k not in _COST_FREE_MODEL_KEYS}
+    """Systems with the same key cost the same per update. Keys added to `model` later count only when they differ
+    from their default (nmt.config.comparable_settings), so throughput files measured before stay valid."""
+    from .config import comparable_settings
+    model = {k: v for k, v in comparable_settings(resolved)["model"].items() if k not in _COST_FREE_MODEL_KEYS}
     return cfg.fingerprint({"model": model, "batch_size": resolved["train"]["batch_size"],
                             "optimizer": resolved["train"]["optimizer"],
                             "vocab": [size["src_vocab"], size["tgt_vocab"]]})

@@ -23,12 +23,23 @@ COLUMN_LABELS: dict[str, str] = {
     "bleu_detok_unk": "BLEU (detok, +unk repl.)",
     "aer": "AER",
     "saer": "SAER",
+    "aer_pct": "AER %",
+    "saer_pct": "SAER %",
+    "saer_hard": "SAER (hard)",
+    "saer_hard_pct": "SAER % (hard)",
+    "precision": "precision",
+    "recall": "recall",
 }
 KNOWN_COLUMNS = frozenset(COLUMN_LABELS)
 #: Columns whose scores file carries a sacreBLEU signature under ``{column}_signature``.
 BLEU_COLUMNS = frozenset(c for c in COLUMN_LABELS if c.startswith("bleu"))
 
 REQUIRED_KEYS = ("id", "title", "paper", "task", "testset", "columns", "systems", "rows")
+OPTIONAL_KEYS = ("ensembles", "alignment")
+ALIGNMENT_KEYS = ("uses", "aligners", "reverse_task", "symmetrize")
+ALIGNER_KEYS = ("tool", "model", "symmetrize")
+ALIGNER_TOOLS = ("eflomal",)
+SYMMETRIZE_METHODS = ("intersection", "union", "grow-diag", "grow-diag-final", "grow-diag-final-and", "refined")
 ROW_REQUIRED_KEYS = ("label", "system", "paper")
 ROW_OPTIONAL_KEYS = ("requires", "note", "values_from")
 ENSEMBLE_COMBINATIONS = ("prob", "logprob")
@@ -80,6 +91,58 @@ def _parse_ensembles(ensembles: Any, systems: dict, where: str) -> dict[str, dic
     return out
 
 
+def _parse_alignment(spec: Any, systems: dict, ensembles: dict, task: str, where: str) -> dict | None:
+    """``alignment:`` makes the table an alignment table: its rows are scored with AER/SAER against the gold
+    links of the task's ``testset`` split instead of being translated (nmt.align). Keys:
+      uses          systems or ensembles of other tables of the same task whose alignments the rows show
+                    (checked over the preset by nmt.config.collect_alignments);
+      aligners      statistical baselines, {id: {tool: eflomal, model: 1|2|3, symmetrize: METHOD}}, trained on
+                    the task's training data plus the test sentences, as the papers' baselines were;
+      reverse_task  also align with the same-named systems of this task (trained for it too) and merge the two
+                    directions with ``symmetrize`` (Peter et al.: Och's refined method)."""
+    if spec is None:
+        return None
+    if not isinstance(spec, dict) or set(spec) - set(ALIGNMENT_KEYS):
+        raise ValueError(f"{where}: 'alignment' must be a mapping with keys among {', '.join(ALIGNMENT_KEYS)}")
+    uses = spec.get("uses") or []
+    if not isinstance(uses, list):
+        raise ValueError(f"{where}: alignment.uses must be a list of system ids")
+    for name in uses:
+        _check_id(name, f"alignment.uses entry {name!r}", where)
+        if name in systems or name in ensembles:
+            raise ValueError(f"{where}: alignment.uses lists {name!r}, which this table defines itself")
+    aligners = spec.get("aligners") or {}
+    if not isinstance(aligners, dict):
+        raise ValueError(f"{where}: alignment.aligners must be a mapping of aligner id -> settings")
+    norm_aligners = {}
+    for aid, settings in aligners.items():
+        _check_id(aid, f"aligner id {aid!r}", where)
+        if aid in systems or aid in ensembles or aid in uses:
+            raise ValueError(f"{where}: {aid!r} is both an aligner and a system")
+        if not isinstance(settings, dict) or set(settings) - set(ALIGNER_KEYS):
+            raise ValueError(f"{where}: alignment.aligners.{aid} must be a mapping with keys among "
+                             f"{', '.join(ALIGNER_KEYS)}")
+        norm = {"tool": settings.get("tool", "eflomal"), "model": settings.get("model", 3),
+                "symmetrize": settings.get("symmetrize", "grow-diag-final-and")}
+        if norm["tool"] not in ALIGNER_TOOLS:
+            raise ValueError(f"{where}: alignment.aligners.{aid}.tool must be one of {', '.join(ALIGNER_TOOLS)}")
+        if norm["model"] not in (1, 2, 3):
+            raise ValueError(f"{where}: alignment.aligners.{aid}.model must be 1, 2 or 3 (got {norm['model']!r})")
+        if norm["symmetrize"] not in SYMMETRIZE_METHODS:
+            raise ValueError(f"{where}: alignment.aligners.{aid}.symmetrize must be one of "
+                             f"{', '.join(SYMMETRIZE_METHODS)}")
+        norm_aligners[aid] = norm
+    reverse_task = spec.get("reverse_task")
+    if reverse_task is not None and (not isinstance(reverse_task, str) or reverse_task == task):
+        raise ValueError(f"{where}: alignment.reverse_task must name the other direction's task (got {reverse_task!r})")
+    symmetrize = spec.get("symmetrize", "refined" if reverse_task else None)
+    if reverse_task and symmetrize not in SYMMETRIZE_METHODS:
+        raise ValueError(f"{where}: alignment.symmetrize must be one of {', '.join(SYMMETRIZE_METHODS)}")
+    if symmetrize is not None and not reverse_task:
+        raise ValueError(f"{where}: alignment.symmetrize merges two directions: it needs alignment.reverse_task")
+    return {"uses": list(uses), "aligners": norm_aligners, "reverse_task": reverse_task, "symmetrize": symmetrize}
+
+
 def load_table(path) -> dict:
     """Parse and validate a table YAML file; return a normalised copy of its content.
 
@@ -104,6 +167,10 @@ def load_table(path) -> dict:
     if missing:
         raise ValueError(f"{where}: missing required key(s): {', '.join(missing)}")
 
+    unknown_keys = sorted(set(data) - set(REQUIRED_KEYS) - set(OPTIONAL_KEYS))
+    if unknown_keys:
+        raise ValueError(f"{where}: unknown key(s) {', '.join(map(repr, unknown_keys))}; allowed: "
+                         f"{', '.join(REQUIRED_KEYS + OPTIONAL_KEYS)}")
     _check_id(data["id"], "'id'", where)
     for key in ("title", "paper", "task", "testset"):
         if not isinstance(data[key], str) or not data[key].strip():
@@ -139,6 +206,10 @@ def load_table(path) -> dict:
         norm_systems[sid] = overrides
 
     norm_ensembles = _parse_ensembles(data.get("ensembles"), norm_systems, where)
+    alignment = _parse_alignment(data.get("alignment"), norm_systems, norm_ensembles, data["task"], where)
+    row_systems = [*norm_systems, *norm_ensembles]
+    if alignment:
+        row_systems += [*alignment["uses"], *alignment["aligners"]]
 
     rows = data["rows"]
     if not isinstance(rows, list) or not rows:
@@ -166,10 +237,11 @@ def load_table(path) -> dict:
         if system is not None:
             if not isinstance(system, str):
                 raise ValueError(f"{rwhere}: 'system' must be a string or null (got {system!r})")
-            if system not in norm_systems and system not in norm_ensembles:
+            if system not in row_systems:
                 raise ValueError(
-                    f"{rwhere}: unknown system {system!r}; it is not defined in 'systems' or 'ensembles' "
-                    f"({', '.join([*norm_systems, *norm_ensembles]) or 'none defined'})"
+                    f"{rwhere}: unknown system {system!r}; it is not defined in 'systems', 'ensembles'"
+                    f"{', alignment.uses or alignment.aligners' if alignment else ''} "
+                    f"({', '.join(row_systems) or 'none defined'})"
                 )
         paper = row["paper"]
         if paper is None:
@@ -210,5 +282,6 @@ def load_table(path) -> dict:
     out["columns"] = list(columns)
     out["systems"] = norm_systems
     out["ensembles"] = norm_ensembles
+    out["alignment"] = alignment
     out["rows"] = norm_rows
     return out

@@ -5,6 +5,22 @@ reseeded at the start of every epoch, so an epoch-end checkpoint resumes bit-ide
 checkpoint (SIGTERM/SIGUSR1, or every `checkpoint_every` updates) also stores the position in the epoch
 and the RNG state. Re-running the same command after any kill resumes from `checkpoint.pt`.
 
+Beyond the plain recipe (Peter et al. 2017's variants of RNNsearch training):
+  train.init_from          start from the parameters of a trained model.pt / checkpoint.pt: every parameter with the
+                           same name and shape is copied (same vocabularies and architecture required); the rest, e.g.
+                           the target foresight matrix V of a TF model built on a baseline, keeps its fresh
+                           initialisation. Applied only when the run starts afresh (a resumed run has its checkpoint).
+  train.trainable          all, or attention: only the parameters of the model's attention layer (`attention.*`:
+                           RNNsearch's W, U and its bias, v, and V with target foresight; Luong's attention module)
+                           are given to the optimiser and get gradients; all others stay bit-identical.
+  train.max_updates        stop after this many updates in all (0 = no limit); the epoch in progress is evaluated
+                           and recorded as it stands.
+  train.guided_alignment   weight w > 0: the loss of a batch is (cross-entropy + w * L_al) / sentences, with L_al the
+                           alignment cross-entropy of Chen et al. (2016) against `file`'s links (nmt.data.links,
+                           nmt.likelihood.alignment_loss); both terms are summed over a sentence and averaged over
+                           the N sentences of the batch, the paper's -(1/N) sum_n. Metrics add train_align_loss (per
+                           sentence); train_loss/ppl stay the cross-entropy alone.
+
 Files in the output directory:
   checkpoint.pt   everything needed to resume (model, optimiser, position, RNG, metrics so far)
   model.pt        the final model with everything needed to translate (vocabularies, config)
@@ -22,12 +38,13 @@ from pathlib import Path
 import torch
 from tqdm import tqdm
 
-from .config import training_schedule
+from .config import LATER_DEFAULTS, ConfigError, comparable_settings, training_schedule  # noqa: F401 (LATER_DEFAULTS: re-exported)
 from .data.batches import bucketed_batches, make_batch
+from .data.links import load_training_links
 from .data.prepare import load_split
 from .data.text import write_atomic, write_text_atomic
 from .data.vocab import Vocab
-from .likelihood import batch_nll, corpus_nll, perplexity
+from .likelihood import alignment_loss, corpus_nll, perplexity, token_nll
 from .models.seq2seq import build_model, count_parameters
 
 CHECKPOINT = "checkpoint.pt"
@@ -63,6 +80,64 @@ def make_optimizer(params, train: dict) -> torch.optim.Optimizer:
     if name == "adadelta":
         return torch.optim.Adadelta(params, lr=lr, rho=0.95, eps=1e-6)
     raise ValueError(f"unknown optimizer {name!r}")
+
+
+def attention_parameter_names(model: torch.nn.Module) -> list[str]:
+    """The parameters of the model's attention layer (`train.trainable: attention`): those of `model.attention`."""
+    return [name for name, _ in model.named_parameters() if name.startswith("attention.")]
+
+
+def trainable_parameters(model: torch.nn.Module, which: str) -> list[torch.nn.Parameter]:
+    """The parameters the optimiser updates; with `attention` every other parameter is frozen (no gradient)."""
+    if which == "all":
+        return list(model.parameters())
+    if which != "attention":
+        raise ConfigError(f"train.trainable: unknown value {which!r} (all or attention)")
+    names = set(attention_parameter_names(model))
+    if not names:
+        raise ConfigError("train.trainable: attention, but the model has no attention layer")
+    for name, param in model.named_parameters():
+        param.requires_grad_(name in names)
+    return [param for name, param in model.named_parameters() if name in names]
+
+
+def initialise_from(model: torch.nn.Module, path: str | Path, model_cfg: dict, src_vocab: Vocab,
+                    tgt_vocab: Vocab) -> tuple[list[str], list[str]]:
+    """Copy the parameters of a trained model (model.pt or checkpoint.pt) into `model`: every one with the same name
+    (and then necessarily the same shape). Returns (copied names, names left as initialised)."""
+    path = Path(path)
+    if not path.is_file():
+        raise ConfigError(f"train.init_from: {path}: no such file")
+    blob = torch.load(path, map_location="cpu", weights_only=False)
+    if not isinstance(blob, dict) or "model" not in blob:
+        raise ConfigError(f"train.init_from: {path} is not a model.pt or checkpoint.pt written by nmt train")
+    theirs_cfg = blob.get("model_config") or (blob.get("config") or {}).get("model") or {}
+    mine, theirs = model_cfg.get("arch", "luong"), theirs_cfg.get("arch", "luong")
+    if mine != theirs:
+        raise ConfigError(f"train.init_from: {path} is a {theirs} model; this system is {mine}")
+    for side, vocab, key in (("source", src_vocab, "src_vocab"), ("target", tgt_vocab, "tgt_vocab")):
+        if key in blob and list(blob[key]) != list(vocab.itos):
+            raise ConfigError(f"train.init_from: {path}: its {side} vocabulary differs from the training data's "
+                              f"({len(blob[key])} vs {len(vocab)} words)")
+    own, state = model.state_dict(), blob["model"]
+    copied = [name for name in own if name in state]
+    for name in copied:
+        if state[name].shape != own[name].shape:
+            raise ConfigError(f"train.init_from: {path}: parameter {name} has shape {tuple(state[name].shape)}, "
+                              f"this model's {tuple(own[name].shape)}")
+    if not copied:
+        raise ConfigError(f"train.init_from: {path}: no parameter of it belongs to this model")
+    model.load_state_dict({**own, **{name: state[name] for name in copied}})
+    return copied, [name for name in own if name not in state]
+
+
+def alignment_credit(model: torch.nn.Module) -> str:
+    """Which step's attention weights guided alignment trains for a target word (as alignment extraction credits
+    them, nmt.align.extract.credit_rule). A model without attention cannot be trained with guided alignment."""
+    if getattr(model, "attention", None) is None:
+        raise ConfigError("train.guided_alignment needs a model with attention (this one has attention: none)")
+    from .align.extract import credit_rule
+    return credit_rule(model.config)
 
 
 def learning_rate(base_lr: float, epoch: int, halve_after: int) -> float:
@@ -109,36 +184,56 @@ def train(config: dict, data_dir: str | Path, out_dir: str | Path, *, system: st
     src_vocab, tgt_vocab = Vocab.load(data_dir / "vocab.src"), Vocab.load(data_dir / "vocab.tgt")
     train_src, train_tgt = load_split(data_dir / "train.pt")
     dev_src, dev_tgt = load_split(data_dir / "dev.pt")
+    guided = train_cfg.get("guided_alignment") or {}
+    guided_weight = float(guided.get("weight", 0.0))
+    train_links = None
+    if guided_weight > 0:
+        links_path = Path(guided["file"])
+        train_links = load_training_links(links_path if links_path.is_absolute() else data_dir / links_path,
+                                          train_src, train_tgt)
+    max_updates = train_cfg.get("max_updates", 0)
 
     torch.manual_seed(seed)
     model = build_model(model_cfg, len(src_vocab), len(tgt_vocab))
     model.init_uniform(train_cfg["init_range"])
-    model.to(dev)
-    optimizer = make_optimizer(model.parameters(), train_cfg)
+    credit = alignment_credit(model) if train_links is not None else None
 
     state = {"epoch": 1, "batch": 0, "updates": 0, "metrics": [], "loss_sum": 0.0, "tokens": 0,
              "elapsed": 0.0, "rng": None}
     ckpt_path = out_dir / CHECKPOINT
+    ckpt = None
     if ckpt_path.exists():
         ckpt = torch.load(ckpt_path, map_location=dev, weights_only=False)
-        if {k: ckpt["config"][k] for k in ("model", "train")} == {k: config[k] for k in ("model", "train")}:
-            model.load_state_dict(ckpt["model"])
-            optimizer.load_state_dict(ckpt["optimizer"])
-            state = ckpt["state"]
-            log(f"[{system}] resuming from {ckpt_path}: epoch {state['epoch']}, batch {state['batch']}, "
-                f"{state['updates']} updates done")
-        else:
+        if comparable_settings(ckpt["config"]) != comparable_settings(config):
             # The settings changed since this checkpoint: start afresh, but keep the old one aside.
             stale = ckpt_path.with_name(CHECKPOINT + ".stale")
             ckpt_path.replace(stale)
             log(f"[{system}] {ckpt_path} was written with different settings: moved to {stale}, starting afresh")
+            ckpt = None
+    if ckpt is None and train_cfg.get("init_from"):
+        copied, fresh = initialise_from(model, train_cfg["init_from"], model_cfg, src_vocab, tgt_vocab)
+        log(f"[{system}] {len(copied)} parameters from {train_cfg['init_from']}; newly initialised: "
+            f"{', '.join(fresh) or 'none'}")
+    model.to(dev)
+    params = trainable_parameters(model, train_cfg.get("trainable", "all"))
+    optimizer = make_optimizer(params, train_cfg)
+    if ckpt is not None:
+        model.load_state_dict(ckpt["model"])
+        optimizer.load_state_dict(ckpt["optimizer"])
+        state = ckpt["state"]
+        log(f"[{system}] resuming from {ckpt_path}: epoch {state['epoch']}, batch {state['batch']}, "
+            f"{state['updates']} updates done")
 
     meta = {"system": system, "config": config, "parameters": count_parameters(model),
+            "trainable_parameters": sum(p.numel() for p in params),
             "src_vocab": len(src_vocab), "tgt_vocab": len(tgt_vocab), "epochs": epochs,
             "halve_after": halve_after, "train_sentences": len(train_src), "device": str(dev)}
     write_text_atomic(out_dir / "model.json", json.dumps(meta, indent=2, sort_keys=True) + "\n")
-    log(f"[{system}] {meta['parameters']:,} parameters, {len(train_src):,} training pairs, {epochs} epochs, "
-        f"device {dev}, {torch.get_num_threads()} threads")
+    log(f"[{system}] {meta['parameters']:,} parameters ({meta['trainable_parameters']:,} trained), "
+        f"{len(train_src):,} training pairs, {epochs} epochs, device {dev}, {torch.get_num_threads()} threads")
+
+    def limit_reached() -> bool:
+        return bool(max_updates) and state["updates"] >= max_updates
 
     def checkpoint(epoch: int, batch: int) -> None:
         state.update(epoch=epoch, batch=batch, rng=torch.get_rng_state())
@@ -148,6 +243,9 @@ def train(config: dict, data_dir: str | Path, out_dir: str | Path, *, system: st
     every = train_cfg.get("checkpoint_every", 0)
     with StopRequested() as stop:
         while state["epoch"] <= epochs:
+            if limit_reached() and state["batch"] == 0:
+                log(f"[{system}] {state['updates']} updates: train.max_updates reached")
+                break
             epoch = state["epoch"]
             lr = learning_rate(train_cfg["lr"], epoch, halve_after)
             for group in optimizer.param_groups:
@@ -156,6 +254,8 @@ def train(config: dict, data_dir: str | Path, out_dir: str | Path, *, system: st
             if state["batch"] == 0:
                 torch.manual_seed(seed * 1000 + epoch)
                 state.update(loss_sum=0.0, tokens=0, elapsed=0.0)
+                if train_links is not None:
+                    state.update(align_sum=0.0, sentences=0)
             else:
                 torch.set_rng_state(state["rng"])
             model.train()
@@ -163,12 +263,23 @@ def train(config: dict, data_dir: str | Path, out_dir: str | Path, *, system: st
             bar = tqdm(total=len(batches), initial=state["batch"], desc=f"{system} epoch {epoch}/{epochs}",
                        unit="batch", disable=None if progress is None else not progress, leave=False)
             for position in range(state["batch"], len(batches)):
+                if limit_reached():
+                    break
                 index = batches[position]
-                batch = make_batch([train_src[i] for i in index], [train_tgt[i] for i in index], index).to(dev)
+                links = [train_links[i] for i in index] if train_links is not None else None
+                batch = make_batch([train_src[i] for i in index], [train_tgt[i] for i in index], index,
+                                   links).to(dev)
                 optimizer.zero_grad(set_to_none=True)
-                loss = batch_nll(model, batch)
+                log_probs, weights = model(batch.src, batch.src_len, batch.tgt_in, tgt_out=batch.tgt_out)
+                loss = token_nll(log_probs, batch.tgt_out)
+                objective = loss
+                if train_links is not None:
+                    align_loss = alignment_loss(weights, batch.align, credit)
+                    objective = loss + guided_weight * align_loss
+                    state["align_sum"] += float(align_loss.detach())
+                    state["sentences"] += len(index)
                 # The paper's loss is summed over a sentence and averaged over the mini-batch.
-                (loss / len(index)).backward()
+                (objective / len(index)).backward()
                 if train_cfg["clip_norm"] > 0:
                     torch.nn.utils.clip_grad_norm_(model.parameters(), train_cfg["clip_norm"])
                 optimizer.step()
@@ -194,6 +305,8 @@ def train(config: dict, data_dir: str | Path, out_dir: str | Path, *, system: st
                 "dev_loss": dev_nll / max(dev_tokens, 1), "dev_ppl": perplexity(dev_nll, dev_tokens),
                 "tgt_tokens_per_s": state["tokens"] / max(elapsed, 1e-9), "elapsed_s": elapsed,
             }
+            if train_links is not None:
+                record["train_align_loss"] = state["align_sum"] / max(state["sentences"], 1)
             state["metrics"].append(record)
             write_metrics(out_dir / "metrics.jsonl", state["metrics"])
             log(f"[{system}] epoch {epoch}: lr {lr:g}, train ppl {record['train_ppl']:.2f}, "
@@ -220,5 +333,6 @@ def load_model(path: str | Path, device: str | torch.device | None = None):
     src_vocab, tgt_vocab = Vocab(blob["src_vocab"]), Vocab(blob["tgt_vocab"])
     model = build_model(blob["model_config"], len(src_vocab), len(tgt_vocab))
     model.load_state_dict(blob["model"])
+    model.source_path = str(path)  # named by errors, e.g. a target foresight model asked to translate
     model.to(dev).eval()
     return model, src_vocab, tgt_vocab, blob["config"]

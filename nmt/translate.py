@@ -23,12 +23,25 @@ class Hypothesis:
     positions: list[int] = field(default_factory=list)
 
 
+def ensure_can_translate(model) -> None:
+    """A ConfigError naming the model file when `model` (or a member of an ensemble) cannot decode freely: a target
+    foresight model needs the reference word in its attention, so it aligns but does not translate."""
+    from .config import ConfigError
+    for member in getattr(model, "models", None) or [model]:
+        if getattr(member, "target_foresight", False):
+            from .models.rnnsearch import CANNOT_TRANSLATE
+            where = getattr(member, "source_path", None) or "this model"
+            raise ConfigError(f"{where}: {CANNOT_TRANSLATE} (model.target_foresight: true); use it with "
+                              "forced decoding (nmt attention, alignment extraction) instead")
+
+
 def max_lengths(src_len: torch.Tensor, ratio: float) -> torch.Tensor:
     return (src_len.float() * ratio).long() + 10
 
 
 @torch.no_grad()
 def greedy(model, src: torch.Tensor, src_len: torch.Tensor, max_len_ratio: float = 2.0) -> list[Hypothesis]:
+    ensure_can_translate(model)
     batch = src.size(0)
     enc = model.encode(src, src_len)
     state = model.initial_state(enc)
@@ -68,6 +81,7 @@ def beam_search(model, src: torch.Tensor, src_len: torch.Tensor, beam: int, max_
     continuation with </s> is finished if it ranks among the first `beam`; the `beam` best others carry
     on. A sentence stops when it has `beam` finished hypotheses or reaches its length limit.
     """
+    ensure_can_translate(model)
     batch, k = src.size(0), beam
     device = src.device
     enc = model.encode(src, src_len)
@@ -152,6 +166,7 @@ def load_models(paths: list[str], device=None, combine: str = "prob"):
 def translate_ids(model, sources: list[list[int]], *, beam: int, batch_size: int, max_len_ratio: float,
                   device, progress: bool | None = None) -> list[Hypothesis]:
     """Translate id sequences in length-sorted batches; results come back in input order."""
+    ensure_can_translate(model)
     results: list[Hypothesis | None] = [None] * len(sources)
     batches = bucketed_batches(sources, [], batch_size, seed=None)
     with tqdm(total=len(sources), desc="translating", unit="sent", disable=None if progress is None else not progress) as bar:

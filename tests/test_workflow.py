@@ -68,6 +68,11 @@ def check_report(workdir: Path) -> dict:
                 shown[(table["id"], row["label"], column)] = row[f"ours_{column}"]
             if "ppl" in table["columns"] and row["ours_ppl"] is not None:
                 assert f"{row['ours_ppl']:.2f}" in html
+    # Table 6: AER of attention models and of eflomal against the tiny corpus' gold links
+    for system in ("global_location_feed", "local_p_general_feed", "ensemble_attention", "eflomal_full"):
+        aer = json.loads((workdir / f"results/tiny/en-de/scores/{system}.align.json").read_text())
+        assert 0.0 <= aer["aer"] <= 1.0 and aer["range_checked"]
+        assert (aer.get("saer") is not None) == (system != "eflomal_full")  # soft matrices: models only
     ensemble = json.loads((workdir / "results/tiny/en-de/scores/ensemble_attention.test.json").read_text())
     assert ensemble["ppl"] is None and ensemble["bleu_tok_unk"] is not None
     unk = json.loads((workdir / "results/tiny/en-de/scores/local_p_general_feed.test.json").read_text())["unk"]
@@ -101,6 +106,8 @@ def test_dry_run_lists_one_training_job_per_system(snakemake_run):
     assert jobs["unk_dictionary"] == 2
     assert jobs["attention_map"] == 3
     assert jobs["bench_attention"] == 1
+    # Table 6: three systems and the ensemble force-decoded on the gold-aligned split, eflomal, five scores
+    assert jobs["align_model"] == 4 and jobs["align_statistical"] == 1 and jobs["align_score"] == 5
 
 
 def test_snakemake_runs_the_tiny_preset_to_the_report(snakemake_run):
@@ -128,3 +135,4 @@ def test_dvc_repro_gives_the_same_report(snakemake_run, tmp_path):
     for task, system, testset in evaluations():
         assert f"results/tiny/{task}/scores/{system}.{testset}.json" in shown
     assert "bleu_tok" in shown
+    assert "results/tiny/en-de/scores/eflomal_full.align.json" in shown and '"aer"' in shown

@@ -15,13 +15,18 @@ class Batch:
     tgt_in: torch.Tensor     # [B, T] <s> y1 .. yn
     tgt_out: torch.Tensor    # [B, T] y1 .. yn </s>
     index: torch.Tensor      # [B] positions of these sentences in the split
+    # [B, T, S] reference alignment for guided alignment training (make_batch's `links`), or None: row t belongs to
+    # tgt_out[:, t] (target word t, 0-based), normalised to sum 1 over its linked source words; rows of unlinked
+    # words, of </s> and of padding are 0.
+    align: torch.Tensor | None = None
 
     @property
     def n_tokens(self) -> int:
         return int((self.tgt_out != PAD_ID).sum())
 
     def to(self, device) -> "Batch":
-        return Batch(*(t.to(device) for t in (self.src, self.src_len, self.tgt_in, self.tgt_out, self.index)))
+        return Batch(*(t.to(device) for t in (self.src, self.src_len, self.tgt_in, self.tgt_out, self.index)),
+                     align=None if self.align is None else self.align.to(device))
 
 
 def pad(seqs: list[list[int]], value: int = PAD_ID) -> torch.Tensor:
@@ -32,15 +37,32 @@ def pad(seqs: list[list[int]], value: int = PAD_ID) -> torch.Tensor:
     return out
 
 
-def make_batch(src: list[list[int]], tgt: list[list[int]] | None, index: list[int]) -> Batch:
+def alignment_targets(links: list, src_width: int, tgt_width: int) -> torch.Tensor:
+    """[B, tgt_width, src_width]: for each sentence's (source, target) index pairs [n, 2], A[t, s] = 1 / (number of
+    links of target word t) for every link (s, t); 0 elsewhere (a target word without links has an all-zero row)."""
+    out = torch.zeros(len(links), tgt_width, src_width)
+    for row, pairs in enumerate(links):
+        pairs = torch.as_tensor(pairs, dtype=torch.long).reshape(-1, 2)
+        out[row, pairs[:, 1], pairs[:, 0]] = 1.0
+    return out / out.sum(dim=-1, keepdim=True).clamp_min(1.0)
+
+
+def make_batch(src: list[list[int]], tgt: list[list[int]] | None, index: list[int], links: list | None = None
+               ) -> Batch:
+    """`links`: per sentence, its (source index, target index) pairs (nmt.data.links), or None."""
     tgt = tgt if tgt is not None else [[] for _ in src]
-    return Batch(
+    batch = Batch(
         src=pad(src),
         src_len=torch.tensor([max(len(s), 1) for s in src], dtype=torch.long),
         tgt_in=pad([[BOS_ID] + t for t in tgt]),
         tgt_out=pad([t + [EOS_ID] for t in tgt]),
         index=torch.tensor(index, dtype=torch.long),
     )
+    if links is not None:
+        if len(links) != len(src):
+            raise ValueError(f"{len(links)} link sets for {len(src)} sentences")
+        batch.align = alignment_targets(links, batch.src.size(1), batch.tgt_out.size(1))
+    return batch
 
 
 def bucketed_batches(src: list[list[int]], tgt: list[list[int]], batch_size: int, seed: int | None,

@@ -4,7 +4,14 @@ Output directory layout (one per preset and pair):
   vocab.src / vocab.tgt        one word per line, specials first
   {split}.src / {split}.tgt    the tokenised text every later step (training, BLEU) reads
   {split}.pt                   token ids, flat int32 tensors with offsets
+  train.links                  word alignment links of the kept training pairs, one line per pair (only when the
+                               raw directory has {train}.links, or `links` names a file): for guided alignment
   prep.json                    what was applied (tokeniser, lowercasing, length filter, counts)
+
+A links file (Pharaoh, 0-based `i-j`, source index first; see nmt.data.links) must be parallel to the raw training
+split, line for line, and index its whitespace-separated words; it goes through the same length filter as the
+pairs. Tokenisation renumbers the words, so links cannot be combined with `tokenize: true`: align the prepared
+train.src/train.tgt instead.
 """
 from __future__ import annotations
 
@@ -13,8 +20,11 @@ from pathlib import Path
 
 import torch
 
-from .text import read_parallel, write_atomic, write_lines_atomic, write_text_atomic
+from .links import check_links, read_links
+from .text import CorpusError, read_lines, read_parallel, write_atomic, write_lines_atomic, write_text_atomic
 from .vocab import Vocab
+
+LINKS = "train.links"  # the prepared training pairs' links, for guided alignment (train.guided_alignment.file)
 
 
 def _normalise(lines: list[str], lang: str, tokenize: bool, lowercase: bool) -> list[str]:
@@ -50,7 +60,8 @@ def load_split(path: str | Path) -> tuple[list[list[int]], list[list[int]]]:
 
 def prepare(raw_dir: str | Path, out_dir: str | Path, *, splits: list[str], train_split: str = "train",
             src_lang: str, tgt_lang: str, max_len: int, src_vocab: int, tgt_vocab: int,
-            tokenize: bool = False, lowercase: bool = False) -> dict:
+            tokenize: bool = False, lowercase: bool = False, links: str | Path | None = None) -> dict:
+    """`links`: the raw training split's word alignment (default: {raw_dir}/{train_split}.links when it exists)."""
     raw_dir, out_dir = Path(raw_dir), Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     texts = {}
@@ -63,6 +74,10 @@ def prepare(raw_dir: str | Path, out_dir: str | Path, *, splits: list[str], trai
     keep = [i for i in range(len(src)) if len(src[i].split()) <= max_len and len(tgt[i].split()) <= max_len]
     texts[train_split] = ([src[i] for i in keep], [tgt[i] for i in keep])
     dropped = len(src) - len(keep)
+    links_path = Path(links) if links is not None else raw_dir / f"{train_split}.links"
+    kept_links = None
+    if links is not None or links_path.is_file():
+        kept_links = _filter_links(links_path, src, tgt, keep, tokenize)
 
     vocabs = (Vocab.build(texts[train_split][0], src_vocab), Vocab.build(texts[train_split][1], tgt_vocab))
     stats = {"src_lang": src_lang, "tgt_lang": tgt_lang, "tokenize": "sacremoses" if tokenize else "none",
@@ -79,7 +94,25 @@ def prepare(raw_dir: str | Path, out_dir: str | Path, *, splits: list[str], trai
             "sentences": len(s), "src_tokens": sum(len(x) for x in ids_src), "tgt_tokens": n_tgt,
             "tgt_unk_rate": round(sum(x.count(1) for x in ids_tgt) / max(n_tgt, 1), 4),
         }
+    if kept_links is not None:
+        write_lines_atomic(out_dir / LINKS, kept_links)
+        stats["train_links"] = {"from": str(links_path), "file": LINKS, "pairs": len(kept_links),
+                                "links": sum(len(line.split()) for line in kept_links)}
     vocabs[0].save(out_dir / "vocab.src")
     vocabs[1].save(out_dir / "vocab.tgt")
     write_text_atomic(out_dir / "prep.json", json.dumps(stats, indent=2, sort_keys=True) + "\n")
     return stats
+
+
+def _filter_links(path: Path, src: list[str], tgt: list[str], keep: list[int], tokenize: bool) -> list[str]:
+    """The lines of the links file for the kept training pairs, checked against the (normalised) pairs."""
+    if tokenize:
+        raise CorpusError(path, None, "links index the words of the raw training text, which tokenize: true "
+                                      "renumbers; align the prepared train.src/train.tgt instead and name that file "
+                                      "in train.guided_alignment.file")
+    lines = read_lines(path, allow_empty=True)
+    if len(lines) != len(src):
+        raise CorpusError(path, None, f"{len(lines)} lines of links but {len(src)} raw training pairs; the file "
+                                      "must have one line per pair of the raw training split")
+    check_links(read_links(path), [len(s.split()) for s in src], [len(t.split()) for t in tgt], path)
+    return [lines[i].strip() for i in keep]

@@ -1,4 +1,5 @@
-"""Model components: attention variants and the stacked-LSTM encoder-decoder."""
+"""Model components: attention variants, the stacked-LSTM encoder-decoder (luong) and RNNsearch."""
+from .rnnsearch import RNNSearch
 from .seq2seq import Seq2Seq, build_model
 
-__all__ = ["Seq2Seq", "build_model"]
+__all__ = ["RNNSearch", "Seq2Seq", "build_model"]

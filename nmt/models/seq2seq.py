@@ -1,4 +1,5 @@
-"""The stacked-LSTM encoder-decoder of Luong et al. (2015): no attention, global or local attention.
+"""The stacked-LSTM encoder-decoder of Luong et al. (2015): no attention, global or local attention (model.arch:
+luong; `build_model` below also builds RNNsearch, nmt.models.rnnsearch).
 
 - Encoder and decoder: L-layer LSTMs; dropout on the non-recurrent connections (embeddings, between layers,
   before the softmax), as in Zaremba et al. (2015).
@@ -114,10 +115,11 @@ class Seq2Seq(nn.Module):
         index = torch.where(positions < lengths, lengths - 1 - positions, positions)
         return weights.gather(-1, index.expand_as(weights))
 
-    def decode(self, tgt_in: torch.Tensor, enc: EncoderOutput, state: DecoderState
-               ) -> tuple[torch.Tensor, DecoderState, torch.Tensor | None]:
+    def decode(self, tgt_in: torch.Tensor, enc: EncoderOutput, state: DecoderState,
+               tgt_out: torch.Tensor | None = None) -> tuple[torch.Tensor, DecoderState, torch.Tensor | None]:
         """Teacher-forced decoding of tgt_in [B, T]: log-probabilities [B, T, V], the final state, and the
-        attention weights [B, T, S] over the source words in their written order (None without attention)."""
+        attention weights [B, T, S] over the source words in their written order (None without attention).
+        `tgt_out` (the words predicted) is accepted for the interface's sake and not needed here."""
         emb = self.dropout(self.tgt_embed(tgt_in))
         if not self.input_feed:
             # No dependency between steps beyond the LSTM: run all steps in one call.
@@ -146,8 +148,8 @@ class Seq2Seq(nn.Module):
         log_probs, state, weights = self.decode(prev.unsqueeze(1), enc, state)
         return log_probs.squeeze(1), state, None if weights is None else weights.squeeze(1)
 
-    def forward(self, src: torch.Tensor, src_len: torch.Tensor, tgt_in: torch.Tensor
-                ) -> tuple[torch.Tensor, torch.Tensor | None]:
+    def forward(self, src: torch.Tensor, src_len: torch.Tensor, tgt_in: torch.Tensor,
+                tgt_out: torch.Tensor | None = None) -> tuple[torch.Tensor, torch.Tensor | None]:
         enc = self.encode(src, src_len)
         log_probs, _, weights = self.decode(tgt_in, enc, self.initial_state(enc))
         return log_probs, weights
@@ -171,7 +173,23 @@ def build_attention(model: dict) -> nn.Module | None:
     return LocalAttention(model["hidden"], model["score"], kind, model.get("window", 10), model["reverse"])
 
 
-def build_model(model: dict, src_vocab: int, tgt_vocab: int) -> Seq2Seq:
+ARCHITECTURES = ("luong", "rnnsearch")
+# Settings only RNNsearch implements, and the value that means "off".
+RNNSEARCH_ONLY = {"target_foresight": False, "attention_noise": 0.0}
+
+
+def build_model(model: dict, src_vocab: int, tgt_vocab: int) -> nn.Module:
+    """The model `model.arch` names: luong (default; Seq2Seq, also for configs written before `arch` existed) or
+    rnnsearch (nmt.models.rnnsearch.RNNSearch)."""
+    arch = model.get("arch", "luong")
+    if arch == "rnnsearch":
+        from .rnnsearch import RNNSearch
+        return RNNSearch(model, src_vocab, tgt_vocab)
+    if arch != "luong":
+        raise ValueError(f"unknown model.arch {arch!r}; choose one of {', '.join(ARCHITECTURES)}")
+    for key, off in RNNSEARCH_ONLY.items():
+        if model.get(key, off) != off:
+            raise ValueError(f"model.{key} is implemented for model.arch: rnnsearch only (this model is luong)")
     return Seq2Seq(model, src_vocab, tgt_vocab)
 
 

@@ -285,7 +285,7 @@ def _table_systems_in_order(table: dict) -> list[str]:
 def render_report(*, preset: str, preset_description: str, tables: list[Path], results_dir: Path,
                   pair_for_task: dict[str, str], context: dict, out_dir: Path,
                   speed: dict[str, Path] | None = None, figures: list[tuple[str, dict]] | None = None,
-                  data_dir: Path | None = None) -> Path:
+                  data_dir: Path | None = None, unavailable: dict[Path, str] | None = None) -> Path:
     """Render the report for ``results_dir`` (= ``results/{preset}``) into ``out_dir``.
 
     For a table with task T the corpus pair is ``pair_for_task[T]``; scores are read from
@@ -296,6 +296,7 @@ def render_report(*, preset: str, preset_description: str, tables: list[Path], r
     (``attention``) to the JSON file its `nmt bench` command wrote; each becomes a section with a figure.
     ``figures`` are the preset's figure-file entries as (task, figure) (nmt.config.collect_figures); their
     inputs are read from ``results_dir`` and ``data_dir`` (= ``data/{preset}``): see nmt.report.figures.
+    ``unavailable`` maps a table file to why the preset cannot measure it (its rows are shown as not run).
     Returns the index path.
     """
     results_dir = Path(results_dir)
@@ -337,7 +338,7 @@ def render_report(*, preset: str, preset_description: str, tables: list[Path], r
         columns = table["columns"]
         testset = table["testset"]
 
-        df = build_table(table, scores_dir, pair, preset)
+        df = build_table(table, scores_dir, pair, preset, (unavailable or {}).get(tpath))
         records = dataframe_records(df)
         csv_text = df.to_csv(index=False, lineterminator="\n")
         _write_text(out_dir / f"{tid}.csv", csv_text)

@@ -75,13 +75,15 @@ def _row_status(row: dict, scores_file: Path | None) -> tuple[str, str]:
     return status, text
 
 
-def build_table(table: dict, scores_dir: Path, pair: str, preset: str) -> pd.DataFrame:
+def build_table(table: dict, scores_dir: Path, pair: str, preset: str, unavailable: str | None = None
+                ) -> pd.DataFrame:
     """One DataFrame row per table row, in paper order.
 
     Columns: ``label``, ``system`` (None for paper-only rows), ``status`` (``'measured'``,
     ``'missing'``, ``'not run'``, ``'reference'``), ``note`` (human-readable status), then for
     each table column ``c``: ``paper_c`` and ``ours_c`` (floats; NaN where there is no number).
-    ``ours_c`` is only ever set from ``scores_dir/{system}.{testset}.json``.
+    ``ours_c`` is only ever set from ``scores_dir/{system}.{testset}.json``. ``unavailable``: why the
+    preset cannot measure this table at all (nmt.config.unavailable_tables); every system row is then not run.
     """
     scores_dir = Path(scores_dir)
     columns = table["columns"]
@@ -90,6 +92,9 @@ def build_table(table: dict, scores_dir: Path, pair: str, preset: str) -> pd.Dat
     for row in table["rows"]:
         system = row["system"]
         sfile = scores_path(scores_dir, system, testset) if system is not None else None
+        if unavailable and system is not None:
+            row = {**row, "requires": unavailable}
+            sfile = None
         status, note = _row_status(row, sfile)
         rec: dict[str, Any] = {"label": row["label"], "system": system, "status": status, "note": note}
         scores = (

@@ -5,7 +5,7 @@ def system_fingerprint(wildcards):
     """Changes whenever the system's resolved settings change, so Snakemake retrains it."""
     table = SYSTEMS[wildcards.pair][wildcards.system]
     resolved = nmtcfg.system_config(config, TABLES[table], wildcards.system, table)
-    settings = {k: resolved[k] for k in ("model", "train")}
+    settings = nmtcfg.comparable_settings(resolved)  # keys added later, at their default, change nothing
     settings["prepare"] = nmtcfg.prepare_for_task(resolved, wildcards.pair)
     return nmtcfg.fingerprint(settings)
 
@@ -15,7 +15,9 @@ def table_of(wildcards):
 
 
 def all_scores(wildcards):
-    return [f"results/{PRESET}/{pair}/scores/{system}.{testset}.json" for pair, system, testset in EVALUATIONS]
+    """Every scores file the tables show: BLEU/ppl of translations and AER/SAER of alignments."""
+    shown = [*EVALUATIONS, *ALIGNMENTS]
+    return [f"results/{PRESET}/{pair}/scores/{system}.{testset}.json" for pair, system, testset in shown]
 
 
 def all_translations(wildcards):

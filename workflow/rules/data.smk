@@ -15,6 +15,7 @@ for _task, _splits in SPLITS.items():
             f"corpus_{_rule_name(_task)}"
         output:
             expand("data/{{preset}}/{task}/raw/{split}.{side}", task=_task, split=_splits, side=["src", "tgt"]),
+            expand("data/{{preset}}/{task}/raw/{split}.gold", task=_task, split=nmtcfg.gold_splits(config, _task)),
             stats=f"data/{{preset}}/{_task}/raw/stats.json",
         params:
             settings=nmtcfg.fingerprint(config["data"]["tasks"][_task]),

@@ -29,6 +29,8 @@ rule evaluate:
     params:
         # perplexity from the system's own model; an ensemble has none (the preset names the language)
         scoring=lambda wc, input: f"--model {input.model}" if input.model else NMT_ARGS,
+    wildcard_constraints:
+        testset="|".join(sorted({testset for _, _, testset in EVALUATIONS})) or "none",
     threads: 1
     log:
         "logs/{preset}/{pair}/evaluate/{system}.{testset}.log",
