@@ -38,6 +38,7 @@ TABLES = {t: nmtcfg.load_table(t) for t in config["tables"]}
 EVALUATIONS = nmtcfg.collect_evaluations(config, workflow.basedir)  # [(task, system, testset)] shown
 ATTENTION_MAPS = nmtcfg.collect_attention_maps(config, workflow.basedir)  # {(task, system, split): length}
 ALIGNMENTS = {(a["task"], a["name"], a["split"]): a for a in nmtcfg.collect_alignments(config, workflow.basedir)}
+TRAINING_ALIGNMENTS = nmtcfg.collect_training_alignments(config, workflow.basedir)  # {(task, aligner): settings}
 SPLITS = {task: nmtcfg.task_splits(config, task) for task in SYSTEMS}  # what each task's corpus provides
 NMT_ARGS = f"--params params.yaml --preset {PRESET}"
 

@@ -146,6 +146,15 @@ def cmd_train(args) -> None:
     from .train import train
     config = _load(args)
     system_cfg = cfg.system_config(config, cfg.load_table(args.table), args.system, args.table)
+    # Files from other steps (a baseline to start from, aligned training pairs): given on the command line, or
+    # where the workflow puts them beside --out (results/{preset}/{task}/models/{system}).
+    found = cfg.training_inputs(system_cfg, Path(args.out).parent, Path(args.out).parent.parent / "alignments")
+    init_from, links = args.init_from or found.get("init_from"), args.guided_links or found.get("links")
+    if init_from:
+        system_cfg["train"]["init_from"] = str(init_from)
+    if links:
+        system_cfg["train"]["guided_alignment"] = {**system_cfg["train"]["guided_alignment"],
+                                                   "file": str(Path(links).resolve())}
     train(system_cfg, args.data, args.out, system=args.system, threads=args.threads, device=args.device)
 
 
@@ -343,6 +352,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--system", required=True)
     p.add_argument("--data", required=True, help="prepared data directory")
     p.add_argument("--out", required=True, help="model directory")
+    p.add_argument("--init-from", help="model.pt to start from (train.init_from {system: NAME} default: "
+                                       "OUT/../NAME/model.pt)")
+    p.add_argument("--guided-links", help="links of the prepared training pairs for guided alignment "
+                                          "(train.guided_alignment.from ALIGNER default: "
+                                          "OUT/../../alignments/aligners/ALIGNER.train.links)")
     p.add_argument("--threads", type=int, default=None)
     p.add_argument("--device", default=None, help="cpu, cuda, cuda:1 (default: cuda when available)")
     p.set_defaults(func=cmd_train)

@@ -108,9 +108,36 @@ def system_config(config: dict, table: dict, system: str, table_path: str = "tab
     systems = table["systems"]
     if system not in systems:
         raise ConfigError(f"{table_path}: unknown system {system!r}; known systems: {', '.join(systems)}")
+    recipe = table.get("recipe")
+    if recipe is not None:  # the paper's recipe as this preset sizes it, under the system's own overrides
+        recipes = config.get("recipes") or {}
+        if recipe not in recipes:
+            raise ConfigError(f"{table_path}: recipe {recipe!r} is not defined in preset {config['preset']!r} "
+                              f"(recipes: {', '.join(recipes) or 'none'})")
+        config = deep_merge(config, recipes[recipe])
     resolved = deep_merge(config, systems[system] or {})
     validate(resolved, f"{table_path}: system {system}")
     return resolved
+
+
+def training_inputs(system_cfg: dict, models_dir: str | Path, alignments_dir: str | Path) -> dict[str, Path]:
+    """Files a system's training reads besides its corpus, by the workflow's layout of one task's results:
+      init_from  train.init_from {system: NAME} -> models_dir/NAME/model.pt (a path is taken as it is);
+      links      train.guided_alignment.from ALIGNER -> alignments_dir/aligners/ALIGNER.train.links, the
+                 aligner's links of the prepared training pairs (`file` instead names a file in the data directory,
+                 which nmt train reads itself).
+    Only the keys the system uses are present."""
+    train = system_cfg["train"]
+    out: dict[str, Path] = {}
+    init = train.get("init_from")
+    if isinstance(init, dict):
+        out["init_from"] = Path(models_dir) / init["system"] / "model.pt"
+    elif init:
+        out["init_from"] = Path(init)
+    guided = train.get("guided_alignment") or {}
+    if guided.get("weight") and guided.get("from"):
+        out["links"] = Path(alignments_dir) / "aligners" / f"{guided['from']}.train.links"
+    return out
 
 
 def training_schedule(train: dict, dropout: float) -> tuple[int, int]:
@@ -193,7 +220,10 @@ def collect_systems(config: dict, root: str | Path = ".") -> dict[str, dict[str,
     """
     found: dict[str, dict[str, str]] = {}
     definitions: dict[tuple[str, str], tuple[str, dict]] = {}
+    unavailable = unavailable_tables(config, root)
     for table_path in config["tables"]:
+        if table_path in unavailable:  # an alignment table without gold links here: nothing would use its models
+            continue
         table = load_table(Path(root) / table_path)
         pair = table["task"]
         corpus_for_task(config, pair)  # fail early when the preset has no corpus for it
@@ -292,6 +322,25 @@ def collect_evaluations(config: dict, root: str | Path = ".") -> list[tuple[str,
             for system in figure_systems(fig):
                 wanted[(task, system, fig["testset"])] = None
     return list(wanted)
+
+
+def collect_training_alignments(config: dict, root: str | Path = ".") -> dict[tuple[str, str], dict]:
+    """{(task, aligner): settings}: the statistical alignments of a task's prepared training pairs that guided
+    alignment training asks for (train.guided_alignment.from names an aligner of the system's table)."""
+    wanted: dict[tuple[str, str], dict] = {}
+    for task, by_system in collect_systems(config, root).items():
+        for system, table_path in by_system.items():
+            table = load_table(Path(root) / table_path)
+            guided = system_config(config, table, system, table_path)["train"].get("guided_alignment") or {}
+            name = guided.get("from")
+            if not guided.get("weight") or not name:
+                continue
+            aligners = (table["alignment"] or {}).get("aligners", {})
+            if name not in aligners:
+                raise ConfigError(f"{table_path}: system {system}: train.guided_alignment.from {name!r} is not an "
+                                  f"aligner of this table (alignment.aligners: {', '.join(aligners) or 'none'})")
+            wanted[(task, name)] = aligners[name]
+    return wanted
 
 
 def unavailable_tables(config: dict, root: str | Path = ".") -> dict[str, str]:

@@ -25,8 +25,20 @@ def dvc_vars(config: dict, root: str | Path = ".") -> dict:
     systems = cfg.collect_systems(config, root)
     ensembles = cfg.collect_ensembles(config, root)
     tasks = {task: {"splits": " ".join(cfg.task_splits(config, task))} for task in systems}
-    trained = {f"{task}.{system}": {"task": task, "system": system, "table": table}
-               for task, by_system in systems.items() for system, table in by_system.items()}
+    # Systems whose training reads another step's output (a baseline model, links of the training pairs) get a
+    # stage of their own, with that file as a dependency: `input` under results/{preset}/{task}/.
+    trained, trained_with_input = {}, {}
+    for task, by_system in systems.items():
+        for system, table in by_system.items():
+            entry = {"task": task, "system": system, "table": table}
+            resolved = cfg.system_config(config, cfg.load_table(Path(root) / table), system, table)
+            inputs = cfg.training_inputs(resolved, "models", "alignments")
+            if len(inputs) > 1:
+                raise cfg.ConfigError(f"{table}: system {system}: dvc.yaml passes one training input, this system "
+                                      f"reads {len(inputs)} ({', '.join(inputs)})")
+            for key, path in inputs.items():
+                entry.update(flag={"init_from": "init-from", "links": "guided-links"}[key], input=path.as_posix())
+            (trained_with_input if inputs else trained)[f"{task}.{system}"] = entry
     evaluations = {}
     for task, system, testset in cfg.collect_evaluations(config, root):
         # what the stage depends on, under results/{preset}/{task}/: a trained system's model, or for an ensemble
@@ -48,7 +60,11 @@ def dvc_vars(config: dict, root: str | Path = ".") -> dict:
         else:
             model_dep = "models" if name in ensembles.get(task, {}) else f"models/{name}/model.pt"
             model_alignments[key] = {"task": task, "system": name, "split": split, "model_dep": model_dep}
-    return {"tasks": tasks, "systems": trained, "evaluations": evaluations, "attention_maps": attention,
+    training_links = {f"{task}.{name}": {"task": task, "aligner": name, "model": settings["model"],
+                                         "method": settings["symmetrize"]}
+                      for (task, name), settings in cfg.collect_training_alignments(config, root).items()}
+    return {"tasks": tasks, "systems": trained, "systems_with_input": trained_with_input,
+            "training_links": training_links, "evaluations": evaluations, "attention_maps": attention,
             "model_alignments": model_alignments, "aligners": aligners}
 
 

@@ -35,7 +35,7 @@ KNOWN_COLUMNS = frozenset(COLUMN_LABELS)
 BLEU_COLUMNS = frozenset(c for c in COLUMN_LABELS if c.startswith("bleu"))
 
 REQUIRED_KEYS = ("id", "title", "paper", "task", "testset", "columns", "systems", "rows")
-OPTIONAL_KEYS = ("ensembles", "alignment")
+OPTIONAL_KEYS = ("ensembles", "alignment", "recipe")
 ALIGNMENT_KEYS = ("uses", "aligners", "reverse_task", "symmetrize")
 ALIGNER_KEYS = ("tool", "model", "symmetrize")
 ALIGNER_TOOLS = ("eflomal",)
@@ -176,6 +176,8 @@ def load_table(path) -> dict:
         if not isinstance(data[key], str) or not data[key].strip():
             raise ValueError(f"{where}: '{key}' must be a non-empty string (got {data[key]!r})")
     _check_id(data["testset"], "'testset'", where)
+    if data.get("recipe") is not None:
+        _check_id(data["recipe"], "'recipe'", where)
 
     columns = data["columns"]
     if not isinstance(columns, list) or not columns:
@@ -283,5 +285,6 @@ def load_table(path) -> dict:
     out["systems"] = norm_systems
     out["ensembles"] = norm_ensembles
     out["alignment"] = alignment
+    out["recipe"] = data.get("recipe")
     out["rows"] = norm_rows
     return out

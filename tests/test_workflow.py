@@ -73,6 +73,11 @@ def check_report(workdir: Path) -> dict:
         aer = json.loads((workdir / f"results/tiny/en-de/scores/{system}.align.json").read_text())
         assert 0.0 <= aer["aer"] <= 1.0 and aer["range_checked"]
         assert (aer.get("saer") is not None) == (system != "eflomal_full")  # soft matrices: models only
+    for system in ("rnnsearch", "rnnsearch_guided", "rnnsearch_tf_frozen", "rnnsearch_tf_guided", "eflomal_hmm"):
+        aer = json.loads((workdir / f"results/tiny/de-en/scores/{system}.align.json").read_text())
+        assert 0.0 <= aer["aer_pct"] <= 100.0 and aer["saer_hard_pct"] is not None
+    frozen = json.loads((workdir / "results/tiny/en-de/models/rnnsearch_tf_frozen/model.json").read_text())
+    assert frozen["trainable_parameters"] < frozen["parameters"]  # only the attention layer trained
     ensemble = json.loads((workdir / "results/tiny/en-de/scores/ensemble_attention.test.json").read_text())
     assert ensemble["ppl"] is None and ensemble["bleu_tok_unk"] is not None
     unk = json.loads((workdir / "results/tiny/en-de/scores/local_p_general_feed.test.json").read_text())["unk"]
@@ -100,14 +105,18 @@ def test_dry_run_lists_one_training_job_per_system(snakemake_run):
     _, dry = snakemake_run
     jobs = {line.split()[0]: int(line.split()[1]) for line in dry.splitlines()
             if len(line.split()) == 2 and line.split()[1].isdigit()}
-    assert jobs["train"] == sum(map(len, systems().values())) == 18
+    # Tables 1, 3, 4 (18 systems) and Peter et al.'s 4 RNNsearch systems in both directions
+    assert jobs["train"] == sum(map(len, systems().values())) == 26
     assert jobs["translate"] == jobs["evaluate"] == len(evaluations()) == 20
     assert jobs["corpus_en_de"] == jobs["corpus_de_en"] == jobs["prepare_en_de"] == jobs["prepare_de_en"] == 1
     assert jobs["unk_dictionary"] == 2
     assert jobs["attention_map"] == 3
     assert jobs["bench_attention"] == 1
-    # Table 6: three systems and the ensemble force-decoded on the gold-aligned split, eflomal, five scores
-    assert jobs["align_model"] == 4 and jobs["align_statistical"] == 1 and jobs["align_score"] == 5
+    # Luong Table 6: three systems and the ensemble force-decoded on the gold-aligned split, eflomal: 5 scores.
+    # Peter Table 1: 4 systems x 2 directions, merged, 2 eflomal baselines: 6 scores; eflomal on the training
+    # pairs of both tasks for guided alignment.
+    assert jobs["align_model"] == 4 + 8 and jobs["align_merge"] == 4
+    assert jobs["align_statistical"] == 1 + 2 and jobs["align_score"] == 5 + 6 and jobs["align_training_data"] == 2
 
 
 def test_snakemake_runs_the_tiny_preset_to_the_report(snakemake_run):
@@ -129,7 +138,7 @@ def test_dvc_repro_gives_the_same_report(snakemake_run, tmp_path):
     workdir = scratch_copy(tmp_path / "dvc")
     run(["git", "init", "-q"], workdir)
     run(["dvc", "init", "-q"], workdir)
-    run(["dvc", "repro", "-q"], workdir)
+    run(["dvc", "repro", "-q"], workdir, timeout=1800)  # one stage at a time: about twice Snakemake's time
     assert check_report(workdir) == check_report(smk_dir)
     shown = run(["dvc", "metrics", "show", "--json"], workdir).stdout
     for task, system, testset in evaluations():

@@ -25,6 +25,40 @@ rule align_model:
         " --out {output.links} --soft-out {output.soft} --threads {threads} > {log} 2>&1"
 
 
+rule align_merge:
+    # both translation directions (Peter et al.): this task's links and the reverse task's same-named system's,
+    # whose source is this task's target (the reverse task's split holds the same pairs the other way round)
+    input:
+        forward="results/{preset}/{pair}/alignments/{system}.{split}.links",
+        backward=lambda wc: f"results/{wc.preset}/{alignment_of(wc)['reverse_task']}/alignments/{wc.system}.{wc.split}.links",
+    output:
+        "results/{preset}/{pair}/alignments/{system}.{split}.merged.links",
+    params:
+        method=lambda wc: alignment_of(wc)["symmetrize"],
+    log:
+        "logs/{preset}/{pair}/align/{system}.{split}.merge.log",
+    shell:
+        "nmt align symmetrize --forward {input.forward} --reverse {input.backward} --flip-reverse"
+        " --method {params.method} --out {output} > {log} 2>&1"
+
+
+rule align_training_data:
+    # the links of the prepared training pairs that guided alignment training reads (train.guided_alignment.from)
+    input:
+        src="data/{preset}/{pair}/prepared/train.src",
+        tgt="data/{preset}/{pair}/prepared/train.tgt",
+    output:
+        "results/{preset}/{pair}/alignments/aligners/{system}.train.links",
+    params:
+        model=lambda wc: TRAINING_ALIGNMENTS[(wc.pair, wc.system)]["model"],
+        method=lambda wc: TRAINING_ALIGNMENTS[(wc.pair, wc.system)]["symmetrize"],
+    log:
+        "logs/{preset}/{pair}/align/{system}.train.log",
+    shell:
+        "nmt align eflomal --src {input.src} --tgt {input.tgt} --model {params.model} --method {params.method}"
+        " --out {output} > {log} 2>&1"
+
+
 rule align_statistical:
     input:
         src="data/{preset}/{pair}/prepared/{split}.src",
@@ -36,6 +70,8 @@ rule align_statistical:
     params:
         model=lambda wc: alignment_of(wc)["aligner"]["model"],
         method=lambda wc: alignment_of(wc)["aligner"]["symmetrize"],
+    wildcard_constraints:
+        split="|".join(sorted({split for _, _, split in ALIGNMENTS})) or "none",
     log:
         "logs/{preset}/{pair}/align/{system}.{split}.log",
     shell:
@@ -49,7 +85,8 @@ def alignment_links(wildcards):
     base = f"results/{wildcards.preset}/{wildcards.pair}/alignments"
     if entry["kind"] == "aligner":
         return {"links": f"{base}/aligners/{wildcards.system}.{wildcards.split}.links"}
-    return {"links": f"{base}/{wildcards.system}.{wildcards.split}.links",
+    merged = ".merged" if entry["reverse_task"] else ""
+    return {"links": f"{base}/{wildcards.system}.{wildcards.split}{merged}.links",
             "soft": f"{base}/{wildcards.system}.{wildcards.split}.soft.npz"}
 
 

@@ -10,6 +10,23 @@ def system_fingerprint(wildcards):
     return nmtcfg.fingerprint(settings)
 
 
+def _training_inputs(wildcards):
+    table = SYSTEMS[wildcards.pair][wildcards.system]
+    resolved = nmtcfg.system_config(config, TABLES[table], wildcards.system, table)
+    base = f"results/{wildcards.preset}/{wildcards.pair}"
+    return nmtcfg.training_inputs(resolved, f"{base}/models", f"{base}/alignments")
+
+
+def training_inputs(wildcards):
+    """Files the system's training reads besides its corpus: a model to start from, guided-alignment links."""
+    return [str(path) for path in _training_inputs(wildcards).values()]
+
+
+def training_input_flags(wildcards):
+    """The `nmt train` options that pass training_inputs, in the same order."""
+    return [{"init_from": "init-from", "links": "guided-links"}[key] for key in _training_inputs(wildcards)]
+
+
 def table_of(wildcards):
     return SYSTEMS[wildcards.pair][wildcards.system]
 

@@ -6,12 +6,16 @@ rule train:
         data="data/{preset}/{pair}/prepared/train.pt",
         dev="data/{preset}/{pair}/prepared/dev.pt",
         table=table_of,
+        # a baseline to start from, links of the training pairs (guided alignment): nmt.config.training_inputs
+        extra=training_inputs,
     output:
         model="results/{preset}/{pair}/models/{system}/model.pt",
         metrics="results/{preset}/{pair}/models/{system}/metrics.jsonl",
         meta="results/{preset}/{pair}/models/{system}/model.json",
     params:
         settings=system_fingerprint,
+        extra=lambda wc, input: " ".join(f"--{flag} {path}" for flag, path in
+                                          zip(training_input_flags(wc), input.extra)),
     threads: 1
     log:
         "logs/{preset}/{pair}/train/{system}.log",
@@ -19,4 +23,5 @@ rule train:
         "results/{preset}/benchmarks/{pair}/train/{system}.tsv"
     shell:
         "nmt train {NMT_ARGS} --table {input.table} --system {wildcards.system}"
-        " --data $(dirname {input.data}) --out $(dirname {output.model}) --threads {threads} > {log} 2>&1"
+        " --data $(dirname {input.data}) --out $(dirname {output.model}) {params.extra} --threads {threads}"
+        " > {log} 2>&1"

@@ -1,0 +1,105 @@
+"""Alignment tables (Luong Table 6, Peter Table 1) in the configuration: what they align and train, recipes,
+training inputs, and tables a preset cannot measure."""
+from pathlib import Path
+
+import pytest
+import yaml
+
+from nmt import config as cfg
+from nmt.report.tables import build_table
+from nmt.tables import load_table
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def demo():
+    return cfg.load_params(ROOT / "params.yaml", "demo")
+
+
+def test_luong_table6_aligns_trained_systems_the_ensemble_and_eflomal():
+    entries = {(e["task"], e["name"]): e for e in cfg.collect_alignments(demo(), ROOT)}
+    for name in ("global_location_feed", "local_m_general_feed", "local_p_general_feed", "ensemble_attention"):
+        assert entries[("en-de", name)]["kind"] == "model" and entries[("en-de", name)]["reverse_task"] is None
+    assert entries[("en-de", "eflomal_full")] == {"task": "en-de", "name": "eflomal_full", "split": "align",
+                                                  "kind": "aligner", "aligner": {"tool": "eflomal", "model": 3,
+                                                                                 "symmetrize": "grow-diag-final-and"}}
+
+
+def test_peter_table1_trains_every_system_in_both_directions_and_merges_them():
+    config = demo()
+    systems = cfg.collect_systems(config, ROOT)
+    peter = ("rnnsearch", "rnnsearch_guided", "rnnsearch_tf_frozen", "rnnsearch_tf_guided")
+    for task in ("de-en", "en-de"):
+        assert set(peter) <= set(systems[task])
+    entry = next(e for e in cfg.collect_alignments(config, ROOT) if e["name"] == "rnnsearch_tf_guided")
+    assert (entry["task"], entry["reverse_task"], entry["symmetrize"]) == ("de-en", "en-de", "refined")
+    # the recipe makes them RNNsearch models at the preset's size, under each system's own overrides
+    table = load_table(ROOT / "workflow/tables/peter2017_table1.yaml")
+    resolved = cfg.system_config(config, table, "rnnsearch_tf_frozen", "peter")
+    assert resolved["model"]["arch"] == "rnnsearch" and resolved["model"]["hidden"] == 64
+    assert resolved["model"]["target_foresight"] and resolved["train"]["trainable"] == "attention"
+    assert resolved["train"]["optimizer"] == "adam"  # the demo's deviation; params.yaml's recipe says adadelta
+    paper = cfg.system_config(cfg.load_params(ROOT / "params.yaml", "paper"), table, "rnnsearch", "peter")
+    assert (paper["train"]["optimizer"], paper["model"]["embed"], paper["train"]["batch_size"]) == ("adadelta", 620, 40)
+
+
+def test_training_inputs_name_the_baseline_model_and_the_aligned_training_pairs():
+    config = demo()
+    table = load_table(ROOT / "workflow/tables/peter2017_table1.yaml")
+    frozen = cfg.system_config(config, table, "rnnsearch_tf_frozen", "peter")
+    assert cfg.training_inputs(frozen, "M", "A") == {"init_from": Path("M/rnnsearch/model.pt")}
+    guided = cfg.system_config(config, table, "rnnsearch_tf_guided", "peter")
+    assert cfg.training_inputs(guided, "M", "A") == {"links": Path("A/aligners/eflomal_full.train.links")}
+    assert cfg.training_inputs(cfg.system_config(config, table, "rnnsearch", "peter"), "M", "A") == {}
+    assert cfg.collect_training_alignments(config, ROOT) == {
+        (task, "eflomal_full"): {"tool": "eflomal", "model": 3, "symmetrize": "grow-diag-final-and"}
+        for task in ("de-en", "en-de")}
+
+
+def test_guided_alignment_from_an_unknown_aligner_is_an_error(tmp_path):
+    table = yaml.safe_load((ROOT / "workflow/tables/peter2017_table1.yaml").read_text())
+    table["systems"]["rnnsearch_guided"]["train"]["guided_alignment"]["from"] = "giza"
+    path = tmp_path / "peter.yaml"
+    path.write_text(yaml.safe_dump(table))
+    config = {**demo(), "tables": [str(path)]}
+    with pytest.raises(cfg.ConfigError, match="from 'giza' is not an aligner of this table"):
+        cfg.collect_training_alignments(config, ROOT)
+
+
+def test_an_unknown_recipe_names_the_table(tmp_path):
+    table = yaml.safe_load((ROOT / "workflow/tables/peter2017_table1.yaml").read_text())
+    table["recipe"] = "transformer"
+    path = tmp_path / "t.yaml"
+    path.write_text(yaml.safe_dump(table))
+    with pytest.raises(cfg.ConfigError, match=r"t.yaml: recipe 'transformer' is not defined in preset 'demo'"):
+        cfg.system_config(demo(), load_table(path), "rnnsearch", str(path))
+
+
+@pytest.mark.parametrize("bad,message", [
+    ({"uses": ["base"], "symmetrize": "refined"}, "needs alignment.reverse_task"),
+    ({"aligners": {"x": {"tool": "giza"}}}, "tool must be one of eflomal"),
+    ({"aligners": {"x": {"model": 4}}}, "model must be 1, 2 or 3"),
+    ({"reverse_task": "de-en", "symmetrize": "diagonal"}, "symmetrize must be one of"),
+    ({"shared": 1}, "'alignment' must be a mapping with keys among"),
+])
+def test_alignment_section_errors_name_the_file(tmp_path, bad, message):
+    table = yaml.safe_load((ROOT / "workflow/tables/luong2015_table6.yaml").read_text())
+    table["alignment"] = bad
+    path = tmp_path / "t6.yaml"
+    path.write_text(yaml.safe_dump(table))
+    with pytest.raises(ValueError, match=message) as err:
+        load_table(path)
+    assert str(path) in str(err.value)
+
+
+def test_without_gold_alignments_the_tables_are_not_run_and_nothing_is_trained_for_them(tmp_path):
+    small = cfg.load_params(ROOT / "params.yaml", "small")
+    unavailable = cfg.unavailable_tables(small, ROOT)
+    assert set(unavailable) == {"workflow/tables/luong2015_table6.yaml", "workflow/tables/peter2017_table1.yaml"}
+    assert "has no 'align' split" in unavailable["workflow/tables/luong2015_table6.yaml"]
+    assert cfg.collect_alignments(small, ROOT) == []
+    assert not any(s.startswith("rnnsearch") for systems in cfg.collect_systems(small, ROOT).values() for s in systems)
+    table = load_table(ROOT / "workflow/tables/luong2015_table6.yaml")
+    df = build_table(table, tmp_path, "en-de", "small", unavailable["workflow/tables/luong2015_table6.yaml"])
+    assert set(df["status"]) == {"not run"}
+    assert df["note"].str.contains("requires gold alignments").all()
