@@ -49,23 +49,33 @@ def dvc_vars(config: dict, root: str | Path = ".") -> dict:
     attention = {f"{task}.{system}.{split}": {"task": task, "system": system, "split": split,
                                               "length": " ".join(map(str, length))}
                  for (task, system, split), length in cfg.collect_attention_maps(config, root).items()}
-    # alignment tables: models force-decoded on the gold split, and statistical aligners (nmt.align)
-    model_alignments, aligners = {}, {}
+    # alignment tables: models force-decoded on the gold split (with a reverse task, its twin too, and the two
+    # directions merged), and statistical aligners (nmt.align); `links` is what the score stage reads
+    model_alignments, merged, model_scores, aligners = {}, {}, {}, {}
     for entry in cfg.collect_alignments(config, root):
         task, name, split = entry["task"], entry["name"], entry["split"]
         key = f"{task}.{name}.{split}"
         if entry["kind"] == "aligner":
             aligners[key] = {"task": task, "system": name, "split": split, "model": entry["aligner"]["model"],
                              "method": entry["aligner"]["symmetrize"]}
-        else:
-            model_dep = "models" if name in ensembles.get(task, {}) else f"models/{name}/model.pt"
-            model_alignments[key] = {"task": task, "system": name, "split": split, "model_dep": model_dep}
+            continue
+        for t in [task] + ([entry["reverse_task"]] if entry["reverse_task"] else []):
+            model_dep = "models" if name in ensembles.get(t, {}) else f"models/{name}/model.pt"
+            model_alignments[f"{t}.{name}.{split}"] = {"task": t, "system": name, "split": split,
+                                                       "model_dep": model_dep}
+        links = f"{name}.{split}.links"
+        if entry["reverse_task"]:
+            merged[key] = {"task": task, "system": name, "split": split, "reverse_task": entry["reverse_task"],
+                           "method": entry["symmetrize"]}
+            links = f"{name}.{split}.merged.links"
+        model_scores[key] = {"task": task, "system": name, "split": split, "links": links}
     training_links = {f"{task}.{name}": {"task": task, "aligner": name, "model": settings["model"],
                                          "method": settings["symmetrize"]}
                       for (task, name), settings in cfg.collect_training_alignments(config, root).items()}
     return {"tasks": tasks, "systems": trained, "systems_with_input": trained_with_input,
             "training_links": training_links, "evaluations": evaluations, "attention_maps": attention,
-            "model_alignments": model_alignments, "aligners": aligners}
+            "model_alignments": model_alignments, "merged_alignments": merged, "model_scores": model_scores,
+            "aligners": aligners}
 
 
 def render(config: dict, root: str | Path = ".") -> str:

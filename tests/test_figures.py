@@ -127,7 +127,12 @@ def test_generated_dvc_variables_are_current():
     assert done.returncode == 0, done.stderr
     generated = yaml.safe_load((ROOT / "workflow/dvc_vars.yaml").read_text())
     assert set(generated["tasks"]) == {"en-de", "de-en"}
-    assert len(generated["systems"]) == 18 and len(generated["evaluations"]) == 20
+    # 18 Luong systems and 4 + 4 RNNsearch ones, of which 3 + 3 read another step's output (a baseline, links)
+    assert len(generated["systems"]) + len(generated["systems_with_input"]) == 26
+    assert len(generated["systems_with_input"]) == 6 and len(generated["evaluations"]) == 20
+    assert generated["systems_with_input"]["de-en.rnnsearch_tf_frozen"]["input"] == "models/rnnsearch/model.pt"
+    assert len(generated["model_alignments"]) == 12 and len(generated["aligners"]) == 3
+    assert len(generated["merged_alignments"]) == 4 and len(generated["model_scores"]) == 8
     assert generated["evaluations"]["en-de.ensemble_attention.test2"]["model_dep"] == "models"
 
 
