@@ -84,10 +84,12 @@ def check_report(workdir: Path) -> dict:
     assert unk["unks"] == unk["from_dictionary"] + unk["copied"] > 0  # the tiny vocabulary leaves <unk>s to replace
     assert json.loads((workdir / "results/tiny/en-de/scores/base.test.json").read_text())["unk"] is None
     # the figures: learning curves (Figure 5), BLEU by length (6), attention maps with gold (7), samples (Table 5)
-    for section in ("luong2015_figure5", "luong2015_figure6", "luong2015_figure7", "luong2015_table5"):
+    for section in ("luong2015_figure5", "luong2015_figure6", "luong2015_figure7", "luong2015_table5",
+                    "peter2017_figure3"):
         assert f'id="{section}"' in html
     assert "Not drawn" not in html
-    for png in ("luong2015_table1_learning_curves.png", "luong2015_figure6.png", "luong2015_figure7.png"):
+    for png in ("luong2015_table1_learning_curves.png", "luong2015_figure6.png", "luong2015_figure7.png",
+                "peter2017_figure3.png"):
         assert (report / png).read_bytes().startswith(b"\x89PNG")
     return shown
 
@@ -110,7 +112,7 @@ def test_dry_run_lists_one_training_job_per_system(snakemake_run):
     assert jobs["translate"] == jobs["evaluate"] == len(evaluations()) == 20
     assert jobs["corpus_en_de"] == jobs["corpus_de_en"] == jobs["prepare_en_de"] == jobs["prepare_de_en"] == 1
     assert jobs["unk_dictionary"] == 2
-    assert jobs["attention_map"] == 3
+    assert jobs["attention_map"] == 3 + 4  # Luong Figure 7, Peter Figure 3
     assert jobs["bench_attention"] == 1
     # Luong Table 6: three systems and the ensemble force-decoded on the gold-aligned split, eflomal: 5 scores.
     # Peter Table 1: 4 systems x 2 directions, merged, 2 eflomal baselines: 6 scores; eflomal on the training
