@@ -164,8 +164,31 @@ def task_splits(config: dict, task: str) -> list[str]:
     if spec["corpus"] == "synth":
         extra = ["align"] + (["test2"] if spec.get("n_test2") else [])
     else:
-        extra = [s for s in spec.get("splits") or {} if s not in ("train", "dev", "test")]
+        extra = [s for s, source in (spec.get("splits") or {}).items()
+                 if s not in ("train", "dev", "test") and licence_allows(config, source)]
     return ["train", "dev", "test", *extra]
+
+
+def licence_allows(config: dict, source) -> bool:
+    """Whether a split from a licence-gated corpus (the RWTH gold alignments) can be used: you stated that you
+    accepted its licence (its accept flag, e.g. data.accept_rwth_licence: true), or your own copy of every file
+    is in the mirror (data.mirror, relative to the working directory). Otherwise the split does not exist for
+    this preset: the tables that need it are reported as not run, and nothing is downloaded."""
+    if not isinstance(source, dict) or "corpus" not in source:
+        return True
+    from .data.fetch import load_registry
+    registry = load_registry()
+    corpus = registry.get(source["corpus"])
+    if corpus is None or not corpus.get("licence_gated"):
+        return True
+    data = config.get("data") or {}
+    flag = (corpus.get("accept_flag") or "").split(".")[-1]
+    if flag and data.get(flag) is True:
+        return True
+    mirror = data.get("mirror")
+    names = [source["src"], source["tgt"]] + ([source["gold"]] if source.get("gold") else [])
+    return bool(mirror) and all((Path(mirror) / corpus["files"][n]["mirror"]).is_file() for n in names
+                                if n in corpus["files"] and corpus["files"][n].get("mirror"))
 
 
 def gold_splits(config: dict, task: str) -> list[str]:
@@ -175,7 +198,7 @@ def gold_splits(config: dict, task: str) -> list[str]:
     if spec["corpus"] == "synth":
         return ["align"]
     return [name for name, source in (spec.get("splits") or {}).items()
-            if isinstance(source, dict) and source.get("gold")]
+            if isinstance(source, dict) and source.get("gold") and licence_allows(config, source)]
 
 
 def prepare_for_task(config: dict, task: str) -> dict:
@@ -357,8 +380,13 @@ def unavailable_tables(config: dict, root: str | Path = ".") -> dict[str, str]:
             continue
         for task in [table["task"]] + ([spec["reverse_task"]] if spec["reverse_task"] else []):
             if table["testset"] not in task_splits(config, task):
-                out[table_path] = (f"gold alignments (the {task} corpus of preset {config['preset']!r} has no "
-                                   f"{table['testset']!r} split)")
+                source = (corpus_for_task(config, task).get("splits") or {}).get(table["testset"])
+                if source is not None:  # configured, but licence-gated and not accepted
+                    out[table_path] = (f"gold alignments: the {source['corpus']} licence (accept it on the corpus' "
+                                       f"page, then set data.accept_rwth_licence: true, or put your copy in the mirror)")
+                else:
+                    out[table_path] = (f"gold alignments (the {task} corpus of preset {config['preset']!r} has no "
+                                       f"{table['testset']!r} split)")
                 break
     return out
 

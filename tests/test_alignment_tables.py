@@ -103,3 +103,44 @@ def test_without_gold_alignments_the_tables_are_not_run_and_nothing_is_trained_f
     df = build_table(table, tmp_path, "en-de", "small", unavailable["workflow/tables/luong2015_table6.yaml"])
     assert set(df["status"]) == {"not run"}
     assert df["note"].str.contains("requires gold alignments").all()
+
+
+SHARED = ROOT.parent / "shared" / "data"
+
+
+def test_the_rwth_split_exists_only_once_its_licence_is_accepted_or_a_copy_is_in_the_mirror(tmp_path, monkeypatch):
+    paper = cfg.load_params(ROOT / "params.yaml", "paper")
+    assert "align" not in cfg.task_splits(paper, "en-de")
+    why = cfg.unavailable_tables(paper, ROOT)["workflow/tables/luong2015_table6.yaml"]
+    assert "rwth_de_en_gold licence" in why and "accept_rwth_licence: true" in why
+    accepted = {**paper, "data": {**paper["data"], "accept_rwth_licence": True}}
+    assert cfg.task_splits(accepted, "en-de")[-1] == "align" and cfg.gold_splits(accepted, "de-en") == ["align"]
+    monkeypatch.chdir(tmp_path)  # a mirror without the files does not count
+    mirrored = {**paper, "data": {**paper["data"], "mirror": "mirror"}}
+    assert "align" not in cfg.task_splits(mirrored, "de-en")
+
+
+def test_the_rwth_split_is_written_as_utf8_text_and_pharaoh_links_in_the_tasks_orientation(tmp_path):
+    if not (SHARED / "rwth_de_en_gold_alignment" / "alignmentDeEn.talp").is_file():
+        pytest.skip("../shared/data/rwth_de_en_gold_alignment is absent")
+    from nmt.align.formats import read_pharaoh, read_talp
+    from nmt.data.corpus import get_task_corpus
+    gold_file = SHARED / "rwth_de_en_gold_alignment" / "alignmentDeEn.talp"
+    rwth = {"corpus": "rwth_de_en_gold", "encoding": "latin-1", "gold": "alignmentDeEn.talp", "gold_format": "talp"}
+    news = {"corpus": "wmt_newstest_ende_tok"}
+    config = cfg.load_params(ROOT / "params.yaml", "demo")
+    config["data"] = {"mirror": str(SHARED), "tasks": {"en-de": {
+        "corpus": "wmt_newstest_ende_tok", "src_lang": "en", "tgt_lang": "de", "splits": {
+            "train": {**news, "src": "newstest2013.tok.en", "tgt": "newstest2013.tok.de"},
+            "dev": {**news, "src": "newstest2014.filtered.tok.en", "tgt": "newstest2014.filtered.tok.de"},
+            "test": {**news, "src": "newstest2014.filtered.tok.en", "tgt": "newstest2014.filtered.tok.de"},
+            "align": {**rwth, "src": "en", "tgt": "de", "gold_reverse": True}}}}}
+    summary = get_task_corpus(config, "en-de", tmp_path / "raw", root=ROOT, downloads=tmp_path / "dl",
+                              allow_network=False)
+    src = (tmp_path / "raw/align.src").read_text(encoding="utf-8").splitlines()
+    tgt = (tmp_path / "raw/align.tgt").read_text(encoding="utf-8").splitlines()
+    assert len(src) == len(tgt) == 508 and any("ß" in line for line in tgt)  # German, decoded from latin-1
+    written = read_pharaoh(tmp_path / "raw/align.gold")
+    original = read_talp(gold_file)  # German first, as the file is
+    assert [a.sure for a in written] == [{(j, i) for i, j in a.sure} for a in original]  # English first now
+    assert summary["splits"]["align"]["gold_links"] == {"sure": 9613, "possible": 10534}

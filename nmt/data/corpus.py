@@ -29,7 +29,8 @@ def get_task_corpus(config: dict, task: str, out_dir: str | Path, *, root: str |
 
 def split_sources(spec: dict) -> dict[str, tuple[str, str, str]]:
     """{split: (corpus, src file, tgt file)} for a registry task: a split is a file stem of the task's corpus
-    (STEM.SRC_LANG / STEM.TGT_LANG) or an explicit {corpus, src, tgt} (other names, or another corpus)."""
+    (STEM.SRC_LANG / STEM.TGT_LANG) or an explicit {corpus, src, tgt, ...} (other names, or another corpus;
+    `split_options` has the rest: encoding, gold links)."""
     from ..config import ConfigError
     splits = spec.get("splits") or {}
     missing = [s for s in ("train", "dev", "test") if s not in splits]
@@ -42,6 +43,25 @@ def split_sources(spec: dict) -> dict[str, tuple[str, str, str]]:
         else:
             sources[split] = (source.get("corpus", spec["corpus"]), source["src"], source["tgt"])
     return sources
+
+
+def split_options(spec: dict, split: str) -> dict:
+    """encoding, gold, gold_format, gold_reverse of an explicit split (defaults: utf-8, no gold)."""
+    source = (spec.get("splits") or {}).get(split)
+    source = source if isinstance(source, dict) else {}
+    return {"encoding": source.get("encoding", "utf-8"), "gold": source.get("gold"),
+            "gold_format": source.get("gold_format", "pharaoh"), "gold_reverse": source.get("gold_reverse", False)}
+
+
+def _gold_links(path: Path, options: dict, src: list[str], tgt: list[str], out: Path) -> dict:
+    """Write the split's gold links as out (Pharaoh, 0-based, source index first), checked against the text."""
+    from ..align.formats import check_lengths, load_alignments, write_pharaoh
+    gold = load_alignments(path, options["gold_format"], reverse=options["gold_reverse"])
+    check_lengths(gold.sentences, [len(s.split()) for s in src], [len(t.split()) for t in tgt], gold.path,
+                  lines=gold.lines, spell=gold.spell)
+    write_pharaoh(out, gold.sentences)
+    return {"sure": sum(len(a.sure) for a in gold.sentences),
+            "possible": sum(len(a.possible) for a in gold.sentences)}
 
 
 def _drop_empty_pairs(src: list[str], tgt: list[str]) -> tuple[list[str], list[str], list[int]]:
@@ -58,7 +78,11 @@ def _registry_corpus(config: dict, spec: dict, out_dir: Path, root: Path, downlo
     data = config["data"]
     mirror = root / data["mirror"] if data.get("mirror") else None
     summary = {"corpus": spec["corpus"], "mirror": data.get("mirror"), "splits": {}, "files": {}}
+    from ..config import licence_allows
     for split, (corpus, src_name, tgt_name) in split_sources(spec).items():
+        if not licence_allows(config, (spec.get("splits") or {}).get(split)):
+            continue  # a licence-gated split you have not accepted: it does not exist for this preset
+        options = split_options(spec, split)
         paths = []
         for name in (src_name, tgt_name):
             paths.append(fetch_file(corpus, name, downloads / corpus, mirror=mirror,
@@ -67,7 +91,19 @@ def _registry_corpus(config: dict, spec: dict, out_dir: Path, root: Path, downlo
             summary["files"][f"{corpus}/{name}"] = str(paths[-1])
         # Empty lines are an error (file:line) except where the preset says the training data has some to drop.
         lenient = split == "train" and spec.get("drop_empty_train", False)
-        src, tgt = read_parallel(*paths, allow_empty_src=lenient, allow_empty_tgt=lenient)
+        if options["encoding"] != "utf-8" or options["gold"]:
+            # e.g. the RWTH texts: latin-1, a trailing empty line; written out as UTF-8 like every other split
+            from ..align.formats import read_parallel_sentences
+            src, tgt = read_parallel_sentences(*paths, encoding=options["encoding"])
+        else:
+            src, tgt = read_parallel(*paths, allow_empty_src=lenient, allow_empty_tgt=lenient)
+        gold = None
+        if options["gold"]:
+            gold_path = fetch_file(corpus, options["gold"], downloads / corpus, mirror=mirror,
+                                   checksums=DEFAULT_CHECKSUMS, allow_network=allow_network,
+                                   accept_licence=data.get("accept_rwth_licence", False))
+            summary["files"][f"{corpus}/{options['gold']}"] = str(gold_path)
+            gold = _gold_links(gold_path, options, src, tgt, out_dir / f"{split}.gold")
         dropped = []
         if lenient:
             src, tgt, dropped = _drop_empty_pairs(src, tgt)
@@ -79,6 +115,7 @@ def _registry_corpus(config: dict, spec: dict, out_dir: Path, root: Path, downlo
                                     "sentences": len(src), "dropped_empty_pairs": len(dropped),
                                     "dropped_empty_first_lines": dropped[:20],
                                     "src_tokens": sum(len(s.split()) for s in src),
-                                    "tgt_tokens": sum(len(t.split()) for t in tgt)}
+                                    "tgt_tokens": sum(len(t.split()) for t in tgt),
+                                    **({"gold_links": gold} if gold else {})}
     write_text_atomic(out_dir / "stats.json", json.dumps(summary, indent=2, sort_keys=True) + "\n")
     return summary
