@@ -124,7 +124,8 @@ def training_inputs(system_cfg: dict, models_dir: str | Path, alignments_dir: st
     """Files a system's training reads besides its corpus, by the workflow's layout of one task's results:
       init_from  train.init_from {system: NAME} -> models_dir/NAME/model.pt (a path is taken as it is);
       links      train.guided_alignment.from ALIGNER -> alignments_dir/aligners/ALIGNER.train.links, the
-                 aligner's links of the prepared training pairs (`file` instead names a file in the data directory,
+                 aligner's links of the prepared training pairs; from {system: NAME} -> alignments_dir/NAME.train.links,
+                 that system's forced-decoding links of them (`file` instead names a file in the data directory,
                  which nmt train reads itself).
     Only the keys the system uses are present."""
     train = system_cfg["train"]
@@ -135,8 +136,11 @@ def training_inputs(system_cfg: dict, models_dir: str | Path, alignments_dir: st
     elif init:
         out["init_from"] = Path(init)
     guided = train.get("guided_alignment") or {}
-    if guided.get("weight") and guided.get("from"):
-        out["links"] = Path(alignments_dir) / "aligners" / f"{guided['from']}.train.links"
+    source = guided.get("from") if guided.get("weight") else None
+    if isinstance(source, dict):  # a trained system's own alignments of the training pairs (forced decoding)
+        out["links"] = Path(alignments_dir) / f"{source['system']}.train.links"
+    elif source:
+        out["links"] = Path(alignments_dir) / "aligners" / f"{source}.train.links"
     return out
 
 
@@ -335,9 +339,10 @@ def collect_evaluations(config: dict, root: str | Path = ".") -> list[tuple[str,
     """[(task, system or ensemble, testset)]: every translation the preset's tables and figures show, each
     once, in a stable order. Ensemble members are decoded only inside their ensembles unless shown alone."""
     wanted: dict[tuple[str, str, str], None] = {}
+    unavailable = unavailable_tables(config, root)
     for table_path in config["tables"]:
         table = load_table(Path(root) / table_path)
-        if table["alignment"]:  # aligned by forced decoding and scored with AER: collect_alignments
+        if table["alignment"] or table_path in unavailable:  # alignments: collect_alignments
             continue
         for row in table["rows"]:
             if row["system"] is not None:
@@ -358,13 +363,45 @@ def collect_training_alignments(config: dict, root: str | Path = ".") -> dict[tu
             table = load_table(Path(root) / table_path)
             guided = system_config(config, table, system, table_path)["train"].get("guided_alignment") or {}
             name = guided.get("from")
-            if not guided.get("weight") or not name:
+            if not guided.get("weight") or not name or isinstance(name, dict):  # dict: a system's, see below
                 continue
-            aligners = (table["alignment"] or {}).get("aligners", {})
+            aligners = task_aligners(config, root, task)
             if name not in aligners:
                 raise ConfigError(f"{table_path}: system {system}: train.guided_alignment.from {name!r} is not an "
-                                  f"aligner of this table (alignment.aligners: {', '.join(aligners) or 'none'})")
+                                  f"aligner of any {task} table of preset {config['preset']!r} "
+                                  f"(alignment.aligners: {', '.join(aligners) or 'none'})")
             wanted[(task, name)] = aligners[name]
+    return wanted
+
+
+def task_aligners(config: dict, root: str | Path, task: str) -> dict[str, dict]:
+    """{aligner id: settings} over the alignment tables of the preset for `task`; one id, one meaning."""
+    found: dict[str, dict] = {}
+    for table_path in config["tables"]:
+        table = load_table(Path(root) / table_path)
+        if table["task"] != task or not table["alignment"]:
+            continue
+        for name, settings in table["alignment"]["aligners"].items():
+            if found.setdefault(name, settings) != settings:
+                raise ConfigError(f"{table_path}: aligner {name!r} is also defined differently by another {task} table")
+    return found
+
+
+def collect_training_model_alignments(config: dict, root: str | Path = ".") -> set[tuple[str, str]]:
+    """{(task, system)}: trained systems whose forced-decoding links of the task's training pairs guide another
+    system's training (train.guided_alignment.from {system: NAME}; Peter et al.'s follow-up experiment)."""
+    systems = collect_systems(config, root)
+    wanted: set[tuple[str, str]] = set()
+    for task, by_system in systems.items():
+        for system, table_path in by_system.items():
+            table = load_table(Path(root) / table_path)
+            guided = system_config(config, table, system, table_path)["train"].get("guided_alignment") or {}
+            source = guided.get("from")
+            if guided.get("weight") and isinstance(source, dict):
+                if source["system"] not in by_system:
+                    raise ConfigError(f"{table_path}: system {system}: train.guided_alignment.from "
+                                      f"{{system: {source['system']}}} is not trained for task {task}")
+                wanted.add((task, source["system"]))
     return wanted
 
 
@@ -373,8 +410,8 @@ def unavailable_tables(config: dict, root: str | Path = ".") -> dict[str, str]:
     reverse task corpus) has no split with gold alignments, e.g. Multi30k, or the RWTH set before its licence
     is accepted. Their rows are reported as not run, with this reason; nothing is scheduled for them."""
     out = {}
-    for table_path in config["tables"]:
-        table = load_table(Path(root) / table_path)
+    tables = {table_path: load_table(Path(root) / table_path) for table_path in config["tables"]}
+    for table_path, table in tables.items():
         spec = table["alignment"]
         if not spec:
             continue
@@ -388,6 +425,16 @@ def unavailable_tables(config: dict, root: str | Path = ".") -> dict[str, str]:
                     out[table_path] = (f"gold alignments (the {task} corpus of preset {config['preset']!r} has no "
                                        f"{table['testset']!r} split)")
                 break
+    by_id = {table["id"]: table_path for table_path, table in tables.items()}
+    for table_path, table in tables.items():
+        needed = table["needs"]
+        if needed is None:
+            continue
+        if needed not in by_id:
+            raise ConfigError(f"{table_path}: needs table {needed!r}, which is not one of preset "
+                              f"{config['preset']!r}'s tables")
+        if by_id[needed] in out:
+            out[table_path] = f"{needed}'s systems, which need {out[by_id[needed]]}"
     return out
 
 

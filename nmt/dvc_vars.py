@@ -72,7 +72,10 @@ def dvc_vars(config: dict, root: str | Path = ".") -> dict:
     training_links = {f"{task}.{name}": {"task": task, "aligner": name, "model": settings["model"],
                                          "method": settings["symmetrize"]}
                       for (task, name), settings in cfg.collect_training_alignments(config, root).items()}
+    model_training_links = {f"{task}.{system}": {"task": task, "system": system}
+                            for task, system in sorted(cfg.collect_training_model_alignments(config, root))}
     return {"tasks": tasks, "systems": trained, "systems_with_input": trained_with_input,
+            "model_training_links": model_training_links,
             "training_links": training_links, "evaluations": evaluations, "attention_maps": attention,
             "model_alignments": model_alignments, "merged_alignments": merged, "model_scores": model_scores,
             "aligners": aligners}

@@ -35,7 +35,7 @@ KNOWN_COLUMNS = frozenset(COLUMN_LABELS)
 BLEU_COLUMNS = frozenset(c for c in COLUMN_LABELS if c.startswith("bleu"))
 
 REQUIRED_KEYS = ("id", "title", "paper", "task", "testset", "columns", "systems", "rows")
-OPTIONAL_KEYS = ("ensembles", "alignment", "recipe")
+OPTIONAL_KEYS = ("ensembles", "alignment", "recipe", "needs")
 ALIGNMENT_KEYS = ("uses", "aligners", "reverse_task", "symmetrize")
 ALIGNER_KEYS = ("tool", "model", "symmetrize")
 ALIGNER_TOOLS = ("eflomal",)
@@ -178,6 +178,8 @@ def load_table(path) -> dict:
     _check_id(data["testset"], "'testset'", where)
     if data.get("recipe") is not None:
         _check_id(data["recipe"], "'recipe'", where)
+    if data.get("needs") is not None:  # another table's id: this one can only run where that one can
+        _check_id(data["needs"], "'needs'", where)
 
     columns = data["columns"]
     if not isinstance(columns, list) or not columns:
@@ -286,5 +288,6 @@ def load_table(path) -> dict:
     out["ensembles"] = norm_ensembles
     out["alignment"] = alignment
     out["recipe"] = data.get("recipe")
+    out["needs"] = data.get("needs")
     out["rows"] = norm_rows
     return out

@@ -62,7 +62,7 @@ def test_guided_alignment_from_an_unknown_aligner_is_an_error(tmp_path):
     path = tmp_path / "peter.yaml"
     path.write_text(yaml.safe_dump(table))
     config = {**demo(), "tables": [str(path)]}
-    with pytest.raises(cfg.ConfigError, match="from 'giza' is not an aligner of this table"):
+    with pytest.raises(cfg.ConfigError, match="from 'giza' is not an aligner of any de-en table of preset 'demo'"):
         cfg.collect_training_alignments(config, ROOT)
 
 
@@ -95,7 +95,8 @@ def test_alignment_section_errors_name_the_file(tmp_path, bad, message):
 def test_without_gold_alignments_the_tables_are_not_run_and_nothing_is_trained_for_them(tmp_path):
     small = cfg.load_params(ROOT / "params.yaml", "small")
     unavailable = cfg.unavailable_tables(small, ROOT)
-    assert set(unavailable) == {"workflow/tables/luong2015_table6.yaml", "workflow/tables/peter2017_table1.yaml"}
+    assert set(unavailable) == {"workflow/tables/luong2015_table6.yaml", "workflow/tables/peter2017_table1.yaml",
+                                "workflow/tables/peter2017_guided_bleu.yaml"}  # the last one needs Table 1's
     assert "has no 'align' split" in unavailable["workflow/tables/luong2015_table6.yaml"]
     assert cfg.collect_alignments(small, ROOT) == []
     assert not any(s.startswith("rnnsearch") for systems in cfg.collect_systems(small, ROOT).values() for s in systems)
@@ -144,3 +145,15 @@ def test_the_rwth_split_is_written_as_utf8_text_and_pharaoh_links_in_the_tasks_o
     original = read_talp(gold_file)  # German first, as the file is
     assert [a.sure for a in written] == [{(j, i) for i, j in a.sure} for a in original]  # English first now
     assert summary["splits"]["align"]["gold_links"] == {"sure": 9613, "possible": 10534}
+
+
+def test_the_follow_up_is_guided_by_the_tf_systems_links_and_needs_table1():
+    config = demo()
+    table = load_table(ROOT / "workflow/tables/peter2017_guided_bleu.yaml")
+    by_tf = cfg.system_config(config, table, "rnnsearch_guided_by_tf", "follow-up")
+    assert cfg.training_inputs(by_tf, "M", "A") == {"links": Path("A/rnnsearch_tf_guided.train.links")}
+    assert cfg.collect_training_model_alignments(config, ROOT) == {("de-en", "rnnsearch_tf_guided")}
+    small = cfg.load_params(ROOT / "params.yaml", "small")
+    why = cfg.unavailable_tables(small, ROOT)["workflow/tables/peter2017_guided_bleu.yaml"]
+    assert why.startswith("peter2017_table1's systems, which need gold alignments")
+    assert not [e for e in cfg.collect_evaluations(small, ROOT) if e[1].startswith("rnnsearch")]

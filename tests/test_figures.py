@@ -57,7 +57,8 @@ def demo():
 
 def test_evaluations_are_what_tables_and_figures_show():
     evaluations = cfg.collect_evaluations(demo(), ROOT)
-    assert len(evaluations) == len(set(evaluations)) == 20  # 14 En->De systems + ensemble, 4 De->En, Table 2
+    # 14 En->De systems + ensemble, 4 De->En, Table 2; Peter et al.'s follow-up: 3 De->En RNNsearch systems
+    assert len(evaluations) == len(set(evaluations)) == 23
     assert ("en-de", "ensemble_attention", "test2") in evaluations  # Table 2: the ensemble on the second test set
     assert not [e for e in evaluations if e[2] == "test2" and e[1] != "ensemble_attention"]  # members: inside it
     assert ("de-en", "global_dot_dropout_feed", "test") in evaluations
@@ -132,9 +133,12 @@ def test_generated_dvc_variables_are_current():
     assert done.returncode == 0, done.stderr
     generated = yaml.safe_load((ROOT / "workflow/dvc_vars.yaml").read_text())
     assert set(generated["tasks"]) == {"en-de", "de-en"}
-    # 18 Luong systems and 4 + 4 RNNsearch ones, of which 3 + 3 read another step's output (a baseline, links)
-    assert len(generated["systems"]) + len(generated["systems_with_input"]) == 26
-    assert len(generated["systems_with_input"]) == 6 and len(generated["evaluations"]) == 20
+    # 18 Luong systems, 4 + 4 RNNsearch ones and the follow-up's TF-guided one; 3 + 3 + 1 read another step's
+    # output (a baseline model, links of the training pairs)
+    assert len(generated["systems"]) + len(generated["systems_with_input"]) == 27
+    assert len(generated["systems_with_input"]) == 7 and len(generated["evaluations"]) == 23
+    assert generated["model_training_links"] == {"de-en.rnnsearch_tf_guided": {"task": "de-en",
+                                                                                 "system": "rnnsearch_tf_guided"}}
     assert generated["systems_with_input"]["de-en.rnnsearch_tf_frozen"]["input"] == "models/rnnsearch/model.pt"
     assert len(generated["model_alignments"]) == 12 and len(generated["aligners"]) == 3
     assert len(generated["merged_alignments"]) == 4 and len(generated["model_scores"]) == 8

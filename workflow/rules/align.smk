@@ -17,12 +17,31 @@ rule align_model:
         soft="results/{preset}/{pair}/alignments/{system}.{split}.soft.npz",
     params:
         combine=lambda wc: f"--combine {ensemble_of(wc)['combine']}" if ensemble_of(wc) else "",
+    wildcard_constraints:
+        split="|".join(sorted({split for _, _, split in ALIGNMENTS})) or "none",
     threads: 1
     log:
         "logs/{preset}/{pair}/align/{system}.{split}.log",
     shell:
         "nmt align extract --model {input.models} {params.combine} --src {input.src} --tgt {input.tgt}"
         " --out {output.links} --soft-out {output.soft} --threads {threads} > {log} 2>&1"
+
+
+rule align_training_model:
+    # a trained system's links of the training pairs, for another system's guided alignment training
+    # (train.guided_alignment.from {system: NAME}: Peter et al.'s follow-up with target-foresight alignments)
+    input:
+        models=decoding_models,
+        src="data/{preset}/{pair}/prepared/train.src",
+        tgt="data/{preset}/{pair}/prepared/train.tgt",
+    output:
+        "results/{preset}/{pair}/alignments/{system}.train.links",
+    threads: 1
+    log:
+        "logs/{preset}/{pair}/align/{system}.train.log",
+    shell:
+        "nmt align extract --model {input.models} --src {input.src} --tgt {input.tgt} --out {output}"
+        " --threads {threads} > {log} 2>&1"
 
 
 rule align_merge:
