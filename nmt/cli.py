@@ -158,19 +158,24 @@ def cmd_train(args) -> None:
     train(system_cfg, args.data, args.out, system=args.system, threads=args.threads, device=args.device)
 
 
+def system_models(args, command: str) -> tuple[list[str], str]:
+    """The model files and ensemble combination a command decodes: --model as given, or --system NAME of the
+    preset's tables for --task under --models-dir (how `dvc repro` names a system or an ensemble)."""
+    if not args.system:
+        return args.model, args.combine
+    if not args.task:
+        raise cfg.ConfigError(f"{command} --system needs --task (and --models-dir)")
+    paths, ensemble_combine = cfg.decoding_models(_load(args), Path(args.params).parent, args.task, args.system,
+                                                  args.models_dir)
+    return [str(p) for p in paths], ensemble_combine or args.combine
+
+
 def cmd_translate(args) -> None:
     from .data.text import read_lines, write_lines_atomic
     from .train import set_threads
     from .translate import load_models, translate_ids
     set_threads(args.threads)
-    paths, combine = args.model, args.combine
-    if args.system:  # a system or ensemble of the preset's tables (how `dvc repro` names what it decodes)
-        if not args.task:
-            raise cfg.ConfigError("nmt translate --system needs --task (and --models-dir)")
-        paths, ensemble_combine = cfg.decoding_models(_load(args), Path(args.params).parent, args.task,
-                                                      args.system, args.models_dir)
-        combine = ensemble_combine or combine
-        paths = [str(p) for p in paths]
+    paths, combine = system_models(args, "nmt translate")
     model, src_vocab, tgt_vocab, config = load_models(paths, args.device, combine)
     options = config.get("translate", {})
     beam = args.beam or options.get("beam", 1)

@@ -137,18 +137,10 @@ def cmd_extract(args) -> None:
     from ..train import set_threads
     from .extract import extract_files
 
-    set_threads(args.threads)
-    paths, combine = args.model, args.combine
-    if args.system:  # a system or ensemble of the preset's tables (how `dvc repro` names what it aligns)
-        from pathlib import Path
+    from ..cli import system_models
 
-        from .. import config as cfg
-        from ..cli import _load
-        if not args.task:
-            raise cfg.ConfigError("nmt align extract --system needs --task (and --models-dir)")
-        paths, ensemble_combine = cfg.decoding_models(_load(args), Path(args.params).parent, args.task,
-                                                      args.system, args.models_dir)
-        paths, combine = [str(p) for p in paths], ensemble_combine or combine
+    set_threads(args.threads)
+    paths, combine = system_models(args, "nmt align extract")
     info = extract_files(paths, args.src, args.tgt, args.out, args.soft_out, combine=combine,
                          batch_size=args.batch_size, device=args.device)
     print(json.dumps(info, sort_keys=True))

@@ -214,8 +214,5 @@ class RNNSearch(nn.Module):
 
     def init_uniform(self, init_range: float) -> None:
         """Uniform initialisation of every parameter in [-r, r] (the recipe `nmt train` applies to every model)."""
-        for param in self.parameters():
-            nn.init.uniform_(param, -init_range, init_range)
-        with torch.no_grad():
-            self.src_embed.weight[PAD_ID].zero_()
-            self.tgt_embed.weight[PAD_ID].zero_()
+        from .seq2seq import init_uniform  # seq2seq imports this module (build_model)
+        init_uniform(self, init_range)

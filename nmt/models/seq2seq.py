@@ -156,11 +156,17 @@ class Seq2Seq(nn.Module):
 
     def init_uniform(self, init_range: float) -> None:
         """Uniform initialisation of every parameter in [-r, r] (the paper's recipe)."""
-        for param in self.parameters():
-            nn.init.uniform_(param, -init_range, init_range)
-        with torch.no_grad():
-            self.src_embed.weight[PAD_ID].zero_()
-            self.tgt_embed.weight[PAD_ID].zero_()
+        init_uniform(self, init_range)
+
+
+def init_uniform(model: nn.Module, init_range: float) -> None:
+    """Every parameter uniform in [-r, r], then the padding rows of both embeddings zero (`nmt train`'s recipe for
+    every architecture: Luong et al.'s, and ours for RNNsearch)."""
+    for param in model.parameters():
+        nn.init.uniform_(param, -init_range, init_range)
+    with torch.no_grad():
+        model.src_embed.weight[PAD_ID].zero_()
+        model.tgt_embed.weight[PAD_ID].zero_()
 
 
 def build_attention(model: dict) -> nn.Module | None:
