@@ -48,6 +48,8 @@ def attention_label(model_config: dict) -> str:
     foresight" (Peter et al.)."""
     if model_config.get("arch", "luong") == "rnnsearch":
         return "RNNsearch" + (" + target foresight" if model_config.get("target_foresight") else "")
+    if model_config["attention"] == "monotonic":
+        return f"monotonic ({model_config.get('energy', 'eq17').replace('eq', 'eq. ')})"
     return f"{model_config['attention']} ({model_config['score']})"
 
 

@@ -35,6 +35,14 @@ def ensure_can_translate(model) -> None:
                               "forced decoding (nmt attention, alignment extraction) instead")
 
 
+def attended_words(weights: torch.Tensor, src_len: torch.Tensor) -> torch.Tensor:
+    """The source word each row of weights [N, S] attends to most. A row without weight (hard monotonic attention
+    that ran past the sentence's end: zero context) gives the last word, the one the process saw last."""
+    attended = weights.argmax(dim=-1)
+    none = weights.sum(dim=-1) == 0
+    return torch.where(none, src_len.to(attended.device) - 1, attended)
+
+
 def max_lengths(src_len: torch.Tensor, ratio: float) -> torch.Tensor:
     return (src_len.float() * ratio).long() + 10
 
@@ -52,7 +60,7 @@ def greedy(model, src: torch.Tensor, src_len: torch.Tensor, max_len_ratio: float
     for t in range(max(limits)):
         log_probs, state, weights = model.step(prev, enc, state)
         best_scores, best = log_probs.max(dim=-1)
-        attended = weights.argmax(dim=-1).tolist() if weights is not None else None
+        attended = attended_words(weights, src_len).tolist() if weights is not None else None
         for b in range(batch):
             if finished[b]:
                 continue
@@ -87,6 +95,7 @@ def beam_search(model, src: torch.Tensor, src_len: torch.Tensor, beam: int, max_
     enc = model.encode(src, src_len)
     expand = torch.arange(batch, device=device).repeat_interleave(k)
     enc = enc.select(expand)
+    enc_lengths = src_len.to(device).index_select(0, expand)  # of every hypothesis' sentence
     state = model.initial_state(enc)
     limits = max_lengths(src_len, max_len_ratio).tolist()
     scores = torch.full((batch, k), float("-inf"), device=device)
@@ -99,7 +108,7 @@ def beam_search(model, src: torch.Tensor, src_len: torch.Tensor, beam: int, max_
 
     for t in range(max(limits)):
         log_probs, state, weights = model.step(prev, enc, state)
-        attended = weights.argmax(dim=-1).view(batch, k).tolist() if weights is not None else None
+        attended = attended_words(weights, enc_lengths).view(batch, k).tolist() if weights is not None else None
         vocab = log_probs.size(-1)
         candidates = (scores.unsqueeze(-1) + log_probs.view(batch, k, vocab)).view(batch, k * vocab)
         top_scores, top_index = candidates.topk(min(2 * k, k * vocab), dim=-1)

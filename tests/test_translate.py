@@ -5,6 +5,7 @@ import torch
 from nmt.data.batches import make_batch
 from nmt.data.vocab import EOS_ID
 from nmt.likelihood import batch_nll
+from nmt.models.monotonic import set_monotonic_mode
 from nmt.models.seq2seq import Seq2Seq
 from nmt.translate import beam_search, greedy, translate_ids
 
@@ -13,6 +14,10 @@ CONFIGS = [
     {"attention": "global", "score": "general", "input_feed": True, "reverse": False},
     {"attention": "global", "score": "location", "input_feed": False, "reverse": True},
     {"attention": "local-p", "score": "general", "input_feed": True, "reverse": True, "window": 2},
+    # Raffel et al.: monotonic attention decoded by its expected alignment (soft), and by the hard linear-time
+    # process (bias 0 so that the untrained model's pointers stop and move rather than run off at once)
+    {"attention": "monotonic", "energy": "eq16", "input_feed": False},
+    {"attention": "monotonic", "energy": "eq17", "energy_bias": 0.0, "input_feed": True, "hard": True},
 ]
 
 
@@ -21,9 +26,13 @@ def make_model(overrides, seed=0):
     cfg = {"layers": 2, "hidden": 16, "embed": 8, "dropout": 0.0, "reverse": False, "attention": "global",
            "score": "dot", "input_feed": False, "max_src_len": 12}
     cfg.update(overrides)
+    hard = cfg.pop("hard", False)
     model = Seq2Seq(cfg, src_vocab=20, tgt_vocab=15)
     model.init_uniform(0.5)  # larger than the recipe's 0.1 so that the untrained model's choices vary
-    return model.eval()
+    model.eval()
+    if hard:
+        set_monotonic_mode(model, "hard")
+    return model
 
 
 def sources():
@@ -97,3 +106,23 @@ def test_hypotheses_carry_the_attended_source_word_of_each_token(beam):
     plain = translate_ids(make_model({"attention": "none"}), srcs, beam=beam, batch_size=3, max_len_ratio=2.0,
                           device="cpu", progress=False)
     assert all(h.positions == [] for h in plain)
+
+
+@pytest.mark.parametrize("beam", [1, 3])
+def test_hard_monotonic_decoding_attends_left_to_right(beam):
+    """Within a hypothesis the hard process' attended source words never go back and lie in the sentence (once
+    it ran past the end: the last word); the pointer travels with its hypothesis through beam search's
+    reordering."""
+    model = make_model(CONFIGS[-1], seed=3)
+    # An untrained model's energies barely vary along the sentence (every pointer stops at once or runs off):
+    # let each (state, key) pair decide, pseudo-randomly but deterministically, whether the process stops there.
+    model.attention.energies_at = lambda query, keys: torch.where(
+        ((keys[:, 0] * 1e4).long() + (query[:, 0] * 1e4).long()).remainder(3) == 0, 5.0, -5.0)
+    srcs = sources()
+    hard = translate_ids(model, srcs, beam=beam, batch_size=6, max_len_ratio=2.0, device="cpu", progress=False)
+    moved = 0
+    for src, hyp in zip(srcs, hard):
+        assert all(0 <= p < len(src) for p in hyp.positions)
+        assert hyp.positions == sorted(hyp.positions)
+        moved += len(set(hyp.positions)) > 1
+    assert moved >= 2

@@ -32,8 +32,9 @@ CONTENT_SCORES = ("dot", "general", "concat")
 
 def credit_rule(model_config: dict) -> str:
     """'read' or 'predicted': which decoder step's weights are credited to a target word (see the module doc)."""
-    if model_config.get("arch", "luong") == "luong" and model_config.get("score") in CONTENT_SCORES:
-        return "read"
+    if model_config.get("arch", "luong") == "luong" and (model_config.get("score") in CONTENT_SCORES
+                                                          or model_config.get("attention") == "monotonic"):
+        return "read"  # monotonic attention's energies are content-based too (Raffel et al. eq. 15-17)
     return "predicted"
 
 

@@ -1,5 +1,6 @@
-"""The stacked-LSTM encoder-decoder of Luong et al. (2015): no attention, global or local attention (model.arch:
-luong; `build_model` below also builds RNNsearch, nmt.models.rnnsearch).
+"""The stacked-LSTM encoder-decoder of Luong et al. (2015): no attention, global or local attention, or Raffel et
+al.'s (2017) monotonic attention in place of the softmax (model.arch: luong; `build_model` below also builds
+RNNsearch, nmt.models.rnnsearch).
 
 - Encoder and decoder: L-layer LSTMs; dropout on the non-recurrent connections (embeddings, between layers,
   before the softmax), as in Zaremba et al. (2015).
@@ -8,6 +9,8 @@ luong; `build_model` below also builds RNNsearch, nmt.models.rnnsearch).
   decoder state h_t; with attention it reads htilde_t.
 - `input_feed`: the decoder input at step t is [embedding(y_{t-1}); htilde_{t-1}], so the attention decisions
   made so far inform the next one. This forces a step-by-step loop during training.
+- Monotonic attention carries a state from step to step (the previous expected alignment, or the hard process'
+  pointer); it travels in DecoderState.attention so beam search reorders it with the hypotheses.
 """
 from __future__ import annotations
 
@@ -20,6 +23,7 @@ from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
 from ..data.vocab import PAD_ID
 from .attention import GlobalAttention
 from .local_attention import LocalAttention
+from .monotonic import MonotonicAttention
 
 
 @dataclass
@@ -44,12 +48,14 @@ class DecoderState:
     hidden: tuple[torch.Tensor, torch.Tensor]  # (h, c), each [L, B, H]
     feed: torch.Tensor | None                  # [B, H] htilde of the previous step (input feeding)
     step: int = 0                              # target position of the next word (local-m aligns it)
+    attention: torch.Tensor | None = None      # monotonic attention's state, batch first (None for the others)
 
     def select(self, index: torch.Tensor) -> "DecoderState":
         return DecoderState(
             hidden=tuple(s.index_select(1, index) for s in self.hidden),
             feed=None if self.feed is None else self.feed.index_select(0, index),
             step=self.step,
+            attention=None if self.attention is None else self.attention.index_select(0, index),
         )
 
 
@@ -67,6 +73,10 @@ class Seq2Seq(nn.Module):
         self.config = dict(model)
         hidden, embed, layers, p = model["hidden"], model["embed"], model["layers"], model["dropout"]
         self.reverse = model["reverse"]
+        if model["attention"] == "monotonic" and self.reverse:
+            # The hard process walks the encoder states in the order they were computed; online decoding needs
+            # that to be the order the words arrive in (Raffel et al. do not reverse the source either).
+            raise ValueError("monotonic attention reads the source left to right: set model.reverse: false")
         self.input_feed = model["input_feed"] and model["attention"] != "none"
         self.src_embed = nn.Embedding(src_vocab, embed, padding_idx=PAD_ID)
         self.tgt_embed = nn.Embedding(tgt_vocab, embed, padding_idx=PAD_ID)
@@ -75,6 +85,7 @@ class Seq2Seq(nn.Module):
         self.decoder = nn.LSTM(embed + (hidden if self.input_feed else 0), hidden, layers,
                                batch_first=True, dropout=inter_layer)
         self.attention = build_attention(model)
+        self.monotonic = isinstance(self.attention, MonotonicAttention)
         self.dropout = nn.Dropout(p)
         self.generator = nn.Linear(hidden, tgt_vocab)
         self.hidden_size = hidden
@@ -95,16 +106,20 @@ class Seq2Seq(nn.Module):
         feed = None
         if self.input_feed:
             feed = enc.memory.new_zeros(enc.memory.size(0), self.hidden_size)
-        return DecoderState(hidden=enc.final, feed=feed)
+        attention = self.attention.initial_state(enc.mask) if self.monotonic else None
+        return DecoderState(hidden=enc.final, feed=feed, attention=attention)
 
     # -- decoder ---------------------------------------------------------------------------------------------
-    def _attend(self, top: torch.Tensor, enc: EncoderOutput, first_step: int
-                ) -> tuple[torch.Tensor, torch.Tensor | None]:
+    def _attend(self, top: torch.Tensor, enc: EncoderOutput, first_step: int, attention_state: torch.Tensor | None
+                ) -> tuple[torch.Tensor, torch.Tensor | None, torch.Tensor | None]:
+        """htilde [B, T, H], the weights over the source words [B, T, S] and the attention state after them."""
         if self.attention is None:
-            return top, None
+            return top, None, None
+        if self.monotonic:
+            return self.attention(top, enc.memory, enc.keys, enc.mask, attention_state)
         steps = torch.arange(first_step, first_step + top.size(1), device=top.device)
         htilde, weights = self.attention(top, enc.memory, enc.keys, enc.mask, steps)
-        return htilde, self._source_order(weights, enc)
+        return htilde, self._source_order(weights, enc), None
 
     def _source_order(self, weights: torch.Tensor, enc: EncoderOutput) -> torch.Tensor:
         """Weights over encoder positions -> over the words of the source as written (undo the reversal)."""
@@ -121,22 +136,23 @@ class Seq2Seq(nn.Module):
         attention weights [B, T, S] over the source words in their written order (None without attention).
         `tgt_out` (the words predicted) is accepted for the interface's sake and not needed here."""
         emb = self.dropout(self.tgt_embed(tgt_in))
+        next_step = state.step + tgt_in.size(1)
         if not self.input_feed:
             # No dependency between steps beyond the LSTM: run all steps in one call.
             top, hidden = self.decoder(emb, state.hidden)
-            htilde, weights = self._attend(top, enc, state.step)
-            return self._log_probs(htilde), DecoderState(hidden, None, state.step + tgt_in.size(1)), weights
+            htilde, weights, attention = self._attend(top, enc, state.step, state.attention)
+            return self._log_probs(htilde), DecoderState(hidden, None, next_step, attention), weights
         outputs, all_weights = [], []
-        hidden, feed = state.hidden, state.feed
+        hidden, feed, attention = state.hidden, state.feed, state.attention
         for t in range(tgt_in.size(1)):
             step_in = torch.cat([emb[:, t], feed], dim=-1).unsqueeze(1)
             top, hidden = self.decoder(step_in, hidden)
-            htilde, weights = self._attend(top, enc, state.step + t)
+            htilde, weights, attention = self._attend(top, enc, state.step + t, attention)
             feed = htilde.squeeze(1)
             outputs.append(htilde)
             all_weights.append(weights)
         htilde = torch.cat(outputs, dim=1)
-        return (self._log_probs(htilde), DecoderState(hidden, feed, state.step + tgt_in.size(1)),
+        return (self._log_probs(htilde), DecoderState(hidden, feed, next_step, attention),
                 torch.cat(all_weights, dim=1))
 
     def _log_probs(self, htilde: torch.Tensor) -> torch.Tensor:
@@ -164,23 +180,30 @@ def init_uniform(model: nn.Module, init_range: float) -> None:
     every architecture: Luong et al.'s, and ours for RNNsearch)."""
     for param in model.parameters():
         nn.init.uniform_(param, -init_range, init_range)
+    for module in model.modules():
+        if isinstance(module, MonotonicAttention):
+            module.reset_scalars()  # its scale g and bias r have initial values of their own (Raffel et al. 2.4)
     with torch.no_grad():
         model.src_embed.weight[PAD_ID].zero_()
         model.tgt_embed.weight[PAD_ID].zero_()
 
 
 def build_attention(model: dict) -> nn.Module | None:
-    """The attention layer a model config asks for: none, global, local-m or local-p."""
+    """The attention layer a model config asks for: none, global, local-m, local-p or monotonic."""
     kind = model["attention"]
     if kind == "none":
         return None
     if kind == "global":
         return GlobalAttention(model["hidden"], model["score"], model["max_src_len"])
+    if kind == "monotonic":
+        return MonotonicAttention(model["hidden"], model.get("energy", "eq17"), model.get("attention_dim") or None,
+                                  bias_init=float(model.get("energy_bias", -1.0)),
+                                  noise=float(model.get("attention_noise", 0.0)))
     return LocalAttention(model["hidden"], model["score"], kind, model.get("window", 10), model["reverse"])
 
 
 ARCHITECTURES = ("luong", "rnnsearch")
-# Settings only RNNsearch implements, and the value that means "off".
+# Settings only RNNsearch implements, and the value that means "off" (monotonic attention has noise too).
 RNNSEARCH_ONLY = {"target_foresight": False, "attention_noise": 0.0}
 
 
@@ -194,6 +217,8 @@ def build_model(model: dict, src_vocab: int, tgt_vocab: int) -> nn.Module:
     if arch != "luong":
         raise ValueError(f"unknown model.arch {arch!r}; choose one of {', '.join(ARCHITECTURES)}")
     for key, off in RNNSEARCH_ONLY.items():
+        if key == "attention_noise" and model.get("attention") == "monotonic":
+            continue
         if model.get(key, off) != off:
             raise ValueError(f"model.{key} is implemented for model.arch: rnnsearch only (this model is luong)")
     return Seq2Seq(model, src_vocab, tgt_vocab)
