@@ -14,42 +14,15 @@ three methods are called in turn, so a busy moment of the machine slows them ali
 from __future__ import annotations
 
 import datetime
-import statistics
-import time
 
 import torch
 
+from .bench_timing import interleaved_medians
 from .estimate import device_description
 from .models.attention import GlobalAttention
 from .models.local_attention import LocalAttention
 
 METHODS = ("global", "local-m", "local-p")
-
-
-def _interleaved_medians(fns: dict, device: torch.device, min_time: float, min_calls: int = 3, warmup: int = 2
-                         ) -> dict[str, tuple[float, int]]:
-    """Median wall time in milliseconds (and the number of calls) of each fn(), called in turn, round after
-    round, until every one has had min_time seconds and min_calls calls.
-
-    Calling them in turn rather than one after the other means that whatever else the machine does during the
-    run (another job, frequency changes) slows all of them alike, so their ratio is stable across runs.
-    """
-    def sync():
-        if device.type == "cuda":
-            torch.cuda.synchronize(device)
-
-    for fn in fns.values():
-        for _ in range(warmup):
-            fn()
-    sync()
-    times: dict[str, list[float]] = {name: [] for name in fns}
-    while any(len(t) < min_calls or sum(t) < min_time for t in times.values()):
-        for name, fn in fns.items():
-            t0 = time.perf_counter()
-            fn()
-            sync()
-            times[name].append(time.perf_counter() - t0)
-    return {name: (statistics.median(t) * 1000, len(t)) for name, t in times.items()}
 
 
 def build_layer(method: str, hidden: int, score: str, window: int, src_len: int) -> torch.nn.Module:
@@ -72,10 +45,12 @@ def bench_attention(*, lengths: list[int], hidden: int, batch: int, window: int,
         steps = torch.tensor([src_len // 2], device=device)
         layers = {method: build_layer(method, hidden, score, window, src_len).to(device).eval() for method in METHODS}
         keys = {method: layer.keys(memory) for method, layer in layers.items()}
-        context = _interleaved_medians(
-            {m: (lambda m=m: layers[m].context(query, memory, keys[m], mask, steps)) for m in METHODS}, device, min_time)
-        whole = _interleaved_medians(
-            {m: (lambda m=m: layers[m](query, memory, keys[m], mask, steps)) for m in METHODS}, device, min_time)
+        context = interleaved_medians(
+            {m: (lambda m=m: layers[m].context(query, memory, keys[m], mask, steps)) for m in METHODS},
+            min_time=min_time, device=device)
+        whole = interleaved_medians(
+            {m: (lambda m=m: layers[m](query, memory, keys[m], mask, steps)) for m in METHODS},
+            min_time=min_time, device=device)
         for method in METHODS:
             (context_ms, calls), (layer_ms, _) = context[method], whole[method]
             rows.append({"src_len": src_len, "method": method, "context_ms": context_ms, "layer_ms": layer_ms,

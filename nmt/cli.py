@@ -95,6 +95,17 @@ def cmd_bench_attention(args) -> None:
     print(args.out)
 
 
+def cmd_bench_monotonic(args) -> None:
+    from .bench_monotonic import bench_monotonic
+    from .train import set_threads
+    config = _load(args)
+    set_threads(args.threads)
+    result = bench_monotonic(**config["bench"]["monotonic"], base_model=config["model"], threads=args.threads,
+                             progress=lambda m: print(m, file=sys.stderr))
+    write_json_atomic(args.out, result)
+    print(args.out)
+
+
 def cmd_estimate(args) -> None:
     from .estimate import estimate, format_estimate
     config = _load(args)
@@ -178,7 +189,18 @@ def cmd_translate(args) -> None:
     paths, combine = system_models(args, "nmt translate")
     model, src_vocab, tgt_vocab, config = load_models(paths, args.device, combine)
     options = config.get("translate", {})
-    beam = args.beam or options.get("beam", 1)
+    decode = {}
+    if args.system:  # a table's `decodings:` entry says how this one is decoded (beam, monotonic)
+        decode = cfg.decode_options(cfg.collect_ensembles(_load(args), Path(args.params).parent).get(args.task, {}),
+                                    args.system)
+    beam = args.beam or decode.get("beam") or options.get("beam", 1)
+    monotonic = args.monotonic or decode.get("monotonic")
+    if monotonic:
+        from .models.monotonic import set_monotonic_mode
+        try:
+            set_monotonic_mode(model, monotonic)
+        except ValueError as e:
+            raise cfg.ConfigError(f"{', '.join(paths)}: {e}") from e
     lines = read_lines(args.src)
     device = next(model.parameters()).device
     hyps = translate_ids(model, [src_vocab.encode(line) for line in lines], beam=beam,
@@ -258,7 +280,7 @@ def cmd_evaluate(args) -> None:
 # -- report ---------------------------------------------------------------------------------------------------
 def cmd_report(args) -> None:
     from .report.context import report_context
-    from .report.render import render_report
+    from .report.render import SPEED_VIEWS, render_report
     config = _load(args)
     root = Path(args.params).parent
     tables = [root / t for t in config["tables"]]
@@ -266,9 +288,10 @@ def cmd_report(args) -> None:
     pairs = {task: task for task in config["data"]["tasks"]}
     context = report_context(config, Path(args.data), Path(args.results))
     speed = {}
-    attention_bench = Path(args.results) / "benchmarks" / "attention.json"
-    if attention_bench.is_file():  # written by `nmt bench attention` (the DAG's bench_attention step)
-        speed["attention"] = attention_bench
+    for name in SPEED_VIEWS:  # benchmarks/NAME.json: written by `nmt bench NAME` (the DAG's bench_NAME step)
+        bench_file = Path(args.results) / "benchmarks" / f"{name}.json"
+        if bench_file.is_file():
+            speed[name] = bench_file
     index = render_report(preset=config["preset"], preset_description=config.get("description", ""),
                           tables=tables, results_dir=Path(args.results), pair_for_task=pairs,
                           context=context, out_dir=Path(args.out), speed=speed,
@@ -327,6 +350,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--device", default="cpu", help="cpu or cuda (default: %(default)s)")
     p.add_argument("--threads", type=int, default=1, help="CPU threads (default: %(default)s)")
     p.set_defaults(func=cmd_bench_attention)
+    p = bench.add_parser("monotonic", help="softmax vs hard monotonic attention (Raffel et al. 2017, appendix F): "
+                                           "context vectors over a T x U grid, and whole greedy decoding by length")
+    _add_config_args(p)
+    p.add_argument("--out", required=True, help="JSON file for the report")
+    p.add_argument("--threads", type=int, default=1, help="CPU threads, torch's and numpy's (default: %(default)s)")
+    p.set_defaults(func=cmd_bench_monotonic)
     p = sub.add_parser("estimate", help="device-hours to train every system of the preset, from measured throughput")
     _add_config_args(p)
     p.add_argument("--throughput", required=True, help="the JSON file `nmt bench train` wrote")
@@ -380,6 +409,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--src", required=True)
     p.add_argument("--out", required=True)
     p.add_argument("--beam", type=int, default=None, help="beam size (1 = greedy; default from the config)")
+    p.add_argument("--monotonic", choices=["soft", "hard"], default=None,
+                   help="monotonic attention: its expected alignment (soft, as trained; the default) or the hard "
+                   "linear-time process (Raffel et al. 2017)")
     p.add_argument("--batch-size", type=int, default=None)
     p.add_argument("--threads", type=int, default=None)
     p.add_argument("--device", default=None)

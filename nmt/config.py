@@ -214,7 +214,8 @@ def prepare_for_task(config: dict, task: str) -> dict:
 # this value is left out when settings are compared (checkpoint resume, throughput files, the workflow's
 # fingerprints), so adding a key does not retrain or re-measure anything.
 LATER_DEFAULTS = {
-    "model": {"arch": "luong", "attention_dim": 0, "target_foresight": False, "attention_noise": 0.0},
+    "model": {"arch": "luong", "attention_dim": 0, "target_foresight": False, "attention_noise": 0.0,
+              "energy": "eq17", "energy_bias": -1.0},
     "train": {"init_from": None, "trainable": "all", "max_updates": 0, "guided_alignment": None},
 }
 
@@ -289,7 +290,8 @@ def collect_ensembles(config: dict, root: str | Path = ".") -> dict[str, dict[st
                                   f"{systems[task][name]}")
             missing = [m for m in spec["members"] if m not in systems.get(task, {})]
             if missing:
-                raise ConfigError(f"{table_path}: ensembles.{name}: member(s) {', '.join(map(repr, missing))} "
+                kind = "decodings" if spec.get("decode") else "ensembles"
+                raise ConfigError(f"{table_path}: {kind}.{name}: member(s) {', '.join(map(repr, missing))} "
                                   f"are not trained by any table of preset {config['preset']!r} for task {task}")
             previous = found.get(task, {}).get(name)
             if previous is not None and previous != spec:
@@ -497,12 +499,23 @@ def collect_attention_maps(config: dict, root: str | Path = ".") -> dict[tuple[s
 
 def model_files(ensembles: dict[str, dict], name: str, models_dir: str | Path) -> tuple[list[Path], str | None]:
     """The model files that decode ``name``: its members' model.pt and their combination when ``ensembles`` (one
-    task's, from collect_ensembles) defines it, else its own model.pt and None."""
+    task's, from collect_ensembles) defines it, else its own model.pt and None. A table's decoding of one system
+    (``decodings:``) gives that system's model.pt and None."""
     models_dir = Path(models_dir)
     ensemble = ensembles.get(name)
     if ensemble:
         return [models_dir / m / "model.pt" for m in ensemble["members"]], ensemble["combine"]
     return [models_dir / name / "model.pt"], None
+
+
+def decode_options(ensembles: dict[str, dict], name: str) -> dict:
+    """How ``name`` is decoded when a table's ``decodings:`` defines it ({beam, monotonic}); {} otherwise."""
+    return dict((ensembles.get(name) or {}).get("decode") or {})
+
+
+def is_ensemble(ensembles: dict[str, dict], name: str) -> bool:
+    """True when ``name`` combines several trained systems (not a decoding of one): it has no perplexity."""
+    return len((ensembles.get(name) or {}).get("members", [])) > 1
 
 
 def decoding_models(config: dict, root: str | Path, task: str, name: str, models_dir: str | Path

@@ -35,7 +35,7 @@ KNOWN_COLUMNS = frozenset(COLUMN_LABELS)
 BLEU_COLUMNS = frozenset(c for c in COLUMN_LABELS if c.startswith("bleu"))
 
 REQUIRED_KEYS = ("id", "title", "paper", "task", "testset", "columns", "systems", "rows")
-OPTIONAL_KEYS = ("ensembles", "alignment", "recipe", "needs")
+OPTIONAL_KEYS = ("ensembles", "decodings", "alignment", "recipe", "needs")
 ALIGNMENT_KEYS = ("uses", "aligners", "reverse_task", "symmetrize")
 ALIGNER_KEYS = ("tool", "model", "symmetrize")
 ALIGNER_TOOLS = ("eflomal",)
@@ -43,6 +43,7 @@ SYMMETRIZE_METHODS = ("intersection", "union", "grow-diag", "grow-diag-final", "
 ROW_REQUIRED_KEYS = ("label", "system", "paper")
 ROW_OPTIONAL_KEYS = ("requires", "note", "values_from")
 ENSEMBLE_COMBINATIONS = ("prob", "logprob")
+MONOTONIC_MODES = ("soft", "hard")
 
 # ids end up in file names (``{system}.{testset}.json``, ``{table_id}.csv``)
 _ID_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.+-]*$")
@@ -88,6 +89,42 @@ def _parse_ensembles(ensembles: Any, systems: dict, where: str) -> dict[str, dic
         if combine not in ENSEMBLE_COMBINATIONS:
             raise ValueError(f"{where}: ensembles.{eid}.combine must be one of {', '.join(ENSEMBLE_COMBINATIONS)}")
         out[eid] = {"members": list(members), "combine": combine}
+    return out
+
+
+def _parse_decodings(decodings: Any, systems: dict, ensembles: dict, where: str) -> dict[str, dict]:
+    """``decodings: {id: {system: S, beam: N, monotonic: soft|hard}}``: a trained system decoded differently from
+    the preset's ``translate`` settings (Raffel et al.: greedy, and monotonic attention by its soft expected
+    alignment or by the hard linear-time process). Like an ensemble it trains nothing; it is kept in the same
+    mapping, as an ensemble of one member with decoding options (nmt.config.collect_ensembles checks that S is
+    trained for the task)."""
+    if decodings is None:
+        return {}
+    if not isinstance(decodings, dict):
+        raise ValueError(f"{where}: 'decodings' must be a mapping of decoding id -> {{system, beam, monotonic}}")
+    out = {}
+    for did, spec in decodings.items():
+        _check_id(did, f"decoding id {did!r}", where)
+        if did in systems or did in ensembles:
+            raise ValueError(f"{where}: {did!r} is both a decoding and a system or ensemble")
+        if not isinstance(spec, dict) or "system" not in spec or set(spec) - {"system", "beam", "monotonic"}:
+            raise ValueError(f"{where}: decodings.{did} must be a mapping with 'system' and optionally 'beam', "
+                             f"'monotonic'")
+        _check_id(spec["system"], f"decodings.{did}.system", where)
+        decode = {}
+        if "beam" in spec:
+            if not isinstance(spec["beam"], int) or isinstance(spec["beam"], bool) or spec["beam"] < 1:
+                raise ValueError(f"{where}: decodings.{did}.beam must be an integer >= 1 (got {spec['beam']!r})")
+            decode["beam"] = spec["beam"]
+        if "monotonic" in spec:
+            if spec["monotonic"] not in MONOTONIC_MODES:
+                raise ValueError(f"{where}: decodings.{did}.monotonic must be one of {', '.join(MONOTONIC_MODES)} "
+                                 f"(got {spec['monotonic']!r})")
+            decode["monotonic"] = spec["monotonic"]
+        if not decode:
+            raise ValueError(f"{where}: decodings.{did} changes nothing: give 'beam' or 'monotonic' "
+                             f"(or use the system {spec['system']!r} itself)")
+        out[did] = {"members": [spec["system"]], "combine": None, "decode": decode}
     return out
 
 
@@ -210,6 +247,7 @@ def load_table(path) -> dict:
         norm_systems[sid] = overrides
 
     norm_ensembles = _parse_ensembles(data.get("ensembles"), norm_systems, where)
+    norm_ensembles.update(_parse_decodings(data.get("decodings"), norm_systems, norm_ensembles, where))
     alignment = _parse_alignment(data.get("alignment"), norm_systems, norm_ensembles, data["task"], where)
     row_systems = [*norm_systems, *norm_ensembles]
     if alignment:
@@ -243,7 +281,7 @@ def load_table(path) -> dict:
                 raise ValueError(f"{rwhere}: 'system' must be a string or null (got {system!r})")
             if system not in row_systems:
                 raise ValueError(
-                    f"{rwhere}: unknown system {system!r}; it is not defined in 'systems', 'ensembles'"
+                    f"{rwhere}: unknown system {system!r}; it is not defined in 'systems', 'ensembles', 'decodings'"
                     f"{', alignment.uses or alignment.aligners' if alignment else ''} "
                     f"({', '.join(row_systems) or 'none defined'})"
                 )

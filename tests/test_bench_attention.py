@@ -46,6 +46,6 @@ def test_cli_writes_the_file_and_the_report_shows_it(tmp_path):
     assert (tmp_path / "report" / "attention_speed.png").stat().st_size > 1000
     g = next(r for r in bench["rows"] if r["src_len"] == 12 and r["method"] == "global")
     assert f"{g['context_ms']:.2f}" in html  # the measured number, not a typed one
-    with pytest.raises(ValueError, match="unknown benchmark 'monotonic'"):
+    with pytest.raises(ValueError, match="unknown benchmark 'nonesuch'"):
         render_report(preset="tiny", preset_description="", tables=[], results_dir=tmp_path / "results",
-                      pair_for_task={}, context={}, out_dir=tmp_path / "report", speed={"monotonic": out})
+                      pair_for_task={}, context={}, out_dir=tmp_path / "report", speed={"nonesuch": out})

@@ -41,6 +41,13 @@ def test_shipped_presets_are_valid(preset):
     assert list(systems["de-en"]) == list(table[3]["systems"]) + peter + follow_up
     members = cfg.collect_ensembles(config, ROOT)["en-de"]["ensemble_attention"]["members"]
     assert len(members) == 8 and set(members) <= set(systems["en-de"])
+    # Raffel Table 4: softmax, monotonic eq. 16 and eq. 17, greedy; the two monotonic ones decoded soft and hard
+    assert list(systems["en-vi"]) == ["softmax_general", "monotonic_eq16", "monotonic_eq17"]
+    envi = cfg.corpus_for_task(config, "en-vi")
+    assert envi["corpus"] == ("synth" if preset in ("demo", "tiny") else "iwslt15_en_vi_stanford")
+    for name in systems["en-vi"]:
+        resolved = cfg.system_config(config, cfg.load_table(ROOT / systems["en-vi"][name]), name)
+        assert resolved["model"]["reverse"] is False and resolved["model"]["input_feed"] is True
 
 
 def test_preset_overrides_defaults_and_table_overrides_preset():
@@ -124,3 +131,43 @@ def test_paper_preset_is_the_paper_recipe():
     assert train["dropout_schedule"] == {"epochs": 12, "halve_after": 8}
     assert (train["batch_size"], train["clip_norm"], train["init_range"]) == (128, 5.0, 0.1)
     assert cfg.corpus_for_task(config, "en-de")["splits"]["test"] == "newstest2014"
+
+
+def _raffel_table(tmp_path, **changes):
+    table = yaml.safe_load((ROOT / "workflow/tables/raffel2017_table4.yaml").read_text())
+    table["decodings"].update(changes)
+    path = tmp_path / "t.yaml"
+    path.write_text(yaml.safe_dump(table))
+    return path
+
+
+def test_decodings_are_one_member_entries_with_their_options():
+    table = cfg.load_table(ROOT / "workflow/tables/raffel2017_table4.yaml")
+    hard = table["ensembles"]["monotonic_eq16_hard"]
+    assert hard == {"members": ["monotonic_eq16"], "combine": None, "decode": {"beam": 1, "monotonic": "hard"}}
+    ensembles = cfg.collect_ensembles(cfg.load_params(ROOT / "params.yaml", "tiny"), ROOT)["en-vi"]
+    assert cfg.decode_options(ensembles, "monotonic_eq16_hard") == {"beam": 1, "monotonic": "hard"}
+    assert cfg.decode_options(ensembles, "monotonic_eq16") == {}
+    assert not cfg.is_ensemble(ensembles, "monotonic_eq16_hard")  # its perplexity is its system's
+    paths, combine = cfg.model_files(ensembles, "monotonic_eq16_hard", "models")
+    assert paths == [Path("models/monotonic_eq16/model.pt")] and combine is None
+
+
+@pytest.mark.parametrize("decoding, expected", [
+    ({"system": "monotonic_eq16", "monotonic": "sideways"}, r"decodings\.bad\.monotonic must be one of soft, hard"),
+    ({"system": "monotonic_eq16", "beam": 0}, r"decodings\.bad\.beam must be an integer >= 1"),
+    ({"system": "monotonic_eq16"}, r"decodings\.bad changes nothing"),
+    ({"beam": 1}, r"decodings\.bad must be a mapping with 'system'"),
+    ({"system": "monotonic_eq16", "beam": 1, "lenght_penalty": 1}, r"decodings\.bad must be a mapping"),
+])
+def test_bad_decodings_are_named(tmp_path, decoding, expected):
+    with pytest.raises(cfg.ConfigError, match=r"t\.yaml: " + expected):
+        cfg.load_table(_raffel_table(tmp_path, bad=decoding))
+
+
+def test_a_decoding_of_an_untrained_system_is_named(tmp_path):
+    path = _raffel_table(tmp_path, bad={"system": "monotonic_eq18", "beam": 1})
+    config = cfg.load_params(ROOT / "params.yaml", "tiny")
+    config["tables"] = [str(path)]
+    with pytest.raises(cfg.ConfigError, match=r"t\.yaml: decodings\.bad: member\(s\) 'monotonic_eq18' are not trained"):
+        cfg.collect_ensembles(config, ROOT)

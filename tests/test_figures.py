@@ -57,8 +57,10 @@ def demo():
 
 def test_evaluations_are_what_tables_and_figures_show():
     evaluations = cfg.collect_evaluations(demo(), ROOT)
-    # 14 En->De systems + ensemble, 4 De->En, Table 2; Peter et al.'s follow-up: 3 De->En RNNsearch systems
-    assert len(evaluations) == len(set(evaluations)) == 23
+    # 14 En->De systems + ensemble, 4 De->En, Table 2; Peter et al.'s follow-up: 3 De->En RNNsearch systems;
+    # Raffel Table 4: 5 greedy decodings of 3 En->Vi systems (their own default-beam translation is not shown)
+    assert len(evaluations) == len(set(evaluations)) == 28
+    assert not [e for e in evaluations if e[0] == "en-vi" and e[1] in ("monotonic_eq16", "softmax_general")]
     assert ("en-de", "ensemble_attention", "test2") in evaluations  # Table 2: the ensemble on the second test set
     assert not [e for e in evaluations if e[2] == "test2" and e[1] != "ensemble_attention"]  # members: inside it
     assert ("de-en", "global_dot_dropout_feed", "test") in evaluations
@@ -132,11 +134,13 @@ def test_generated_dvc_variables_are_current():
                           capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
     generated = yaml.safe_load((ROOT / "workflow/dvc_vars.yaml").read_text())
-    assert set(generated["tasks"]) == {"en-de", "de-en"}
-    # 18 Luong systems, 4 + 4 RNNsearch ones and the follow-up's TF-guided one; 3 + 3 + 1 read another step's
-    # output (a baseline model, links of the training pairs)
-    assert len(generated["systems"]) + len(generated["systems_with_input"]) == 27
-    assert len(generated["systems_with_input"]) == 7 and len(generated["evaluations"]) == 23
+    assert set(generated["tasks"]) == {"en-de", "de-en", "en-vi"}
+    # 18 Luong systems, 4 + 4 RNNsearch ones and the follow-up's TF-guided one, Raffel's 3; 3 + 3 + 1 read
+    # another step's output (a baseline model, links of the training pairs)
+    assert len(generated["systems"]) + len(generated["systems_with_input"]) == 30
+    assert len(generated["systems_with_input"]) == 7 and len(generated["evaluations"]) == 28
+    # a decoding of one system depends on that system's model, not on the whole models directory
+    assert generated["evaluations"]["en-vi.monotonic_eq16_hard.test"]["model_dep"] == "models/monotonic_eq16/model.pt"
     assert generated["model_training_links"] == {"de-en.rnnsearch_tf_guided": {"task": "de-en",
                                                                                  "system": "rnnsearch_tf_guided"}}
     assert generated["systems_with_input"]["de-en.rnnsearch_tf_frozen"]["input"] == "models/rnnsearch/model.pt"

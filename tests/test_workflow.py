@@ -80,6 +80,12 @@ def check_report(workdir: Path) -> dict:
     assert frozen["trainable_parameters"] < frozen["parameters"]  # only the attention layer trained
     ensemble = json.loads((workdir / "results/tiny/en-de/scores/ensemble_attention.test.json").read_text())
     assert ensemble["ppl"] is None and ensemble["bleu_tok_unk"] is not None
+    # Raffel Table 4: each monotonic system decoded greedily by its expected alignment and by the hard process;
+    # the perplexity is the trained model's either way
+    for energy in ("eq16", "eq17"):
+        soft, hard = (json.loads((workdir / f"results/tiny/en-vi/scores/monotonic_{energy}_{mode}.test.json")
+                                 .read_text()) for mode in ("soft", "hard"))
+        assert soft["ppl"] == hard["ppl"] is not None and hard["bleu_tok"] is not None
     unk = json.loads((workdir / "results/tiny/en-de/scores/local_p_general_feed.test.json").read_text())["unk"]
     assert unk["unks"] == unk["from_dictionary"] + unk["copied"] > 0  # the tiny vocabulary leaves <unk>s to replace
     assert json.loads((workdir / "results/tiny/en-de/scores/base.test.json").read_text())["unk"] is None
@@ -114,7 +120,7 @@ def test_dry_run_lists_one_training_job_per_system(snakemake_run):
     assert jobs["corpus_en_de"] == jobs["corpus_de_en"] == jobs["prepare_en_de"] == jobs["prepare_de_en"] == 1
     assert jobs["unk_dictionary"] == 2
     assert jobs["attention_map"] == 3 + 4  # Luong Figure 7, Peter Figure 3
-    assert jobs["bench_attention"] == 1
+    assert jobs["bench_attention"] == jobs["bench_monotonic"] == 1
     # Luong Table 6: three systems and the ensemble force-decoded on the gold-aligned split, eflomal: 5 scores.
     # Peter Table 1: 4 systems x 2 directions, merged, 2 eflomal baselines: 6 scores; eflomal on the training
     # pairs of both tasks for guided alignment.
@@ -129,8 +135,10 @@ def test_snakemake_runs_the_tiny_preset_to_the_report(snakemake_run):
         for system in trained:
             assert (workdir / f"logs/tiny/{task}/train/{system}.log").exists()
             assert (workdir / f"results/tiny/benchmarks/{task}/train/{system}.tsv").exists()
-    assert 'id="attention-speed"' in (workdir / "reports/tiny/index.html").read_text()  # the measured figure
-    assert (workdir / "reports/tiny/attention_speed.png").exists()
+    html = (workdir / "reports/tiny/index.html").read_text()
+    assert 'id="attention-speed"' in html and 'id="monotonic-speed"' in html  # the measured figures
+    for png in ("attention_speed.png", "monotonic_speedup.png", "monotonic_decoding.png"):
+        assert (workdir / "reports/tiny" / png).exists()
     again = run(["snakemake", "-n", "--cores", "2"], workdir)
     assert "Nothing to be done" in again.stdout + again.stderr
 

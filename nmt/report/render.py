@@ -19,7 +19,7 @@ import jinja2
 from ..data.text import write_bytes_atomic
 from .plots import curve_points, learning_curves, read_metrics
 from .figures import FigureInputs, figure_view
-from .speed import attention_speed_view
+from .speed import ATTENTION_FIGURES, MONOTONIC_FIGURES, attention_speed_view, monotonic_speed_view
 from .tables import (
     BLEU_COLUMNS,
     COLUMN_LABELS,
@@ -34,6 +34,12 @@ from .tables import (
 
 TEMPLATE_DIR = Path(__file__).parent / "templates"
 DASH = "\u2013"  # en dash: empty cell
+# The report's speed sections: benchmark name (`nmt bench NAME`, results/PRESET/benchmarks/NAME.json) -> the view
+# builder of nmt.report.speed and the PNGs it writes.
+SPEED_VIEWS = {
+    "attention": (attention_speed_view, ATTENTION_FIGURES),
+    "monotonic": (monotonic_speed_view, MONOTONIC_FIGURES),
+}
 
 SIZE_LABELS = {
     "layers": "layers",
@@ -293,7 +299,7 @@ def render_report(*, preset: str, preset_description: str, tables: list[Path], r
     Writes (atomically) ``index.html``, ``{table_id}.csv``, ``{table_id}.json`` (records),
     ``{table_id}_learning_curves.png`` when any system has dev-ppl metrics, and ``summary.json``
     (``{table_id: {system: {metric: value}}}`` for measured systems). ``speed`` maps a benchmark name
-    (``attention``) to the JSON file its `nmt bench` command wrote; each becomes a section with a figure.
+    (a key of SPEED_VIEWS) to the JSON file its `nmt bench` command wrote; each becomes a section with figures.
     ``figures`` are the preset's figure-file entries as (task, figure) (nmt.config.collect_figures); their
     inputs are read from ``results_dir`` and ``data_dir`` (= ``data/{preset}``): see nmt.report.figures.
     ``unavailable`` maps a table file to why the preset cannot measure it (its rows are shown as not run).
@@ -469,11 +475,14 @@ def render_report(*, preset: str, preset_description: str, tables: list[Path], r
 
     speed_views = []
     for name, path in (speed or {}).items():
-        if name != "attention":
-            raise ValueError(f"unknown benchmark {name!r} for the report (known: attention)")
-        speed_views.append(attention_speed_view(path, out_dir, add_source(Path(path), "benchmark")))
-    if not speed_views:
-        (out_dir / "attention_speed.png").unlink(missing_ok=True)
+        if name not in SPEED_VIEWS:
+            raise ValueError(f"unknown benchmark {name!r} for the report (known: {', '.join(SPEED_VIEWS)})")
+        build, _ = SPEED_VIEWS[name]
+        speed_views.append(build(path, out_dir, add_source(Path(path), "benchmark")))
+    for name, (_, pngs) in SPEED_VIEWS.items():
+        if name not in (speed or {}):  # a figure of an earlier report whose benchmark is gone
+            for png in pngs:
+                (out_dir / png).unlink(missing_ok=True)
 
     env = jinja2.Environment(
         loader=jinja2.FileSystemLoader(str(TEMPLATE_DIR)),

@@ -16,7 +16,7 @@ rule align_model:
         links="results/{preset}/{pair}/alignments/{system}.{split}.links",
         soft="results/{preset}/{pair}/alignments/{system}.{split}.soft.npz",
     params:
-        combine=lambda wc: f"--combine {ensemble_of(wc)['combine']}" if ensemble_of(wc) else "",
+        combine=combine_args,
     wildcard_constraints:
         split="|".join(sorted({split for _, _, split in ALIGNMENTS})) or "none",
     threads: 1

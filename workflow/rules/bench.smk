@@ -12,3 +12,15 @@ rule bench_attention:
         "logs/{preset}/bench_attention.log",
     shell:
         "nmt bench attention {NMT_ARGS} --threads 1 --out {output} > {log} 2>&1"
+
+
+rule bench_monotonic:
+    output:
+        "results/{preset}/benchmarks/monotonic.json",
+    params:
+        settings=lambda wildcards: nmtcfg.fingerprint(config["bench"]["monotonic"]),
+    threads: workflow.cores
+    log:
+        "logs/{preset}/bench_monotonic.log",
+    shell:
+        "nmt bench monotonic {NMT_ARGS} --threads 1 --out {output} > {log} 2>&1"

@@ -58,12 +58,24 @@ def decoding_models(wildcards):
     return [str(p) for p in nmtcfg.model_files(ENSEMBLES.get(wildcards.pair, {}), wildcards.system, models_dir)[0]]
 
 
+def combine_args(wildcards):
+    """--combine for an ensemble of several systems; nothing for a system or a decoding of one."""
+    spec = ensemble_of(wildcards)
+    return f"--combine {spec['combine']}" if spec and spec.get("combine") else ""
+
+
+def decode_args(wildcards):
+    """A table's decoding of a trained system (`decodings:`): its beam and monotonic attention mode."""
+    options = nmtcfg.decode_options(ENSEMBLES.get(wildcards.pair, {}), wildcards.system)
+    return " ".join(f"--{key} {value}" for key, value in sorted(options.items()))
+
+
 def scoring_model(wildcards):
-    """The model that gives test perplexity: a trained system's own; none for an ensemble (the paper
-    reports no perplexity for ensembles)."""
-    if ensemble_of(wildcards):
+    """The model that gives test perplexity: a trained system's own (also for a decoding of it); none for an
+    ensemble (the paper reports no perplexity for ensembles)."""
+    if nmtcfg.is_ensemble(ENSEMBLES.get(wildcards.pair, {}), wildcards.system):
         return []
-    return [f"results/{wildcards.preset}/{wildcards.pair}/models/{wildcards.system}/model.pt"]
+    return [str(p) for p in decoding_models(wildcards)]
 
 
 def all_metrics(wildcards):

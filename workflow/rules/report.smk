@@ -10,6 +10,7 @@ rule report:
         tables=config["tables"],
         figures=config.get("figures", []),
         attention_speed=f"results/{PRESET}/benchmarks/attention.json",
+        monotonic_speed=f"results/{PRESET}/benchmarks/monotonic.json",
     output:
         html="reports/{preset}/index.html",
         summary="reports/{preset}/summary.json",

@@ -1,5 +1,6 @@
 # Decode each test set with each trained system and each ensemble of trained systems (beam size from the
-# preset's `translate` section). Beside the translation goes, per output word, the source word the model
+# preset's `translate` section; a table's `decodings:` decode a system otherwise, e.g. greedy with hard monotonic
+# attention). Beside the translation goes, per output word, the source word the model
 # attended to most (empty lines for models without attention): what unk replacement needs.
 
 
@@ -12,12 +13,13 @@ rule translate:
         positions="results/{preset}/{pair}/translations/{system}.{testset}.pos",
     params:
         settings=lambda wc: nmtcfg.fingerprint([config["translate"], ensemble_of(wc)]),
-        combine=lambda wc: f"--combine {ensemble_of(wc)['combine']}" if ensemble_of(wc) else "",
+        combine=combine_args,
+        decode=decode_args,
     threads: 1
     log:
         "logs/{preset}/{pair}/translate/{system}.{testset}.log",
     benchmark:
         "results/{preset}/benchmarks/{pair}/translate/{system}.{testset}.tsv"
     shell:
-        "nmt translate --model {input.models} {params.combine} --src {input.src} --out {output.hyp}"
+        "nmt translate --model {input.models} {params.combine} {params.decode} --src {input.src} --out {output.hyp}"
         " --positions-out {output.positions} --threads {threads} > {log} 2>&1"
