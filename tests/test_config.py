@@ -42,7 +42,7 @@ def test_shipped_presets_are_valid(preset):
     members = cfg.collect_ensembles(config, ROOT)["en-de"]["ensemble_attention"]["members"]
     assert len(members) == 8 and set(members) <= set(systems["en-de"])
     # Raffel Table 4: softmax, monotonic eq. 16 and eq. 17, greedy; the two monotonic ones decoded soft and hard
-    assert list(systems["en-vi"]) == ["softmax_general", "monotonic_eq16", "monotonic_eq17"]
+    assert list(systems["en-vi"]) == ["softmax_dot", "monotonic_eq16", "monotonic_eq17"]
     envi = cfg.corpus_for_task(config, "en-vi")
     assert envi["corpus"] == ("synth" if preset in ("demo", "tiny") else "iwslt15_en_vi_stanford")
     for name in systems["en-vi"]:
