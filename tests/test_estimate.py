@@ -21,8 +21,9 @@ def tiny_config(**task_extra):
 
 
 def write_prep(data_root: Path, sentences: int, tgt_tokens: int, src_vocab=104, tgt_vocab=108):
-    """prep.json of every task of the tiny preset (en-de for Tables 1/2/4, de-en for Table 3)."""
-    for task in ("en-de", "de-en"):
+    """prep.json of every task of the tiny preset (en-de for Tables 1/2/4, de-en for Table 3, en-vi for Raffel's
+    Table 4)."""
+    for task in ("en-de", "de-en", "en-vi"):
         prep = data_root / task / "prepared" / "prep.json"
         prep.parent.mkdir(parents=True)
         prep.write_text(json.dumps({"src_vocab": src_vocab, "tgt_vocab": tgt_vocab, "splits": {
@@ -36,8 +37,8 @@ def test_hours_are_epochs_times_tokens_over_measured_throughput(tmp_path):
     bench = {"preset": "tiny", "device": "test", "device_type": "cuda", "torch": "x", "date": "d",
              "measurements": {s["key"]: {"tgt_tokens_per_s": 2.5} for s in systems}}
     result = estimate(config, ROOT, tmp_path, bench)
-    # 14 En->De and 4 De->En Luong systems, 4 + 4 RNNsearch (Peter Table 1), the follow-up's 1
-    assert result["systems"] == 27 == len(result["rows"]) == len(systems)
+    # 14 En->De and 4 De->En Luong systems, 4 + 4 RNNsearch (Peter Table 1), the follow-up's 1, Raffel's 3
+    assert result["systems"] == 30 == len(result["rows"]) == len(systems)
     for row, system in zip(result["rows"], systems):
         # 9000 words + one </s> for each of the 1000 sentences, at 2.5 tokens/s
         assert row["tgt_tokens_per_epoch"] == 10_000
@@ -101,5 +102,5 @@ def test_bench_and_estimate_commands_end_to_end(tmp_path):
     distinct = {s["key"] for s in preset_systems(tiny_config(), ROOT, tmp_path / "data")}
     assert measured["device_type"] == "cpu" and set(measured["measurements"]) == distinct
     out = nmt("estimate", "--throughput", str(bench), "--json", str(tmp_path / "est.json"))
-    assert "preset tiny: 27 systems to train" in out and "CPU-hours" in out and "nmt bench train" in out
-    assert len(json.loads((tmp_path / "est.json").read_text())["rows"]) == 27
+    assert "preset tiny: 30 systems to train" in out and "CPU-hours" in out and "nmt bench train" in out
+    assert len(json.loads((tmp_path / "est.json").read_text())["rows"]) == 30

@@ -113,12 +113,14 @@ def test_dry_run_lists_one_training_job_per_system(snakemake_run):
     _, dry = snakemake_run
     jobs = {line.split()[0]: int(line.split()[1]) for line in dry.splitlines()
             if len(line.split()) == 2 and line.split()[1].isdigit()}
-    # Tables 1, 3, 4 (18 systems) and Peter et al.'s 4 RNNsearch systems in both directions
-    assert jobs["train"] == sum(map(len, systems().values())) == 27  # + the follow-up's TF-guided system
-    assert jobs["translate"] == jobs["evaluate"] == len(evaluations()) == 23
+    # Tables 1, 3, 4 (18 systems), Peter et al.'s 4 RNNsearch systems in both directions, Raffel's 3
+    assert jobs["train"] == sum(map(len, systems().values())) == 30  # + the follow-up's TF-guided system
+    # Raffel's 3 systems are decoded 5 times (greedy; the monotonic ones soft and hard), not with the default beam
+    assert jobs["translate"] == jobs["evaluate"] == len(evaluations()) == 28
     assert jobs["align_training_model"] == 1  # the TF + GA system's links of the training pairs
     assert jobs["corpus_en_de"] == jobs["corpus_de_en"] == jobs["prepare_en_de"] == jobs["prepare_de_en"] == 1
-    assert jobs["unk_dictionary"] == 2
+    assert jobs["corpus_en_vi"] == jobs["prepare_en_vi"] == 1
+    assert jobs["unk_dictionary"] == 3
     assert jobs["attention_map"] == 3 + 4  # Luong Figure 7, Peter Figure 3
     assert jobs["bench_attention"] == jobs["bench_monotonic"] == 1
     # Luong Table 6: three systems and the ensemble force-decoded on the gold-aligned split, eflomal: 5 scores.
