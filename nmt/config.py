@@ -7,6 +7,7 @@ that name the offending key (JSON schema in nmt/schemas/params.schema.yaml).
 from __future__ import annotations
 
 import copy
+import functools
 import hashlib
 import json
 from pathlib import Path
@@ -52,9 +53,16 @@ def schema() -> dict:
     return read_yaml(SCHEMA_PATH)
 
 
+@functools.lru_cache(maxsize=1)
+def _validator() -> jsonschema.Draft202012Validator:
+    # Built once per process: every system of every table is validated, and Snakemake resolves them all at
+    # start-up (on a cluster, in every job too), so re-reading the schema each time was most of that time.
+    return jsonschema.Draft202012Validator(schema())
+
+
 def validate(config: dict, source: str) -> None:
     """Raise ConfigError naming the key path of the first schema violation (deepest first)."""
-    validator = jsonschema.Draft202012Validator(schema())
+    validator = _validator()
     errors = sorted(validator.iter_errors(config), key=lambda e: (-len(e.absolute_path), str(e.path)))
     if errors:
         err = errors[0]
@@ -87,20 +95,36 @@ def merge_preset(params: dict, preset: str | None, root: Path, source: str) -> d
     return config
 
 
-def load_table(path: str | Path) -> dict:
-    """A validated table file (see nmt.tables); problems become ConfigErrors naming the file and row."""
-    try:
-        return parse_table(path)
-    except ValueError as err:
-        raise ConfigError(str(err)) from None
+def _parsed_once(parse):
+    """`parse(path)` remembered per file state (path, size, modification time), its ValueErrors as ConfigErrors.
+    The collect_* functions below read the same table files many times over; a changed file is parsed again.
+    Callers get their own copy."""
+    cache: dict[tuple, Any] = {}
+
+    def parsed(path: Path):
+        try:
+            return parse(path)
+        except ValueError as err:
+            raise ConfigError(str(err)) from None
+
+    def load(path: str | Path):
+        path = Path(path)
+        try:
+            stat = path.stat()
+        except OSError:  # the parser names the missing file
+            return parsed(path)
+        key = (str(path.resolve()), stat.st_size, stat.st_mtime_ns)
+        if key not in cache:
+            cache[key] = parsed(path)
+        return copy.deepcopy(cache[key])
+    return load
 
 
-def load_figures(path: str | Path) -> dict:
-    """A validated figure file (see nmt.figures); problems become ConfigErrors naming the file and figure."""
-    try:
-        return parse_figures(path)
-    except ValueError as err:
-        raise ConfigError(str(err)) from None
+load_table = _parsed_once(parse_table)
+load_table.__doc__ = "A validated table file (see nmt.tables); problems become ConfigErrors naming the file and row."
+load_figures = _parsed_once(parse_figures)
+load_figures.__doc__ = ("A validated figure file (see nmt.figures); problems become ConfigErrors naming the file "
+                        "and figure.")
 
 
 def system_config(config: dict, table: dict, system: str, table_path: str = "table") -> dict:
