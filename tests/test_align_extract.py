@@ -4,7 +4,8 @@ import numpy as np
 import pytest
 import torch
 
-from nmt.align.extract import credit_rule, hard_links, hard_matrix, soft_alignments
+from nmt.align.extract import credit_rule, hard_links, soft_alignments
+from nmt.align.soft import hard_matrix
 from nmt.data.batches import make_batch
 from nmt.models.ensemble import Ensemble
 from nmt.models.seq2seq import Seq2Seq

@@ -10,7 +10,7 @@ from nmt.cli import main
 from nmt.config import ConfigError
 from nmt.data.batches import make_batch
 from nmt.data.text import CorpusError
-from nmt.data.vocab import BOS_ID, UNK_ID, Vocab
+from nmt.data.vocab import BOS_ID, UNK_ID
 from nmt.models.seq2seq import Seq2Seq
 from nmt.train import save_atomic
 

@@ -1,7 +1,6 @@
 """Figure files and what the preset's tables and figures make the workflow run: validation with messages naming
 the file and figure, cross-table ensembles, the translations and attention matrices to produce, the generated
 DVC variables, and the report's figure sections built from files (never typed in)."""
-import json
 import subprocess
 import sys
 from pathlib import Path

@@ -78,7 +78,7 @@ def cmd_score(args) -> None:
         # Peter et al.'s "converted to hard alignment": SAER of the hard links turned into attention-like
         # matrices (a target word's links share its mass). With plain 0/1 matrices SAER would equal AER, which
         # their table (AER 19.0, hard SAER 24.6) shows it does not.
-        from .extract import hard_matrix
+        from .soft import hard_matrix
         hard = [hard_matrix(links.possible if hasattr(links, "possible") else links, n_src, n_tgt, normalise=True)
                 for links, n_src, n_tgt in zip(hypotheses, *lengths)]
         try:

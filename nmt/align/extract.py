@@ -20,7 +20,6 @@ outside the vocabulary are read as <unk> in place, and no subword mapping is nee
 """
 from __future__ import annotations
 
-from typing import Iterable
 
 import numpy as np
 import torch
@@ -77,19 +76,6 @@ def hard_links(matrix: np.ndarray) -> set[tuple[int, int]]:
     if matrix.size == 0:
         return set()
     return {(int(s), t) for t, s in enumerate(matrix.argmax(axis=1))}
-
-
-def hard_matrix(links: Iterable[tuple[int, int]], src_len: int, tgt_len: int, *, normalise: bool = False
-                ) -> np.ndarray:
-    """The [T, S] matrix of (source, target) links: 1 per link, or with `normalise` each target word's links
-    sharing its unit of mass (rows sum to 1, like attention; unaligned words stay 0)."""
-    matrix = np.zeros((tgt_len, src_len))
-    for s, t in links:
-        matrix[t, s] = 1.0
-    if normalise:
-        rows = matrix.sum(axis=1, keepdims=True)
-        matrix = np.divide(matrix, rows, out=np.zeros_like(matrix), where=rows > 0)
-    return matrix
 
 
 def extract_files(model_paths: list[str], src_path, tgt_path, links_out, soft_out=None, *, combine: str = "prob",

@@ -11,6 +11,7 @@ import json
 import os
 import tempfile
 from pathlib import Path
+from typing import Iterable
 
 import numpy as np
 
@@ -70,3 +71,16 @@ def load_soft(path: str | Path) -> list:
             matrices.append(matrix)
         return matrices
     raise CorpusError(path, None, "soft alignments must be a .npz or a .json file")
+
+
+def hard_matrix(links: Iterable[tuple[int, int]], src_len: int, tgt_len: int, *, normalise: bool = False
+                ) -> np.ndarray:
+    """The [T, S] matrix of (source, target) links: 1 per link, or with `normalise` each target word's links
+    sharing its unit of mass (rows sum to 1, like attention; unaligned words stay 0)."""
+    matrix = np.zeros((tgt_len, src_len))
+    for s, t in links:
+        matrix[t, s] = 1.0
+    if normalise:
+        rows = matrix.sum(axis=1, keepdims=True)
+        matrix = np.divide(matrix, rows, out=np.zeros_like(matrix), where=rows > 0)
+    return matrix
