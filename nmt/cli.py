@@ -71,7 +71,8 @@ def _data_root(args, config: dict) -> Path:
 
 def cmd_bench_train(args) -> None:
     from .estimate import bench_train
-    from .train import pick_device, set_threads
+    from .devices import pick_device
+    from .train import set_threads
     config = _load(args)
     set_threads(args.threads)
     result = bench_train(config, Path(args.params).parent, _data_root(args, config), updates=args.updates,
@@ -84,7 +85,8 @@ def cmd_bench_train(args) -> None:
 
 def cmd_bench_attention(args) -> None:
     from .bench_attention import bench_attention
-    from .train import pick_device, set_threads
+    from .devices import pick_device
+    from .train import set_threads
     config = _load(args)
     options = dict(config["bench"]["attention"])
     if args.lengths:

@@ -44,6 +44,7 @@ from .data.links import load_training_links
 from .data.prepare import load_split
 from .data.text import write_atomic, write_text_atomic
 from .data.vocab import Vocab
+from .devices import pick_device
 from .likelihood import alignment_loss, corpus_nll, perplexity, token_nll
 from .models.seq2seq import build_model, count_parameters
 
@@ -53,12 +54,6 @@ FINAL = "model.pt"
 
 def log(message: str) -> None:
     print(message, file=sys.stderr, flush=True)
-
-
-def pick_device(name: str | None = None) -> torch.device:
-    if name:
-        return torch.device(name)
-    return torch.device("cuda" if torch.cuda.is_available() else "cpu")
 
 
 def set_threads(threads: int | None) -> None:
