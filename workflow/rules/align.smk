@@ -20,6 +20,8 @@ rule align_model:
     wildcard_constraints:
         split="|".join(sorted({split for _, _, split in ALIGNMENTS})) or "none",
     threads: 1
+    resources:
+        **DECODE_JOB,
     log:
         "logs/{preset}/{pair}/align/{system}.{split}.log",
     shell:
@@ -37,6 +39,8 @@ rule align_training_model:
     output:
         "results/{preset}/{pair}/alignments/{system}.train.links",
     threads: 1
+    resources:
+        **DECODE_JOB,
     log:
         "logs/{preset}/{pair}/align/{system}.train.log",
     shell:
@@ -54,6 +58,8 @@ rule align_merge:
         "results/{preset}/{pair}/alignments/{system}.{split}.merged.links",
     params:
         method=lambda wc: alignment_of(wc)["symmetrize"],
+    resources:
+        **CPU_JOB,
     log:
         "logs/{preset}/{pair}/align/{system}.{split}.merge.log",
     shell:
@@ -71,6 +77,8 @@ rule align_training_data:
     params:
         model=lambda wc: TRAINING_ALIGNMENTS[(wc.pair, wc.system)]["model"],
         method=lambda wc: TRAINING_ALIGNMENTS[(wc.pair, wc.system)]["symmetrize"],
+    resources:
+        **CPU_JOB,
     log:
         "logs/{preset}/{pair}/align/{system}.train.log",
     shell:
@@ -91,6 +99,8 @@ rule align_statistical:
         method=lambda wc: alignment_of(wc)["aligner"]["symmetrize"],
     wildcard_constraints:
         split="|".join(sorted({split for _, _, split in ALIGNMENTS})) or "none",
+    resources:
+        **CPU_JOB,
     log:
         "logs/{preset}/{pair}/align/{system}.{split}.log",
     shell:
@@ -121,6 +131,8 @@ rule align_score:
         soft=lambda wc, input: f"--soft {input.soft}" if "soft" in input.keys() else "",
     wildcard_constraints:
         split="|".join(sorted({split for _, _, split in ALIGNMENTS})) or "none",
+    resources:
+        **CPU_JOB,
     log:
         "logs/{preset}/{pair}/align/{system}.{split}.score.log",
     shell:

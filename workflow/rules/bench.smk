@@ -1,5 +1,6 @@
-# Speed measurements shown in the report. A benchmark asks for every core the run was given, so Snakemake
-# runs nothing beside it and the timings are not disturbed by training jobs; it still times one thread.
+# Speed measurements shown in the report. On one machine a benchmark asks for every core the run was given, so
+# Snakemake runs nothing beside it and the timings are not disturbed by training jobs; it still times one thread.
+# On a cluster (no --cores) the SLURM profile gives it one core on whichever node SLURM picks.
 
 
 rule bench_attention:
@@ -7,7 +8,9 @@ rule bench_attention:
         "results/{preset}/benchmarks/attention.json",
     params:
         settings=lambda wildcards: nmtcfg.fingerprint(config["bench"]["attention"]),
-    threads: workflow.cores
+    threads: lambda wildcards: workflow.cores  # evaluated per job: a cluster run has no total of cores
+    resources:
+        **CPU_JOB,
     log:
         "logs/{preset}/bench_attention.log",
     shell:
@@ -19,7 +22,9 @@ rule bench_monotonic:
         "results/{preset}/benchmarks/monotonic.json",
     params:
         settings=lambda wildcards: nmtcfg.fingerprint(config["bench"]["monotonic"]),
-    threads: workflow.cores
+    threads: lambda wildcards: workflow.cores  # evaluated per job: a cluster run has no total of cores
+    resources:
+        **CPU_JOB,
     log:
         "logs/{preset}/bench_monotonic.log",
     shell:

@@ -1,4 +1,33 @@
 # Helpers shared by the rules: which files a step needs, derived from the table files.
+import os
+
+
+def cluster_resources(kind):
+    """What a job of this kind (train, decode, cpu) asks a cluster for: the preset's `cluster` section (GPUs,
+    memory in MB, wall time in minutes), plus the site's partition and account from the environment when set:
+    NMT_SLURM_PARTITION (every job), NMT_SLURM_GPU_PARTITION (jobs with GPUs, if they go elsewhere),
+    NMT_SLURM_ACCOUNT. Resources mean nothing to a run on one machine unless it limits them (--resources gpu=1:
+    workflow/profiles/local)."""
+    spec = (config.get("cluster") or {}).get(kind)
+    if not spec:
+        return {}
+    resources = {"mem_mb": spec["mem_mb"], "runtime": spec["runtime"]}
+    if spec["gpus"]:
+        resources["gpu"] = spec["gpus"]
+        if spec.get("gpu_model"):
+            resources["gpu_model"] = spec["gpu_model"]
+    partition = (spec["gpus"] and os.environ.get("NMT_SLURM_GPU_PARTITION")) or os.environ.get("NMT_SLURM_PARTITION")
+    if partition:
+        resources["slurm_partition"] = partition
+    if os.environ.get("NMT_SLURM_ACCOUNT"):
+        resources["slurm_account"] = os.environ["NMT_SLURM_ACCOUNT"]
+    return resources
+
+
+TRAIN_JOB = cluster_resources("train")
+DECODE_JOB = cluster_resources("decode")
+CPU_JOB = cluster_resources("cpu")
+
 
 
 def system_fingerprint(wildcards):

@@ -20,6 +20,8 @@ for _task, _splits in SPLITS.items():
         params:
             settings=nmtcfg.fingerprint(config["data"]["tasks"][_task]),
             task=_task,
+        resources:
+            **CPU_JOB,
         log:
             f"logs/{{preset}}/{_task}/corpus.log",
         shell:
@@ -40,6 +42,8 @@ for _task, _splits in SPLITS.items():
             settings=nmtcfg.fingerprint(nmtcfg.prepare_for_task(config, _task)),
             task=_task,
             splits=" ".join(_splits),
+        resources:
+            **CPU_JOB,
         log:
             f"logs/{{preset}}/{_task}/prepare.log",
         shell:

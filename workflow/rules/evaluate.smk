@@ -8,6 +8,8 @@ rule unk_dictionary:
         tgt="data/{preset}/{pair}/prepared/train.tgt",
     output:
         "results/{preset}/{pair}/unk/dictionary.tsv",
+    resources:
+        **CPU_JOB,
     log:
         "logs/{preset}/{pair}/unk_dictionary.log",
     shell:
@@ -32,6 +34,8 @@ rule evaluate:
     wildcard_constraints:
         testset="|".join(sorted({testset for _, _, testset in EVALUATIONS})) or "none",
     threads: 1
+    resources:
+        **CPU_JOB,
     log:
         "logs/{preset}/{pair}/evaluate/{system}.{testset}.log",
     shell:

@@ -12,6 +12,8 @@ rule attention_map:
     params:
         length=lambda wc: " ".join(map(str, ATTENTION_MAPS[(wc.pair, wc.system, wc.split)])),
     threads: 1
+    resources:
+        **DECODE_JOB,
     log:
         "logs/{preset}/{pair}/attention/{system}.{split}.log",
     shell:

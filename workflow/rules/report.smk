@@ -14,6 +14,8 @@ rule report:
     output:
         html="reports/{preset}/index.html",
         summary="reports/{preset}/summary.json",
+    resources:
+        **CPU_JOB,
     log:
         "logs/{preset}/report.log",
     shell:

@@ -17,6 +17,8 @@ rule train:
         extra=lambda wc, input: " ".join(f"--{flag} {path}" for flag, path in
                                           zip(training_input_flags(wc), input.extra)),
     threads: 1
+    resources:
+        **TRAIN_JOB,
     log:
         "logs/{preset}/{pair}/train/{system}.log",
     benchmark:

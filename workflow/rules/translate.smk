@@ -16,6 +16,8 @@ rule translate:
         combine=combine_args,
         decode=decode_args,
     threads: 1
+    resources:
+        **DECODE_JOB,
     log:
         "logs/{preset}/{pair}/translate/{system}.{testset}.log",
     benchmark:
