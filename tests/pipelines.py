@@ -1,0 +1,265 @@
+"""The tiny preset run end to end in scratch copies of the repository: by Snakemake on this machine, by
+`dvc repro`, and by Snakemake on a real one-node SLURM cluster (tests/cluster/local_slurm.sh).
+
+The runs go side by side (tests/conftest.py starts the ones the selected tests need at once): DVC runs one
+stage at a time and the cluster run waits on its scheduler between jobs, so together they keep both CPU cores
+busy and take little longer than the slowest alone. Each run is a list of commands, stopped at the first that
+fails; the tests then read what the commands wrote.
+"""
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import subprocess
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import yaml
+
+ROOT = Path(__file__).resolve().parents[1]
+PRESET = "tiny"
+LOCAL_SLURM = ROOT / "tests" / "cluster" / "local_slurm.sh"
+
+
+def scratch_copy(dest: Path) -> Path:
+    """The workflow files of this checkout (not its data or results) in a fresh directory, preset tiny."""
+    dest.mkdir(parents=True, exist_ok=True)
+    for name in ("Snakefile", "params.yaml", "dvc.yaml"):
+        shutil.copy2(ROOT / name, dest / name)
+    shutil.copytree(ROOT / "workflow", dest / "workflow")
+    # dvc.yaml names the package sources as dependencies of its stages.
+    shutil.copytree(ROOT / "nmt", dest / "nmt", ignore=shutil.ignore_patterns("__pycache__"))
+    params = yaml.safe_load((dest / "params.yaml").read_text())
+    params["preset"] = PRESET
+    (dest / "params.yaml").write_text(yaml.safe_dump(params, sort_keys=False))
+    return dest
+
+
+def run(cmd, cwd, timeout=900, env=None) -> subprocess.CompletedProcess:
+    """A command that must succeed; its output tails are in the assertion message."""
+    result = subprocess.run(cmd, cwd=cwd, capture_output=True, text=True, timeout=timeout, env=env)
+    assert result.returncode == 0, f"{' '.join(map(str, cmd))} failed:\n{result.stdout[-3000:]}\n{result.stderr[-5000:]}"
+    return result
+
+
+@dataclass
+class Pipeline:
+    """Commands run one after the other in `workdir`, in a thread; `wait()` returns once they are done."""
+    name: str
+    workdir: Path
+    commands: list[list[str]]
+    env: dict | None = None
+    timeout: float = 1800
+    nice: int = 0  # run the commands at this lower CPU priority
+    results: list[subprocess.CompletedProcess] = field(default_factory=list)
+    error: str | None = None
+    seconds: float = 0.0
+
+    def start(self) -> "Pipeline":
+        self._thread = threading.Thread(target=self._run, name=self.name, daemon=True)
+        self._thread.start()
+        return self
+
+    def _run(self) -> None:
+        started = time.monotonic()
+        try:
+            for cmd in self.commands:
+                left = self.timeout - (time.monotonic() - started)
+                if self.nice:
+                    cmd = ["nice", "-n", str(self.nice), *cmd]
+                result = subprocess.run(cmd, cwd=self.workdir, capture_output=True, text=True, env=self.env,
+                                        timeout=max(left, 1))
+                self.results.append(result)
+                if result.returncode != 0:
+                    self.error = (f"{' '.join(map(str, cmd))} exited with {result.returncode}:\n"
+                                  f"{result.stdout[-3000:]}\n{result.stderr[-5000:]}")
+                    break
+        except subprocess.TimeoutExpired as err:
+            self.error = f"{self.name}: {' '.join(map(str, err.cmd))} ran past {self.timeout:.0f} s"
+        self.seconds = time.monotonic() - started
+
+    def wait(self) -> "Pipeline":
+        self._thread.join()
+        return self
+
+    def check(self) -> "Pipeline":
+        """The finished pipeline, or a failed assertion saying which command failed and how."""
+        assert self.error is None, f"{self.name} run: {self.error}"
+        return self
+
+
+def snakemake_pipeline(workdir: Path, nice: int = 0) -> Pipeline:
+    scratch_copy(workdir)
+    return Pipeline("snakemake", workdir, [["snakemake", "-n", "--cores", "2"], ["snakemake", "--cores", "2"]],
+                    nice=nice)
+
+
+def dvc_pipeline(workdir: Path) -> Pipeline:
+    scratch_copy(workdir)
+    # one stage at a time: about twice Snakemake's time alone
+    return Pipeline("dvc", workdir, [["git", "init", "-q"], ["dvc", "init", "-q"], ["dvc", "repro", "-q"]])
+
+
+# -- the SLURM cluster ------------------------------------------------------------------------------------------
+
+def slurm_unavailable() -> str | None:
+    """Why a test cluster cannot be started here, or None."""
+    missing = [c for c in ("munged", "slurmctld", "slurmd", "sbatch") if shutil.which(c) is None]
+    if missing:
+        return f"SLURM is not installed ({', '.join(missing)} missing; .ci/run installs Debian's packages)"
+    if os.geteuid() != 0:
+        return "the test cluster's slurmd must run as root"
+    conf = Path("/etc/slurm/slurm.conf")
+    if (conf.exists() or conf.is_symlink()) and not (conf.is_symlink()
+                                                    and (Path(os.readlink(conf)).parent / "local_slurm.dir").exists()):
+        return "/etc/slurm/slurm.conf belongs to a real cluster: not starting a test cluster beside it"
+    try:
+        import snakemake_executor_plugin_slurm  # noqa: F401
+    except ImportError:
+        return "snakemake-executor-plugin-slurm is not installed"
+    return None
+
+
+class SlurmCluster:
+    """The one-node cluster of tests/cluster/local_slurm.sh in `directory`, with two fake GPUs; finished jobs stay
+    visible to squeue/scontrol for an hour, so the tests can read what every job asked for. With `nice` its
+    daemons, and so the jobs they start, run at that lower CPU priority."""
+
+    def __init__(self, directory: Path, nice: int = 0):
+        self.directory = directory
+        self.nice = nice
+        self.env = {**os.environ, "SLURM_CONF": str(directory / "slurm.conf")}
+
+    def start(self) -> "SlurmCluster":
+        run(["nice", "-n", str(self.nice), "bash", str(LOCAL_SLURM), "start", str(self.directory)], ROOT,
+            timeout=120, env={**os.environ, "FAKE_GPUS": "2", "MIN_JOB_AGE": "3600"})
+        return self
+
+    def stop(self) -> None:
+        subprocess.run(["bash", str(LOCAL_SLURM), "stop", str(self.directory)], timeout=120)
+
+    def scontrol(self, *args) -> str:
+        return run(["scontrol", *args], ROOT, timeout=60, env=self.env).stdout
+
+    def jobs(self) -> list[dict]:
+        """Every job the cluster knows, as scontrol's key=value fields (Comment holds Snakemake's rule and
+        wildcards, TresPerJob the GPUs asked for, Restarts how often it was requeued)."""
+        out = self.scontrol("show", "jobs", "-o")
+        return [dict(re.findall(r"(\w+)=(\S*)", line)) for line in out.splitlines() if line.startswith("JobId=")]
+
+
+def slurm_pipeline(workdir: Path, cluster: SlurmCluster) -> Pipeline:
+    """Snakemake with the project's SLURM profile as a user would run it, plus what a cluster without an
+    accounting database needs (job states from squeue) and quick status checks; under `timeout -k`, since a
+    Snakemake waiting on a job that never ends does not stop on SIGTERM alone."""
+    scratch_copy(workdir)
+    cmd = ["timeout", "-k", "30", "2400", "snakemake", "--workflow-profile", "workflow/profiles/slurm",
+           "--slurm-status-command", "squeue", "--slurm-init-seconds-before-status-checks", "2"]
+    return Pipeline("slurm", workdir, [cmd], env=cluster.env, timeout=2500, nice=cluster.nice)
+
+
+TRAIN_COMMENT = re.compile(rf"^rule_train_wildcards_{PRESET}_([a-z]+-[a-z]+)_(\w+)$")
+
+
+def requeue_one_training_job(cluster: SlurmCluster, pipeline: Pipeline, requeued: dict) -> None:
+    """Once a training job has finished its first epoch, `scontrol requeue` it (SLURM stops it with SIGTERM and
+    queues it again, as when a job is pre-empted). Fills `requeued` with its job id, task and system."""
+    while pipeline._thread.is_alive():
+        for job in cluster.jobs():
+            match = TRAIN_COMMENT.match(job.get("Comment", ""))
+            if job.get("JobState") != "RUNNING" or not match:
+                continue
+            task, system = match.groups()
+            log = pipeline.workdir / f"logs/{PRESET}/{task}/train/{system}.log"
+            if log.exists() and "epoch 1:" in log.read_text():
+                cluster.scontrol("requeue", job["JobId"])
+                requeued.update(job=job["JobId"], task=task, system=system)
+                return
+        time.sleep(0.2)
+
+
+# -- what the tests compare -------------------------------------------------------------------------------------
+
+def preset_config():
+    from nmt import config as cfg
+    return cfg.load_params(ROOT / "params.yaml", PRESET)
+
+
+def systems() -> dict:
+    """{task: [trained systems]} of every table of the preset."""
+    from nmt import config as cfg
+    return {task: list(s) for task, s in cfg.collect_systems(preset_config(), ROOT).items()}
+
+
+def evaluations() -> list:
+    from nmt import config as cfg
+    return cfg.collect_evaluations(preset_config(), ROOT)
+
+
+def table_files(workdir: Path) -> dict[str, bytes]:
+    """The report's per-table CSV and JSON files, byte for byte (the speed sections are timings, different in
+    every run; the tables are not)."""
+    report = workdir / f"reports/{PRESET}"
+    out = {}
+    for path in preset_config()["tables"]:
+        table_id = yaml.safe_load((ROOT / path).read_text())["id"]
+        for ext in ("csv", "json"):
+            out[f"{table_id}.{ext}"] = (report / f"{table_id}.{ext}").read_bytes()
+    return out
+
+
+def check_report(workdir: Path) -> dict:
+    """Every measured cell of every table equals its scores file's field; returns the measured cells."""
+    report = workdir / f"reports/{PRESET}"
+    html = (report / "index.html").read_text()
+    shown = {}
+    for path in preset_config()["tables"]:
+        table = yaml.safe_load((ROOT / path).read_text())
+        rows = json.loads((report / f"{table['id']}.json").read_text())
+        assert [r["status"] for r in rows] == ["reference" if spec["system"] is None else "measured"
+                                               for spec in table["rows"]]
+        for row, spec in zip(rows, table["rows"]):
+            if row["status"] != "measured":
+                continue
+            scores = json.loads((workdir / f"results/{PRESET}/{table['task']}/scores/"
+                                           f"{row['system']}.{table['testset']}.json").read_text())
+            for column in table["columns"]:
+                field_name = {column: column, **spec.get("values_from", {})}[column]
+                assert row[f"ours_{column}"] == (scores[field_name] if field_name else None), (table["id"], row["label"])
+                shown[(table["id"], row["label"], column)] = row[f"ours_{column}"]
+            if "ppl" in table["columns"] and row["ours_ppl"] is not None:
+                assert f"{row['ours_ppl']:.2f}" in html
+    # Table 6: AER of attention models and of eflomal against the tiny corpus' gold links
+    for system in ("global_location_feed", "local_p_general_feed", "ensemble_attention", "eflomal_full"):
+        aer = json.loads((workdir / f"results/{PRESET}/en-de/scores/{system}.align.json").read_text())
+        assert 0.0 <= aer["aer"] <= 1.0 and aer["range_checked"]
+        assert (aer.get("saer") is not None) == (system != "eflomal_full")  # soft matrices: models only
+    for system in ("rnnsearch", "rnnsearch_guided", "rnnsearch_tf_frozen", "rnnsearch_tf_guided", "eflomal_hmm"):
+        aer = json.loads((workdir / f"results/{PRESET}/de-en/scores/{system}.align.json").read_text())
+        assert 0.0 <= aer["aer_pct"] <= 100.0 and aer["saer_hard_pct"] is not None
+    frozen = json.loads((workdir / f"results/{PRESET}/en-de/models/rnnsearch_tf_frozen/model.json").read_text())
+    assert frozen["trainable_parameters"] < frozen["parameters"]  # only the attention layer trained
+    ensemble = json.loads((workdir / f"results/{PRESET}/en-de/scores/ensemble_attention.test.json").read_text())
+    assert ensemble["ppl"] is None and ensemble["bleu_tok_unk"] is not None
+    # Raffel Table 4: each monotonic system decoded greedily by its expected alignment and by the hard process;
+    # the perplexity is the trained model's either way
+    for energy in ("eq16", "eq17"):
+        soft, hard = (json.loads((workdir / f"results/{PRESET}/en-vi/scores/monotonic_{energy}_{mode}.test.json")
+                                 .read_text()) for mode in ("soft", "hard"))
+        assert soft["ppl"] == hard["ppl"] is not None and hard["bleu_tok"] is not None
+    unk = json.loads((workdir / f"results/{PRESET}/en-de/scores/local_p_general_feed.test.json").read_text())["unk"]
+    assert unk["unks"] == unk["from_dictionary"] + unk["copied"] > 0  # the tiny vocabulary leaves <unk>s to replace
+    assert json.loads((workdir / f"results/{PRESET}/en-de/scores/base.test.json").read_text())["unk"] is None
+    # the figures: learning curves (Figure 5), BLEU by length (6), attention maps with gold (7), samples (Table 5)
+    for section in ("luong2015_figure5", "luong2015_figure6", "luong2015_figure7", "luong2015_table5",
+                    "peter2017_figure3"):
+        assert f'id="{section}"' in html
+    assert "Not drawn" not in html
+    for png in ("luong2015_table1_learning_curves.png", "luong2015_figure6.png", "luong2015_figure7.png",
+                "peter2017_figure3.png"):
+        assert (report / png).read_bytes().startswith(b"\x89PNG")
+    return shown
