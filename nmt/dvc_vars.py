@@ -60,7 +60,8 @@ def dvc_vars(config: dict, root: str | Path = ".") -> dict:
                                               "length": " ".join(map(str, length))}
                  for (task, system, split), length in cfg.collect_attention_maps(config, root).items()}
     # alignment tables: models force-decoded on the gold split (with a reverse task, its twin too, and the two
-    # directions merged), and statistical aligners (nmt.align); `links` is what the score stage reads
+    # directions merged), and statistical aligners (nmt.align); `links` is what the score stage reads, and
+    # `predicted_links` the same with every step credited to the word it predicts
     model_alignments, merged, model_scores, aligners = {}, {}, {}, {}
     for entry in cfg.collect_alignments(config, root):
         task, name, split = entry["task"], entry["name"], entry["split"]
@@ -73,12 +74,13 @@ def dvc_vars(config: dict, root: str | Path = ".") -> dict:
             model_dep = model_dependency(ensembles.get(t, {}), name)
             model_alignments[f"{t}.{name}.{split}"] = {"task": t, "system": name, "split": split,
                                                        "model_dep": model_dep}
-        links = f"{name}.{split}.links"
+        stem = f"{name}.{split}"
         if entry["reverse_task"]:
             merged[key] = {"task": task, "system": name, "split": split, "reverse_task": entry["reverse_task"],
                            "method": entry["symmetrize"]}
-            links = f"{name}.{split}.merged.links"
-        model_scores[key] = {"task": task, "system": name, "split": split, "links": links}
+            stem += ".merged"
+        model_scores[key] = {"task": task, "system": name, "split": split, "links": f"{stem}.links",
+                             "predicted_links": f"{stem}.predicted.links"}
     training_links = {f"{task}.{name}": {"task": task, "aligner": name, "model": settings["model"],
                                          "method": settings["symmetrize"]}
                       for (task, name), settings in cfg.collect_training_alignments(config, root).items()}

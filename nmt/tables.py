@@ -22,11 +22,13 @@ COLUMN_LABELS: dict[str, str] = {
     "bleu_tok_unk": "BLEU (tok, +unk repl.)",
     "bleu_detok_unk": "BLEU (detok, +unk repl.)",
     "aer": "AER",
+    "aer_predicted": "AER (a_t to y_t)",
     "saer": "SAER",
     "aer_pct": "AER %",
     "saer_pct": "SAER %",
     "saer_hard": "SAER (hard)",
     "saer_hard_pct": "SAER % (hard)",
+    "aer_predicted_pct": "AER % (a_t to y_t)",
     "precision": "precision",
     "recall": "recall",
 }

@@ -51,6 +51,23 @@ def test_rows_are_the_credited_steps_of_the_models_own_forward(score):
     np.testing.assert_allclose(matrix.sum(axis=1), 1.0, rtol=1e-5)
 
 
+@pytest.mark.parametrize("score", ["general", "location"])
+def test_a_crediting_can_be_forced_on_every_model(score):
+    model = make_model(1, score=score)
+    src, tgt = corpus(4)
+    own = soft_alignments(model, src, tgt)
+    read, predicted = (soft_alignments(model, src, tgt, credit=c) for c in ("read", "predicted"))
+    for mine, forced in zip(own, read if credit_rule(model.config) == "read" else predicted):
+        np.testing.assert_array_equal(mine, forced)
+    batch = make_batch(src[:1], tgt[:1], [0])
+    with torch.no_grad():
+        _, weights = model(batch.src, batch.src_len, batch.tgt_in)
+    # predicted: the step that reads y_{t-1} (<s> for the first word) belongs to y_t
+    np.testing.assert_allclose(predicted[0], weights[0, : len(tgt[0])].double().numpy(), rtol=1e-6)
+    with pytest.raises(ValueError, match="unknown crediting"):
+        soft_alignments(model, src, tgt, credit="next")
+
+
 @pytest.mark.parametrize("overrides", [{"attention": "global", "score": "location"},
                                        {"attention": "local-p", "score": "general"},
                                        {"attention": "local-m", "score": "dot", "input_feed": False}])
@@ -86,16 +103,18 @@ def test_hard_links_are_one_argmax_per_target_word():
     np.testing.assert_array_equal(hard_matrix({(1, 0), (2, 1)}, 3, 2), [[0, 1, 0], [0, 0, 1]])
 
 
-def test_extract_command_writes_links_and_soft_matrices_that_score_reads(tmp_path):
+@pytest.mark.parametrize("score", ["general", "location"])
+def test_extract_command_writes_links_and_soft_matrices_that_score_reads(tmp_path, score):
     import json
 
     from nmt.align.formats import read_pharaoh
     from nmt.align.soft import load_soft
     from nmt.cli import main
+    from nmt.data.vocab import Vocab
     from nmt.train import save_atomic
 
     src_words, tgt_words = [f"s{i}" for i in range(20)], [f"t{i}" for i in range(16)]  # + 4 specials
-    model = make_model(5, score="location")
+    model = make_model(5, score=score)
     path = tmp_path / "m.pt"
     save_atomic({"model_config": model.config, "model": model.state_dict(), "src_vocab": src_words,
                  "tgt_vocab": tgt_words, "config": {"model": model.config}, "system": "m"}, path)
@@ -103,17 +122,30 @@ def test_extract_command_writes_links_and_soft_matrices_that_score_reads(tmp_pat
     (tmp_path / "a.src").write_text("".join(s + "\n" for s in src))
     (tmp_path / "a.tgt").write_text("".join(t + "\n" for t in tgt))
     (tmp_path / "a.gold").write_text("0-0 1-1\n0-0 1-1 2?2 3-2\n")
-    links, soft = tmp_path / "m.links", tmp_path / "m.soft.npz"
+    links, soft, predicted = tmp_path / "m.links", tmp_path / "m.soft.npz", tmp_path / "m.predicted.links"
     assert main(["align", "extract", "--model", str(path), "--src", str(tmp_path / "a.src"),
-                 "--tgt", str(tmp_path / "a.tgt"), "--out", str(links), "--soft-out", str(soft)]) in (0, None)
+                 "--tgt", str(tmp_path / "a.tgt"), "--out", str(links), "--soft-out", str(soft),
+                 "--predicted-out", str(predicted)]) in (0, None)
     matrices = load_soft(soft)
     assert [m.shape for m in matrices] == [(2, 3), (3, 4)]
     assert [a.sure for a in read_pharaoh(links)] == [hard_links(m) for m in matrices]
+    # the other crediting: the model's weights of the step that predicts each word (the same for location)
+    by_prediction = soft_alignments(model, [Vocab(src_words).encode(s) for s in src],
+                                    [Vocab(tgt_words).encode(t) for t in tgt], credit="predicted")
+    assert [a.sure for a in read_pharaoh(predicted)] == [hard_links(m) for m in by_prediction]
+    if score == "location":
+        assert predicted.read_text() == links.read_text()
     out = tmp_path / "scores.json"
     assert main(["align", "score", "--gold", str(tmp_path / "a.gold"), "--test", str(links), "--soft", str(soft),
-                 "--src", str(tmp_path / "a.src"), "--tgt", str(tmp_path / "a.tgt"), "--out", str(out)]) in (0, None)
+                 "--test-predicted", str(predicted), "--src", str(tmp_path / "a.src"), "--tgt", str(tmp_path / "a.tgt"),
+                 "--out", str(out)]) in (0, None)
     scores = json.loads(out.read_text())
     assert 0.0 <= scores["aer"] <= 1.0 and 0.0 <= scores["saer"] <= 1.0
+    alone = tmp_path / "predicted.json"
+    assert main(["align", "score", "--gold", str(tmp_path / "a.gold"), "--test", str(predicted),
+                 "--out", str(alone)]) in (0, None)
+    assert scores["aer_predicted"] == json.loads(alone.read_text())["aer"]
+    assert scores["aer_predicted_pct"] == 100 * scores["aer_predicted"]
 
 
 def test_a_normalised_hard_matrix_shares_each_target_words_mass():

@@ -40,19 +40,27 @@ def cmd_score(args) -> None:
     from .soft import load_soft
 
     gold = load_alignments(args.gold, args.gold_format, reverse=args.gold_reverse, skip_negative=args.skip_negative)
-    test = load_alignments(args.test, args.test_format, reverse=args.test_reverse, skip_negative=args.skip_negative)
-    check_count(test.sentences, len(gold.sentences), test.path, f"gold sentences in {gold.path}", lines=test.lines)
+    tests = [load_alignments(path, args.test_format, reverse=args.test_reverse, skip_negative=args.skip_negative)
+             for path in (args.test, args.test_predicted) if path]
+    for f in tests:
+        check_count(f.sentences, len(gold.sentences), f.path, f"gold sentences in {gold.path}", lines=f.lines)
+    test, predicted = tests[0], (tests[1] if args.test_predicted else None)
     if (args.src is None) != (args.tgt is None):
         raise CorpusError(args.src or args.tgt, None, "range checks need both --src and --tgt")
     lengths = None
     if args.src:
         src, tgt = read_parallel_sentences(args.src, args.tgt, encoding=args.encoding)
         lengths = [len(s.split()) for s in src], [len(t.split()) for t in tgt]
-        for f in (gold, test):
+        for f in (gold, *tests):
             check_lengths(f.sentences, *lengths, f.path, lines=f.lines, spell=f.spell)
-    hypotheses = [a.sure for a in test.sentences] if args.test_sure_only else test.sentences
+
+    def hypotheses_of(f):
+        return [a.sure for a in f.sentences] if args.test_sure_only else f.sentences
+
+    hypotheses = hypotheses_of(test)
     try:
         scores = score(gold.sentences, hypotheses)
+        scores_predicted = score(gold.sentences, hypotheses_of(predicted)) if predicted else None
         soft = None
         if args.soft:
             matrices = load_soft(args.soft)
@@ -74,6 +82,10 @@ def cmd_score(args) -> None:
     if soft is not None:
         record["saer"] = soft.saer
         record["soft"] = {"path": args.soft, **soft.to_dict()}
+    if scores_predicted is not None:  # the same model's links with every step credited to the word it predicts
+        for key in ("aer", "precision", "recall"):
+            record[f"{key}_predicted"] = scores_predicted.to_dict()[key]
+        record["predicted"] = {"path": predicted.path, "skipped": predicted.skipped}
     if lengths:
         # Peter et al.'s "converted to hard alignment": SAER of the hard links turned into attention-like
         # matrices (a target word's links share its mass). With plain 0/1 matrices SAER would equal AER, which
@@ -86,10 +98,10 @@ def cmd_score(args) -> None:
         except MetricError:
             record["saer_hard"] = None
     # the papers' scales: Luong et al. give AER as a fraction, Peter et al. in percent
-    for key in ("aer", "saer", "saer_hard"):
+    for key in ("aer", "saer", "saer_hard", "aer_predicted"):
         if record.get(key) is not None:
             record[f"{key}_pct"] = 100 * record[key]
-    for line in gold.skipped + test.skipped:
+    for line in gold.skipped + [line for f in tests for line in f.skipped]:
         print(f"nmt: warning: {line}", file=sys.stderr)
     if args.out:
         write_json_atomic(args.out, record)
@@ -142,7 +154,7 @@ def cmd_extract(args) -> None:
     set_threads(args.threads)
     paths, combine = system_models(args, "nmt align extract")
     info = extract_files(paths, args.src, args.tgt, args.out, args.soft_out, combine=combine,
-                         batch_size=args.batch_size, device=args.device)
+                         batch_size=args.batch_size, device=args.device, predicted_out=args.predicted_out)
     print(json.dumps(info, sort_keys=True))
 
 
@@ -165,6 +177,8 @@ def register(subparsers) -> None:
     p.add_argument("--test", required=True, help="hypothesis alignment file")
     p.add_argument("--test-format", choices=FORMATS, default="pharaoh", help="default: %(default)s")
     p.add_argument("--test-reverse", action="store_true", help="the test file lists the target index first")
+    p.add_argument("--test-predicted", help="the same model's links with every step credited to the word it "
+                   "predicts (nmt align extract --predicted-out; same format): recorded as aer_predicted etc.")
     p.add_argument("--test-sure-only", action="store_true",
                    help="score only the hypothesis' sure links (default: all of its links)")
     p.add_argument("--skip-negative", action="store_true",
@@ -229,7 +243,9 @@ def register(subparsers) -> None:
     p.add_argument("--tgt", required=True, help="tokenised reference translations")
     p.add_argument("--out", required=True, help="hard links (Pharaoh, source index first)")
     p.add_argument("--soft-out", help="soft matrices (.npz, arr_0, arr_1, ...: target x source words)")
+    p.add_argument("--predicted-out", help="also the hard links with every step's weights credited to the word it "
+                                           "predicts, whatever the score (for content scores, footnote 14's other case)")
     p.add_argument("--batch-size", type=int, default=32, help="sentence pairs per forward pass (default: %(default)s)")
-    p.add_argument("--device", default="cpu", help="cpu or cuda (default: %(default)s)")
+    p.add_argument("--device", default=None, help="cpu, cuda, cuda:1 (default: a free GPU when there is one)")
     p.add_argument("--threads", type=int, default=1, help="CPU threads (default: %(default)s)")
     p.set_defaults(func=cmd_extract)

@@ -44,11 +44,14 @@ def members_of(model) -> list:
 
 @torch.inference_mode()
 def soft_alignments(model, sources: list[list[int]], targets: list[list[int]], *, batch_size: int = 32,
-                    device: torch.device | str = "cpu") -> list[np.ndarray]:
+                    device: torch.device | str = "cpu", credit: str | None = None) -> list[np.ndarray]:
     """One [T, S] matrix per sentence pair (T reference words, S source words), in input order.
 
     `model` is a trained model or an ensemble (nmt.translate.load_models), in eval mode; every member must have
-    attention. Rows sum to 1 except where the credited step does not exist for a rule (never for these rules)."""
+    attention. Each member's steps are credited by its own rule (credit_rule), or all by `credit` ('read' or
+    'predicted') when given. Rows sum to 1."""
+    if credit not in (None, "read", "predicted"):
+        raise ValueError(f"unknown crediting {credit!r}: read or predicted")
     members = members_of(model)
     for member in members:
         if getattr(member, "attention", None) is None and member.config.get("arch", "luong") == "luong":
@@ -63,7 +66,8 @@ def soft_alignments(model, sources: list[list[int]], targets: list[list[int]], *
             # tgt_in = <s> y_1 .. y_T: step k reads tgt_in[k] and predicts y_{k+1} (</s> at k = T).
             _, weights = member(batch.src, batch.src_len, batch.tgt_in)
             weights = weights.float()
-            credited = weights[:, 1:] if credit_rule(member.config) == "read" else weights[:, :-1]
+            rule = credit or credit_rule(member.config)
+            credited = weights[:, 1:] if rule == "read" else weights[:, :-1]
             total = credited if total is None else total + credited
         total = (total / len(members)).cpu().numpy()
         for row, i in enumerate(index):
@@ -79,10 +83,12 @@ def hard_links(matrix: np.ndarray) -> set[tuple[int, int]]:
 
 
 def extract_files(model_paths: list[str], src_path, tgt_path, links_out, soft_out=None, *, combine: str = "prob",
-                  batch_size: int = 32, device: str = "cpu") -> dict:
+                  batch_size: int = 32, device: str | None = None, predicted_out=None) -> dict:
     """`nmt align extract`: hard links (Pharaoh, source index first, one line per sentence pair) and, with
     `soft_out`, the soft matrices (nmt.align.soft) of one model or an ensemble on a tokenised parallel file
-    pair. Returns a summary (sentences, links, how the rows were credited)."""
+    pair; with `predicted_out`, also the hard links with every step credited to the word it predicts (for a
+    content-based model: the other reading of footnote 14). Returns a summary (sentences, links, how the rows
+    were credited). `device`: cpu, cuda, or None for a free GPU when there is one (nmt.devices)."""
     from ..data.text import read_parallel
     from ..translate import load_models
     from .formats import write_pharaoh
@@ -90,9 +96,10 @@ def extract_files(model_paths: list[str], src_path, tgt_path, links_out, soft_ou
 
     model, src_vocab, tgt_vocab, _ = load_models(list(model_paths), device, combine)
     model.eval()
+    device = next(model.parameters()).device
     src_lines, tgt_lines = read_parallel(src_path, tgt_path)
-    matrices = soft_alignments(model, [src_vocab.encode(s) for s in src_lines],
-                               [tgt_vocab.encode(t) for t in tgt_lines], batch_size=batch_size, device=device)
+    sources, targets = [src_vocab.encode(s) for s in src_lines], [tgt_vocab.encode(t) for t in tgt_lines]
+    matrices = soft_alignments(model, sources, targets, batch_size=batch_size, device=device)
     for number, (s, t, m) in enumerate(zip(src_lines, tgt_lines, matrices), start=1):
         # the model must have read every word as written (word-level vocabularies: one id per token)
         if m.shape != (len(t.split()), len(s.split())):
@@ -102,5 +109,10 @@ def extract_files(model_paths: list[str], src_path, tgt_path, links_out, soft_ou
     write_pharaoh(links_out, links)
     if soft_out is not None:
         save_soft(soft_out, matrices)
-    return {"sentences": len(links), "links": sum(len(x) for x in links),
-            "credited": sorted({credit_rule(m.config) for m in members_of(model)})}
+    credited = sorted({credit_rule(m.config) for m in members_of(model)})
+    if predicted_out is not None:
+        if credited != ["predicted"]:  # else the same matrices
+            matrices = soft_alignments(model, sources, targets, batch_size=batch_size, device=device,
+                                       credit="predicted")
+        write_pharaoh(predicted_out, [hard_links(m) for m in matrices])
+    return {"sentences": len(links), "links": sum(len(x) for x in links), "credited": credited}

@@ -15,6 +15,8 @@ rule align_model:
     output:
         links="results/{preset}/{pair}/alignments/{system}.{split}.links",
         soft="results/{preset}/{pair}/alignments/{system}.{split}.soft.npz",
+        # every step's weights credited to the word it predicts (Luong Table 6's second column)
+        predicted="results/{preset}/{pair}/alignments/{system}.{split}.predicted.links",
     params:
         combine=combine_args,
     wildcard_constraints:
@@ -26,7 +28,8 @@ rule align_model:
         "logs/{preset}/{pair}/align/{system}.{split}.log",
     shell:
         "nmt align extract --model {input.models} {params.combine} --src {input.src} --tgt {input.tgt}"
-        " --out {output.links} --soft-out {output.soft} --threads {threads} > {log} 2>&1"
+        " --out {output.links} --soft-out {output.soft} --predicted-out {output.predicted} --threads {threads}"
+        " > {log} 2>&1"
 
 
 rule align_training_model:
@@ -54,8 +57,12 @@ rule align_merge:
     input:
         forward="results/{preset}/{pair}/alignments/{system}.{split}.links",
         backward=lambda wc: f"results/{wc.preset}/{alignment_of(wc)['reverse_task']}/alignments/{wc.system}.{wc.split}.links",
+        forward_predicted="results/{preset}/{pair}/alignments/{system}.{split}.predicted.links",
+        backward_predicted=lambda wc: (f"results/{wc.preset}/{alignment_of(wc)['reverse_task']}/alignments/"
+                                       f"{wc.system}.{wc.split}.predicted.links"),
     output:
-        "results/{preset}/{pair}/alignments/{system}.{split}.merged.links",
+        links="results/{preset}/{pair}/alignments/{system}.{split}.merged.links",
+        predicted="results/{preset}/{pair}/alignments/{system}.{split}.merged.predicted.links",
     params:
         method=lambda wc: alignment_of(wc)["symmetrize"],
     resources:
@@ -63,8 +70,10 @@ rule align_merge:
     log:
         "logs/{preset}/{pair}/align/{system}.{split}.merge.log",
     shell:
-        "nmt align symmetrize --forward {input.forward} --reverse {input.backward} --flip-reverse"
-        " --method {params.method} --out {output} > {log} 2>&1"
+        "(nmt align symmetrize --forward {input.forward} --reverse {input.backward} --flip-reverse"
+        " --method {params.method} --out {output.links}"
+        " && nmt align symmetrize --forward {input.forward_predicted} --reverse {input.backward_predicted}"
+        " --flip-reverse --method {params.method} --out {output.predicted}) > {log} 2>&1"
 
 
 rule align_training_data:
@@ -116,6 +125,7 @@ def alignment_links(wildcards):
         return {"links": f"{base}/aligners/{wildcards.system}.{wildcards.split}.links"}
     merged = ".merged" if entry["reverse_task"] else ""
     return {"links": f"{base}/{wildcards.system}.{wildcards.split}{merged}.links",
+            "predicted": f"{base}/{wildcards.system}.{wildcards.split}{merged}.predicted.links",
             "soft": f"{base}/{wildcards.system}.{wildcards.split}.soft.npz"}
 
 
@@ -129,6 +139,7 @@ rule align_score:
         "results/{preset}/{pair}/scores/{system}.{split}.json",
     params:
         soft=lambda wc, input: f"--soft {input.soft}" if "soft" in input.keys() else "",
+        predicted=lambda wc, input: f"--test-predicted {input.predicted}" if "predicted" in input.keys() else "",
     wildcard_constraints:
         split="|".join(sorted({split for _, _, split in ALIGNMENTS})) or "none",
     resources:
@@ -136,6 +147,7 @@ rule align_score:
     log:
         "logs/{preset}/{pair}/align/{system}.{split}.score.log",
     shell:
-        "nmt align score --gold {input.gold} --test {input.links} {params.soft} --src {input.src} --tgt {input.tgt}"
+        "nmt align score --gold {input.gold} --test {input.links} {params.predicted} {params.soft}"
+        " --src {input.src} --tgt {input.tgt}"
         " --system {wildcards.system} --testset {wildcards.split} --pair {wildcards.pair}"
         " --preset-name {wildcards.preset} --out {output} > {log} 2>&1"
