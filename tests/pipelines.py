@@ -82,6 +82,9 @@ class Pipeline:
             self.error = f"{self.name}: {' '.join(map(str, err.cmd))} ran past {self.timeout:.0f} s"
         self.seconds = time.monotonic() - started
 
+    def running(self) -> bool:
+        return self._thread.is_alive()
+
     def wait(self) -> "Pipeline":
         self._thread.join()
         return self
@@ -168,7 +171,7 @@ TRAIN_COMMENT = re.compile(rf"^rule_train_wildcards_{PRESET}_([a-z]+-[a-z]+)_(\w
 def requeue_one_training_job(cluster: SlurmCluster, pipeline: Pipeline, requeued: dict) -> None:
     """Once a training job has finished its first epoch, `scontrol requeue` it (SLURM stops it with SIGTERM and
     queues it again, as when a job is pre-empted). Fills `requeued` with its job id, task and system."""
-    while pipeline._thread.is_alive():
+    while pipeline.running():
         for job in cluster.jobs():
             match = TRAIN_COMMENT.match(job.get("Comment", ""))
             if job.get("JobState") != "RUNNING" or not match:
@@ -179,7 +182,7 @@ def requeue_one_training_job(cluster: SlurmCluster, pipeline: Pipeline, requeued
                 cluster.scontrol("requeue", job["JobId"])
                 requeued.update(job=job["JobId"], task=task, system=system)
                 return
-        time.sleep(0.2)
+        time.sleep(0.5)
 
 
 # -- what the tests compare -------------------------------------------------------------------------------------

@@ -59,10 +59,17 @@ done
 [ "$(id -u)" = 0 ] || { say "must run as root (slurmd starts jobs as their submitting user)"; exit 3; }
 
 for f in slurm.conf gres.conf; do
-    if [ -e "$ETC/$f" ] || [ -L "$ETC/$f" ]; then
+    if [ -L "$ETC/$f" ] && [ ! -e "$ETC/$f" ]; then  # a link into a test directory since deleted
+        rm -f "$ETC/$f"
+    elif [ -e "$ETC/$f" ]; then
         ours "$f" || { say "$ETC/$f exists and is not ours: not starting a test cluster beside it"; exit 3; }
     fi
 done
+# a test cluster left running by an earlier run (killed before its stop) holds the ports: stop it first
+if ours slurm.conf; then
+    old=$(dirname "$(readlink "$ETC/slurm.conf")")
+    [ "$old" = "$(cd "$dir" 2>/dev/null && pwd)" ] || bash "$0" stop "$old"
+fi
 mkdir -p "$dir"
 dir=$(cd "$dir" && pwd)
 touch "$dir/local_slurm.dir"
