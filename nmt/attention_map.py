@@ -3,7 +3,8 @@
 The reference is force-decoded (nmt.align.extract): one row per reference word, one column per source word in
 the order the source is written. Which decoder step's weights a word gets follows Luong et al.'s footnote 14, as
 for the alignments scored with AER: the step that predicts it (location scores), or the step that reads it
-(content scores: dot, general, concat).
+(content scores: dot, general, concat). Several models: an ensemble, whose matrix is the average of its members'.
+A statistical aligner has no attention: its links of the same sentence pair are drawn instead (links_map).
 """
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ import torch
 
 from .config import ConfigError
 from .data.text import CorpusError, read_parallel
-from .align.extract import credit_rule, soft_alignments
+from .align.extract import credit_rule, members_of, soft_alignments
 from .translate import load_models
 
 
@@ -53,19 +54,44 @@ def attention_label(model_config: dict) -> str:
     return f"{model_config['attention']} ({model_config['score']})"
 
 
-def attention_map(model_path: str | Path, src_path: str | Path, tgt_path: str | Path, *, line: int | None = None,
-                  length: tuple[int, int] | None = None, system: str | None = None, device: str = "cpu") -> dict:
-    """The JSON record of `nmt attention` for one line of a tokenised parallel file pair."""
-    model, src_vocab, tgt_vocab, _ = load_models([str(model_path)], device)
-    if model.attention is None:
-        raise ConfigError(f"{model_path}: this model has no attention (attention: none); "
-                          "there is no attention matrix to draw")
+def attention_map(model_paths: str | Path | list, src_path: str | Path, tgt_path: str | Path, *,
+                  line: int | None = None, length: tuple[int, int] | None = None, system: str | None = None,
+                  device: str | None = None, combine: str = "prob") -> dict:
+    """The JSON record of `nmt attention` for one line of a tokenised parallel file pair: one model, or the
+    average of several (an ensemble)."""
+    paths = [str(p) for p in (model_paths if isinstance(model_paths, (list, tuple)) else [model_paths])]
+    model, src_vocab, tgt_vocab, _ = load_models(paths, device, combine)
+    members = members_of(model)
+    for path, member in zip(paths, members):
+        if member.attention is None:
+            raise ConfigError(f"{path}: this model has no attention (attention: none); "
+                              "there is no attention matrix to draw")
     model.eval()
     src_lines, tgt_lines = read_parallel(src_path, tgt_path)
     number = select_line(src_lines, src_path, line=line, length=length)
     src_text, tgt_text = src_lines[number - 1], tgt_lines[number - 1]
     # Unknown words are fed as <unk> but reported as written.
     weights = forced_attention(model, src_vocab.encode(src_text), tgt_vocab.encode(tgt_text))
-    return {"model": str(model_path), "system": system, "line": number, "src": src_text.split(),
-            "tgt": tgt_text.split(), "weights": weights.tolist(), "attention": attention_label(model.config),
-            "credited": credit_rule(model.config)}
+    labels = sorted({attention_label(m.config) for m in members})
+    return {"models": paths, "system": system, "line": number, "src": src_text.split(), "tgt": tgt_text.split(),
+            "weights": weights.tolist(),
+            "attention": labels[0] if len(members) == 1 else f"ensemble of {len(members)}: {', '.join(labels)}",
+            "credited": sorted({credit_rule(m.config) for m in members})}
+
+
+def links_map(links_path: str | Path, src_path: str | Path, tgt_path: str | Path, *, line: int | None = None,
+              length: tuple[int, int] | None = None, system: str | None = None, label: str = "word alignment links"
+              ) -> dict:
+    """The same record for a word aligner's links (Pharaoh, source first, one line per sentence pair of the files):
+    1 for a sure link, 0.5 for a possible-only one, 0 elsewhere, in place of attention weights."""
+    from .align.formats import check_lengths, links_to_matrix, read_pharaoh
+
+    src_lines, tgt_lines = read_parallel(src_path, tgt_path)
+    number = select_line(src_lines, src_path, line=line, length=length)
+    links = read_pharaoh(links_path)
+    check_lengths(links, [len(s.split()) for s in src_lines], [len(t.split()) for t in tgt_lines], str(links_path))
+    src, tgt = src_lines[number - 1].split(), tgt_lines[number - 1].split()
+    sentence = links[number - 1]
+    matrix = links_to_matrix(sentence.sure, sentence.possible, len(src), len(tgt))
+    return {"links": str(links_path), "system": system, "line": number, "src": src, "tgt": tgt,
+            "weights": matrix.tolist(), "attention": label, "credited": None}

@@ -214,11 +214,16 @@ def cmd_translate(args) -> None:
 
 
 def cmd_attention(args) -> None:
-    from .attention_map import attention_map
+    from .attention_map import attention_map, links_map
     from .train import set_threads
     set_threads(args.threads)
-    result = attention_map(args.model, args.src, args.tgt, line=args.line,
-                           length=tuple(args.length) if args.length else None, system=args.system)
+    where = {"line": args.line, "length": tuple(args.length) if args.length else None,
+             "system": args.system_name or args.system}
+    if args.links:
+        result = links_map(args.links, args.src, args.tgt, **where, label=args.label)
+    else:
+        paths, combine = system_models(args, "nmt attention")
+        result = attention_map(paths, args.src, args.tgt, **where, device=args.device, combine=combine)
     write_json_atomic(args.out, result)
     print(json.dumps({"line": result["line"], "attention": result["attention"], "src_words": len(result["src"]),
                       "tgt_words": len(result["tgt"])}))
@@ -420,16 +425,28 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_translate)
 
     p = sub.add_parser("attention", help="attention matrix of a model for one reference translation (forced "
-                       "decoding; the data of Luong et al.'s Figure 7)")
-    p.add_argument("--model", required=True, help="model.pt (with attention)")
+                       "decoding; the data of Luong et al.'s Figure 7), or an aligner's links of that sentence pair")
+    source = p.add_mutually_exclusive_group(required=True)
+    source.add_argument("--model", nargs="+", help="model.pt (with attention); several = an ensemble (their average)")
+    source.add_argument("--system", help="a system or ensemble that the preset's tables define for --task")
+    source.add_argument("--links", help="a word aligner's links (Pharaoh, source first, one line per sentence pair "
+                                        "of --src/--tgt), drawn in place of attention")
+    p.add_argument("--task", help="with --system: the task (e.g. en-de)")
+    p.add_argument("--models-dir", default=".", help="with --system: the directory of the trained systems")
+    p.add_argument("--params", default="params.yaml", help="with --system: the params file (default: %(default)s)")
+    p.add_argument("--preset", help="with --system: preset name (default: the one params.yaml names)")
+    p.add_argument("--combine", choices=("prob", "logprob"), default="prob",
+                   help="how an ensemble combines distributions (does not change the averaged attention)")
+    p.add_argument("--label", default="word alignment links", help="with --links: what the links are")
+    p.add_argument("--device", default=None, help="cpu, cuda, cuda:1 (default: a free GPU when there is one)")
     p.add_argument("--src", required=True, help="tokenised source file")
     p.add_argument("--tgt", required=True, help="tokenised reference file, line by line parallel to --src")
     which = p.add_mutually_exclusive_group(required=True)
     which.add_argument("--line", type=int, help="the 1-based line to use")
     which.add_argument("--length", type=int, nargs=2, metavar=("MIN", "MAX"),
                        help="use the first line whose source has MIN to MAX words")
-    p.add_argument("--out", required=True, help="JSON file: words, weights (target x source), model")
-    p.add_argument("--system", help="the system's name, recorded in the JSON")
+    p.add_argument("--out", required=True, help="JSON file: words, weights (target x source), models or links")
+    p.add_argument("--name", dest="system_name", help="the name recorded in the JSON (default: --system)")
     p.add_argument("--threads", type=int, default=None)
     p.set_defaults(func=cmd_attention)
 

@@ -328,7 +328,8 @@ def collect_ensembles(config: dict, root: str | Path = ".") -> dict[str, dict[st
 
 def collect_figures(config: dict, root: str | Path = ".") -> list[tuple[str, dict]]:
     """[(task, figure)] over the preset's figure files, every system a figure reads checked to be trained or
-    ensembled by the preset's tables for that task, and a learning-curve figure's table to be one of them."""
+    ensembled by the preset's tables for that task (an attention-map figure may also draw an aligner of an
+    alignment table on its split), and a learning-curve figure's table to be one of them."""
     systems = collect_systems(config, root)
     ensembles = collect_ensembles(config, root)
     table_ids = {load_table(Path(root) / t)["id"] for t in config["tables"]}
@@ -344,19 +345,16 @@ def collect_figures(config: dict, root: str | Path = ".") -> list[tuple[str, dic
                 out.append((task, {**fig, "unavailable": f"the {task} corpus of preset {config['preset']!r} has no "
                                                          f"{fig['split']!r} split"}))
                 continue
-            unknown = [s for s in figure_systems(fig) if s not in known]
+            drawable = known | (set(split_aligners(config, root, task, fig["split"]))
+                                if fig["kind"] == "attention_maps" else set())
+            unknown = [s for s in figure_systems(fig) if s not in drawable]
             if unknown:
+                also = " (nor an aligner of an alignment table on its split)" if fig["kind"] == "attention_maps" else ""
                 raise ConfigError(f"{path}: figure {fig['id']}: {', '.join(map(repr, unknown))} not trained or "
-                                  f"ensembled by any table of preset {config['preset']!r} for task {task}")
+                                  f"ensembled by any table of preset {config['preset']!r} for task {task}{also}")
             if fig["kind"] == "learning_curves" and fig["table"] not in table_ids:
                 raise ConfigError(f"{path}: figure {fig['id']}: table {fig['table']!r} is not one of the preset's "
                                   f"tables ({', '.join(sorted(table_ids))})")
-            if fig["kind"] == "attention_maps":
-                trained = systems.get(task, {})
-                ensembled = [s for s in figure_systems(fig) if s not in trained]
-                if ensembled:
-                    raise ConfigError(f"{path}: figure {fig['id']}: attention maps need trained systems, not "
-                                      f"ensembles ({', '.join(ensembled)})")
             out.append((task, fig))
     return out
 
@@ -510,9 +508,23 @@ def collect_alignments(config: dict, root: str | Path = ".") -> list[dict]:
     return list(wanted.values())
 
 
+def split_aligners(config: dict, root: str | Path, task: str, split: str) -> dict[str, dict]:
+    """{aligner: settings}: the statistical aligners whose links of `split` the preset's alignment tables of
+    `task` produce (an attention-map figure may draw them beside the models)."""
+    return {a["name"]: a["aligner"] for a in collect_alignments(config, root)
+            if a["kind"] == "aligner" and a["task"] == task and a["split"] == split}
+
+
+def aligner_label(settings: dict) -> str:
+    """How a heat map names a statistical aligner's links: its model and symmetrisation."""
+    from .align.statistical import LABELS
+    return f"{LABELS[settings['model']]}, {settings['symmetrize']}"
+
+
 def collect_attention_maps(config: dict, root: str | Path = ".") -> dict[tuple[str, str, str], list[int]]:
-    """{(task, system, split): [min, max] source length of the sentence}: the forced-decoding attention
-    matrices the preset's figures draw (the first figure that asks for one decides its sentence)."""
+    """{(task, system, split): [min, max] source length of the sentence}: the matrices the preset's figures draw
+    (the first figure that asks for one decides its sentence): a trained system's or an ensemble's attention when
+    the reference is forced through it, or a statistical aligner's links (split_aligners)."""
     wanted: dict[tuple[str, str, str], list[int]] = {}
     for task, fig in collect_figures(config, root):
         if fig["kind"] == "attention_maps" and not fig.get("unavailable"):

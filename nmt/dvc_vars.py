@@ -56,9 +56,16 @@ def dvc_vars(config: dict, root: str | Path = ".") -> dict:
         model_dep = model_dependency(ensembles.get(task, {}), system)
         evaluations[f"{task}.{system}.{testset}"] = {"task": task, "system": system, "testset": testset,
                                                      "model_dep": model_dep}
-    attention = {f"{task}.{system}.{split}": {"task": task, "system": system, "split": split,
-                                              "length": " ".join(map(str, length))}
-                 for (task, system, split), length in cfg.collect_attention_maps(config, root).items()}
+    # heat maps: a model's (or an ensemble's) forced-decoding attention, or an aligner's links of the sentence
+    attention, alignment_maps = {}, {}
+    for (task, system, split), length in cfg.collect_attention_maps(config, root).items():
+        entry = {"task": task, "system": system, "split": split, "length": " ".join(map(str, length))}
+        aligner = cfg.split_aligners(config, root, task, split).get(system)
+        if aligner is None:
+            attention[f"{task}.{system}.{split}"] = {**entry, "model_dep": model_dependency(ensembles.get(task, {}),
+                                                                                           system)}
+        else:
+            alignment_maps[f"{task}.{system}.{split}"] = {**entry, "label": cfg.aligner_label(aligner)}
     # alignment tables: models force-decoded on the gold split (with a reverse task, its twin too, and the two
     # directions merged), and statistical aligners (nmt.align); `links` is what the score stage reads, and
     # `predicted_links` the same with every step credited to the word it predicts
@@ -89,6 +96,7 @@ def dvc_vars(config: dict, root: str | Path = ".") -> dict:
     return {"tasks": tasks, "systems": trained, "systems_with_input": trained_with_input,
             "model_training_links": model_training_links,
             "training_links": training_links, "evaluations": evaluations, "attention_maps": attention,
+            "alignment_maps": alignment_maps,
             "model_alignments": model_alignments, "merged_alignments": merged, "model_scores": model_scores,
             "aligners": aligners}
 

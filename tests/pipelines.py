@@ -215,6 +215,12 @@ def table_files(workdir: Path) -> dict[str, bytes]:
     return out
 
 
+def assert_same_tables(workdir: Path, reference: Path) -> None:
+    """Two runs' reports show the same measured cells, each its own run's scores, in byte-identical table files."""
+    assert check_report(workdir) == check_report(reference)
+    assert table_files(workdir) == table_files(reference)
+
+
 def check_report(workdir: Path) -> dict:
     """Every measured cell of every table equals its scores file's field; returns the measured cells."""
     report = workdir / f"reports/{PRESET}"
@@ -259,10 +265,10 @@ def check_report(workdir: Path) -> dict:
     assert json.loads((workdir / f"results/{PRESET}/en-de/scores/base.test.json").read_text())["unk"] is None
     # the figures: learning curves (Figure 5), BLEU by length (6), attention maps with gold (7), samples (Table 5)
     for section in ("luong2015_figure5", "luong2015_figure6", "luong2015_figure7", "luong2015_table5",
-                    "peter2017_figure3"):
+                    "luong2015_table6_alignments", "peter2017_figure3"):
         assert f'id="{section}"' in html
     assert "Not drawn" not in html
     for png in ("luong2015_table1_learning_curves.png", "luong2015_figure6.png", "luong2015_figure7.png",
-                "peter2017_figure3.png"):
+                "luong2015_table6_alignments.png", "peter2017_figure3.png"):
         assert (report / png).read_bytes().startswith(b"\x89PNG")
     return shown

@@ -5,7 +5,7 @@ import json
 import pytest
 import torch
 
-from nmt.attention_map import attention_map, forced_attention, select_line
+from nmt.attention_map import attention_map, forced_attention, links_map, select_line
 from nmt.cli import main
 from nmt.config import ConfigError
 from nmt.data.batches import make_batch
@@ -102,7 +102,7 @@ def test_map_of_a_line_from_files(tmp_path, corpus):
     model = make_model(3, attention="local-p", score="general")
     path = save_model(model, tmp_path / "lp.pt")
     result = attention_map(path, *corpus, line=3, system="local-p")
-    assert result["model"] == str(path) and result["system"] == "local-p" and result["line"] == 3
+    assert result["models"] == [str(path)] and result["system"] == "local-p" and result["line"] == 3
     assert result["attention"] == "local-p (general)"
     # words as written, unknown ones included; fed to the model as <unk>
     assert result["src"] == "s11 unknown s12 s13 s14".split()
@@ -111,6 +111,33 @@ def test_map_of_a_line_from_files(tmp_path, corpus):
     assert torch.tensor(result["weights"]).shape == (6, 5)
     torch.testing.assert_close(torch.tensor(result["weights"]), expected)
     assert result == attention_map(path, *corpus, length=(4, 6), system="local-p")  # the first 4..6-word line
+
+
+def test_an_ensemble_map_is_the_average_of_its_members(tmp_path, corpus):
+    first = save_model(make_model(3, attention="local-p", score="general"), tmp_path / "lp.pt")
+    second = save_model(make_model(4, score="location"), tmp_path / "loc.pt")
+    one, two = (attention_map(path, *corpus, line=2) for path in (first, second))
+    both = attention_map([first, second], *corpus, line=2, system="ens")
+    torch.testing.assert_close(torch.tensor(both["weights"]),
+                               (torch.tensor(one["weights"]) + torch.tensor(two["weights"])) / 2)
+    assert both["models"] == [str(first), str(second)] and both["credited"] == ["predicted", "read"]
+    assert both["attention"] == "ensemble of 2: global (location), local-p (general)"
+
+
+def test_an_aligners_links_are_drawn_as_a_matrix_of_the_same_sentence(tmp_path, corpus):
+    links = tmp_path / "eflomal.links"
+    links.write_text("0-0 1-1\n0-0 1-1 2?2 6-3\n0-0\n\n")
+    result = links_map(links, *corpus, length=(6, 8), system="eflomal", label="eflomal -m 3")
+    assert result["line"] == 2 and result["links"] == str(links) and result["credited"] is None
+    assert result["src"] == "s4 s5 s6 s7 s8 s9 s10".split() and result["attention"] == "eflomal -m 3"
+    assert result["weights"] == [[1, 0, 0, 0, 0, 0, 0], [0, 1, 0, 0, 0, 0, 0], [0, 0, 0.5, 0, 0, 0, 0],
+                                 [0, 0, 0, 0, 0, 0, 1]]
+    links.write_text("0-0 1-1\n0-0 7-1\n0-0\n\n")  # source word 7 of a 7-word sentence
+    with pytest.raises(CorpusError, match=r"eflomal\.links:2: link 7-1: source index 7 out of range"):
+        links_map(links, *corpus, line=1)
+    links.write_text("0-0\n")
+    with pytest.raises(CorpusError, match=r"eflomal\.links: the file ends after 1 sentences"):
+        links_map(links, *corpus, line=1)
 
 
 def test_line_selection():
@@ -147,9 +174,9 @@ def test_cli_writes_the_json_and_reports_errors(tmp_path, corpus, capsys):
     out = tmp_path / "maps" / "loc.json"
     src, tgt = corpus
     assert main(["attention", "--model", str(model), "--src", str(src), "--tgt", str(tgt), "--length", "6", "8",
-                 "--out", str(out), "--system", "global-location", "--threads", "1"]) == 0
+                 "--out", str(out), "--name", "global-location", "--threads", "1"]) == 0
     result = json.loads(out.read_text())
-    assert set(result) == {"model", "system", "line", "src", "tgt", "weights", "attention", "credited"}
+    assert set(result) == {"models", "system", "line", "src", "tgt", "weights", "attention", "credited"}
     assert result["line"] == 2 and result["system"] == "global-location"
     assert result["attention"] == "global (location)"
     assert len(result["weights"]) == 4 and all(len(row) == 7 for row in result["weights"])

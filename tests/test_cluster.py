@@ -7,7 +7,7 @@ import re
 
 import pytest
 
-from pipelines import ROOT, check_report, run, systems, table_files
+from pipelines import ROOT, assert_same_tables, run, systems
 
 pytestmark = pytest.mark.e2e
 
@@ -28,9 +28,7 @@ def jobs_by_rule(cluster) -> dict[str, list[dict]]:
 @pytest.mark.pipeline("slurm")
 @pytest.mark.pipeline("snakemake")
 def test_the_cluster_run_gives_the_tables_of_the_run_on_one_machine(tiny_runs):
-    cluster_dir, local_dir = tiny_runs["slurm"].workdir, tiny_runs["snakemake"].workdir
-    assert check_report(cluster_dir) == check_report(local_dir)
-    assert table_files(cluster_dir) == table_files(local_dir)
+    assert_same_tables(tiny_runs["slurm"].workdir, tiny_runs["snakemake"].workdir)
 
 
 @pytest.mark.pipeline("slurm")

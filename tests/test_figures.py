@@ -29,7 +29,8 @@ def shipped():
 
 def test_shipped_figure_file_loads():
     figures = load_figures(FIGURES)
-    assert [f["kind"] for f in figures["figures"]] == ["learning_curves", "bleu_by_length", "attention_maps", "samples"]
+    assert [f["kind"] for f in figures["figures"]] == ["learning_curves", "bleu_by_length", "attention_maps",
+                                                       "attention_maps", "samples"]
     assert figures["figures"][2]["length"] == [10, 16] and figures["figures"][2]["gold"] is True
 
 
@@ -39,8 +40,8 @@ def test_shipped_figure_file_loads():
     (lambda f: f["figures"][1].update(colour="red"), r"figure 2 .*unknown key\(s\) colour"),
     (lambda f: f["figures"][2].update(length=[16, 10]), r"figure 3 .*length: must be \[min, max\]"),
     (lambda f: f["figures"][1]["lines"][0].pop("label"), r"figure 2 .*lines\[1\]: must be a mapping with 'system'"),
-    (lambda f: f["figures"][3].update(count=0), r"figure 4 .*'count' must be a positive integer"),
-    (lambda f: f["figures"][3].update(id="luong2015_figure5"), r"figure id 'luong2015_figure5' is used twice"),
+    (lambda f: f["figures"][4].update(count=0), r"figure 5 .*'count' must be a positive integer"),
+    (lambda f: f["figures"][4].update(id="luong2015_figure5"), r"figure id 'luong2015_figure5' is used twice"),
 ])
 def test_bad_figure_files_are_named(tmp_path, change, message):
     data = shipped()
@@ -67,14 +68,17 @@ def test_evaluations_are_what_tables_and_figures_show():
 
 def test_attention_maps_need_the_gold_aligned_split():
     assert cfg.collect_attention_maps(demo(), ROOT) == {
+        # Luong et al.'s Figure 7, and Table 6's rows: its ensemble, and eflomal's links
         **{("en-de", s, "align"): [10, 16]
-           for s in ("global_location_feed", "local_m_general_feed", "local_p_general_feed")},
-        **{("de-en", s, "align"): [10, 16]  # Peter et al.'s Figure 3
-           for s in ("rnnsearch", "rnnsearch_guided", "rnnsearch_tf_frozen", "rnnsearch_tf_guided")}}
+           for s in ("global_location_feed", "local_m_general_feed", "local_p_general_feed", "ensemble_attention",
+                     "eflomal_full")},
+        **{("de-en", s, "align"): [10, 16]  # Peter et al.'s Figure 3: Table 1's trained systems and aligners
+           for s in ("rnnsearch", "eflomal_hmm", "eflomal_full", "rnnsearch_guided", "rnnsearch_tf_frozen",
+                     "rnnsearch_tf_guided")}}
     small = cfg.load_params(ROOT / "params.yaml", "small")  # Multi30k: no gold alignments
     assert cfg.collect_attention_maps(small, ROOT) == {}
     maps = [f for _, f in cfg.collect_figures(small, ROOT) if f["kind"] == "attention_maps"]
-    assert [f["id"] for f in maps] == ["luong2015_figure7", "peter2017_figure3"]
+    assert [f["id"] for f in maps] == ["luong2015_figure7", "luong2015_table6_alignments", "peter2017_figure3"]
     # (Figure 3's systems are not even trained there: its table has nothing to measure either)
     assert all("has no 'align' split" in f["unavailable"] for f in maps)
 
@@ -112,6 +116,14 @@ def test_figures_must_use_systems_the_tables_train(tmp_path):
     config = with_tables(tmp_path, {"t1": table("t1", ["a"])}, figures)
     with pytest.raises(cfg.ConfigError, match=r"figs.yaml: figure len: 'ghost' not trained or ensembled"):
         cfg.collect_figures(config)
+    # an aligner may be drawn only where an alignment table of the task aligns the figure's split with it
+    figures["figures"][0] = {"id": "maps", "kind": "attention_maps", "title": "t", "split": "align",
+                             "length": [1, 50], "maps": [{"system": "a", "label": "A"},
+                                                         {"system": "eflomal_full", "label": "E"}]}
+    config = with_tables(tmp_path, {"t1": table("t1", ["a"])}, figures)
+    with pytest.raises(cfg.ConfigError, match=r"figure maps: 'eflomal_full' not trained or ensembled .* \(nor an "
+                                              r"aligner of an alignment table on its split\)"):
+        cfg.collect_figures(config)
     figures["figures"][0] = {"id": "lc", "kind": "learning_curves", "title": "t", "table": "t9"}
     config = with_tables(tmp_path, {"t1": table("t1", ["a"])}, figures)
     with pytest.raises(cfg.ConfigError, match=r"figure lc: table 't9' is not one of the preset's tables"):
@@ -146,6 +158,10 @@ def test_generated_dvc_variables_are_current():
     assert len(generated["model_alignments"]) == 12 and len(generated["aligners"]) == 3
     assert len(generated["merged_alignments"]) == 4 and len(generated["model_scores"]) == 8
     assert generated["evaluations"]["en-de.ensemble_attention.test2"]["model_dep"] == "models"
+    # heat maps: 8 of models and the ensemble (through its members' models), 3 of aligners' links
+    assert len(generated["attention_maps"]) == 8 and len(generated["alignment_maps"]) == 3
+    assert generated["attention_maps"]["en-de.ensemble_attention.align"]["model_dep"] == "models"
+    assert generated["alignment_maps"]["de-en.eflomal_hmm.align"]["label"].startswith("eflomal -m 2")
 
 
 # ------------------------------------------------------------------------------------------ report sections

@@ -101,7 +101,7 @@ def bleu_by_length_view(fig: dict, inputs: FigureInputs, out_dir: Path) -> dict:
 
 # -- Figure 7 -----------------------------------------------------------------------------------------------
 def attention_maps_view(fig: dict, inputs: FigureInputs, out_dir: Path) -> dict:
-    panels, line = [], None
+    panels, line, aligners = [], None, []
     for ref in fig["maps"]:
         matrix = inputs.attention(ref["system"], fig["split"])
         if line is not None and matrix["line"] != line:
@@ -109,6 +109,8 @@ def attention_maps_view(fig: dict, inputs: FigureInputs, out_dir: Path) -> dict:
                              f"{matrix['line']}); they must come from the same split and length rule")
         line = matrix["line"]
         panels.append((ref["label"], matrix["src"], matrix["tgt"], matrix["weights"]))
+        if "links" in matrix:  # a statistical aligner: its links, not attention
+            aligners.append(ref["label"])
     src, tgt = panels[0][1], panels[0][2]
     gold_note = "no gold alignment for this split"
     gold_path = inputs.gold(fig["split"])
@@ -122,7 +124,9 @@ def attention_maps_view(fig: dict, inputs: FigureInputs, out_dir: Path) -> dict:
     return {"figure": figure, "table": None,
             "caption": f"Attention weights when the reference is forced through each model (row: the target word "
                        f"being predicted; column: source word as written; white = 0, black = 1); sentence {line} of "
-                       f"the {fig['split']} split; {gold_note}."}
+                       f"the {fig['split']} split; {gold_note}"
+                       + (f"; {', '.join(aligners)}: the aligner's links (black = link, grey = possible link)"
+                          if aligners else "") + "."}
 
 
 # -- Table 5 ------------------------------------------------------------------------------------------------

@@ -1,21 +1,56 @@
 # What the paper's figures need besides scores: the attention weights of forcing a reference translation
-# through a trained model (Figure 7's heat maps), for the sentence a figure file picks by its source length.
+# through a trained system or an ensemble (Figure 7's heat maps), for the sentence a figure file picks by its
+# source length; a statistical aligner drawn beside them shows its links of the same sentence pair instead.
+
+_MAP_ALIGNERS = {key for key in ATTENTION_MAPS if ALIGNMENTS.get(key, {}).get("kind") == "aligner"}
+
+
+def _names(keys):
+    return "|".join(sorted({system for _, system, _ in keys})) or "none"
+
+
+def map_length(wildcards):
+    return " ".join(map(str, ATTENTION_MAPS[(wildcards.pair, wildcards.system, wildcards.split)]))
 
 
 rule attention_map:
     input:
-        model="results/{preset}/{pair}/models/{system}/model.pt",
+        models=decoding_models,
         src="data/{preset}/{pair}/prepared/{split}.src",
         tgt="data/{preset}/{pair}/prepared/{split}.tgt",
     output:
         "results/{preset}/{pair}/attention/{system}.{split}.json",
     params:
-        length=lambda wc: " ".join(map(str, ATTENTION_MAPS[(wc.pair, wc.system, wc.split)])),
+        length=map_length,
+        combine=combine_args,
+    wildcard_constraints:
+        system=_names(set(ATTENTION_MAPS) - _MAP_ALIGNERS),
     threads: 1
     resources:
         **DECODE_JOB,
     log:
         "logs/{preset}/{pair}/attention/{system}.{split}.log",
     shell:
-        "nmt attention --model {input.model} --src {input.src} --tgt {input.tgt} --length {params.length}"
-        " --system {wildcards.system} --out {output} --threads {threads} > {log} 2>&1"
+        "nmt attention --model {input.models} {params.combine} --src {input.src} --tgt {input.tgt}"
+        " --length {params.length} --name {wildcards.system} --out {output} --threads {threads} > {log} 2>&1"
+
+
+rule alignment_map:
+    input:
+        links="results/{preset}/{pair}/alignments/aligners/{system}.{split}.links",
+        src="data/{preset}/{pair}/prepared/{split}.src",
+        tgt="data/{preset}/{pair}/prepared/{split}.tgt",
+    output:
+        "results/{preset}/{pair}/attention/{system}.{split}.json",
+    params:
+        length=map_length,
+        label=lambda wc: nmtcfg.aligner_label(ALIGNMENTS[(wc.pair, wc.system, wc.split)]["aligner"]),
+    wildcard_constraints:
+        system=_names(_MAP_ALIGNERS),
+    resources:
+        **CPU_JOB,
+    log:
+        "logs/{preset}/{pair}/attention/{system}.{split}.log",
+    shell:
+        "nmt attention --links {input.links} --label {params.label:q} --src {input.src} --tgt {input.tgt}"
+        " --length {params.length} --name {wildcards.system} --out {output} > {log} 2>&1"
