@@ -17,6 +17,16 @@ def _add_config_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--preset", default=None, help="preset name (default: the one params.yaml names)")
 
 
+def add_system_args(p: argparse.ArgumentParser) -> None:
+    """The options with which --system names a system or ensemble of the preset's tables (see system_models)."""
+    _add_config_args(p)
+    p.add_argument("--task", help="with --system: the task (e.g. en-de)")
+    p.add_argument("--models-dir", default=".", help="with --system: the directory of the trained systems")
+    p.add_argument("--combine", choices=("prob", "logprob"), default="prob",
+                   help="ensemble: average the probabilities (default) or the log-probabilities (does not change "
+                        "an averaged attention)")
+
+
 def _load(args) -> dict:
     return cfg.load_params(args.params, args.preset)
 
@@ -407,12 +417,8 @@ def build_parser() -> argparse.ArgumentParser:
     which.add_argument("--model", nargs="+", help="model.pt; more than one decodes them as an ensemble")
     which.add_argument("--system", help="a system or ensemble that the preset's tables define for --task, "
                        "its model.pt (or its members') taken from --models-dir")
-    _add_config_args(p)
-    p.add_argument("--task", help="with --system: the task (e.g. en-de)")
-    p.add_argument("--models-dir", default=".", help="with --system: the directory of the trained systems")
+    add_system_args(p)
     p.add_argument("--positions-out", help="also write, per output word, the source position it attended to most")
-    p.add_argument("--combine", choices=["prob", "logprob"], default="prob",
-                   help="ensemble: average the probabilities (default) or the log-probabilities")
     p.add_argument("--src", required=True)
     p.add_argument("--out", required=True)
     p.add_argument("--beam", type=int, default=None, help="beam size (1 = greedy; default from the config)")
@@ -431,12 +437,7 @@ def build_parser() -> argparse.ArgumentParser:
     source.add_argument("--system", help="a system or ensemble that the preset's tables define for --task")
     source.add_argument("--links", help="a word aligner's links (Pharaoh, source first, one line per sentence pair "
                                         "of --src/--tgt), drawn in place of attention")
-    p.add_argument("--task", help="with --system: the task (e.g. en-de)")
-    p.add_argument("--models-dir", default=".", help="with --system: the directory of the trained systems")
-    p.add_argument("--params", default="params.yaml", help="with --system: the params file (default: %(default)s)")
-    p.add_argument("--preset", help="with --system: preset name (default: the one params.yaml names)")
-    p.add_argument("--combine", choices=("prob", "logprob"), default="prob",
-                   help="how an ensemble combines distributions (does not change the averaged attention)")
+    add_system_args(p)
     p.add_argument("--label", default="word alignment links", help="with --links: what the links are")
     p.add_argument("--device", default=None, help="cpu, cuda, cuda:1 (default: a free GPU when there is one)")
     p.add_argument("--src", required=True, help="tokenised source file")

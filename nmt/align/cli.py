@@ -160,6 +160,7 @@ def cmd_extract(args) -> None:
 
 def register(subparsers) -> None:
     """Add `nmt align {score,symmetrize,eflomal,extract}` to the `nmt` command's subparsers."""
+    from ..cli import add_system_args
     from .statistical import LABELS
     from .symmetrize import METHODS
 
@@ -233,12 +234,7 @@ def register(subparsers) -> None:
     which = p.add_mutually_exclusive_group(required=True)
     which.add_argument("--model", nargs="+", help="model.pt file(s); several = an ensemble")
     which.add_argument("--system", help="a system or ensemble that the preset's tables define for --task")
-    p.add_argument("--task", help="with --system: the task (e.g. en-de)")
-    p.add_argument("--models-dir", default=".", help="with --system: the directory of the trained systems")
-    p.add_argument("--params", default="params.yaml", help="with --system: the params file (default: %(default)s)")
-    p.add_argument("--preset", help="with --system: preset name (default: the one params.yaml names)")
-    p.add_argument("--combine", choices=("prob", "logprob"), default="prob",
-                   help="how an ensemble combines distributions (does not change the averaged attention)")
+    add_system_args(p)
     p.add_argument("--src", required=True, help="tokenised source text, as the model reads it")
     p.add_argument("--tgt", required=True, help="tokenised reference translations")
     p.add_argument("--out", required=True, help="hard links (Pharaoh, source index first)")
