@@ -218,6 +218,10 @@ def train(config: dict, data_dir: str | Path, out_dir: str | Path, *, system: st
         state = ckpt["state"]
         log(f"[{system}] resuming from {ckpt_path}: epoch {state['epoch']}, batch {state['batch']}, "
             f"{state['updates']} updates done")
+        # Snakemake deletes a failed job's outputs before it reruns it, and a job killed after its last epoch's
+        # checkpoint has no epoch left to write them again: restore the finished epochs' records now.
+        if state["metrics"]:
+            write_metrics(out_dir / "metrics.jsonl", state["metrics"])
 
     meta = {"system": system, "config": config, "parameters": count_parameters(model),
             "trainable_parameters": sum(p.numel() for p in params),

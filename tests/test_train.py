@@ -114,6 +114,21 @@ def test_sigterm_writes_a_mid_epoch_checkpoint_and_resumes_exactly(workspace):
     assert_same_run(final_state(root / "ref"), final_state(out))
 
 
+def test_a_rerun_after_the_last_checkpoint_restores_the_outputs_a_workflow_deleted(workspace, tmp_path):
+    # A job killed between the last epoch's checkpoint and its exit: Snakemake (or SLURM's requeue) removes its
+    # outputs and reruns it; the rerun has no epoch left to train and must still write every output.
+    root, preset = workspace
+    subprocess.run(train_cmd(root, preset, root / "whole"), check=True, capture_output=True)
+    out = tmp_path / "finished"
+    subprocess.run(train_cmd(root, preset, out), check=True, capture_output=True)
+    for name in ("model.pt", "model.json", "metrics.jsonl", "metrics.csv"):
+        (out / name).unlink()
+    result = subprocess.run(train_cmd(root, preset, out), check=True, capture_output=True, text=True)
+    assert "resuming from" in result.stderr and "epoch 4, batch 0" in result.stderr
+    assert_same_run(final_state(root / "whole"), final_state(out))
+    assert (out / "metrics.csv").read_text().count("\n") == 4  # header + 3 epochs
+
+
 def test_changed_config_starts_afresh_and_keeps_the_old_checkpoint(workspace, tmp_path):
     root, preset = workspace
     out = tmp_path / "changed"
