@@ -77,7 +77,7 @@ def test_beam_scores_equal_forced_decoding_and_beat_greedy(overrides):
         limit = int(len(srcs[i]) * 2.0) + 10
         if len(hyp.tokens) < limit:  # ended with </s>: its score is the forced-decoding log-likelihood
             forced = make_batch([srcs[i]], [hyp.tokens], [0])
-            assert -float(batch_nll(model, forced)) == pytest.approx(hyp.score, abs=1e-3)
+            assert -float(batch_nll(model, forced).detach()) == pytest.approx(hyp.score, abs=1e-3)
         assert EOS_ID not in hyp.tokens
 
 
