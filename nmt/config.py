@@ -333,6 +333,7 @@ def collect_figures(config: dict, root: str | Path = ".") -> list[tuple[str, dic
     systems = collect_systems(config, root)
     ensembles = collect_ensembles(config, root)
     table_ids = {load_table(Path(root) / t)["id"] for t in config["tables"]}
+    aligners = statistical_aligners(config, root)
     out = []
     for path in config.get("figures") or []:
         figures = load_figures(Path(root) / path)
@@ -345,7 +346,7 @@ def collect_figures(config: dict, root: str | Path = ".") -> list[tuple[str, dic
                 out.append((task, {**fig, "unavailable": f"the {task} corpus of preset {config['preset']!r} has no "
                                                          f"{fig['split']!r} split"}))
                 continue
-            drawable = known | (set(split_aligners(config, root, task, fig["split"]))
+            drawable = known | ({name for t, name, split in aligners if t == task and split == fig["split"]}
                                 if fig["kind"] == "attention_maps" else set())
             unknown = [s for s in figure_systems(fig) if s not in drawable]
             if unknown:
@@ -508,11 +509,11 @@ def collect_alignments(config: dict, root: str | Path = ".") -> list[dict]:
     return list(wanted.values())
 
 
-def split_aligners(config: dict, root: str | Path, task: str, split: str) -> dict[str, dict]:
-    """{aligner: settings}: the statistical aligners whose links of `split` the preset's alignment tables of
-    `task` produce (an attention-map figure may draw them beside the models)."""
-    return {a["name"]: a["aligner"] for a in collect_alignments(config, root)
-            if a["kind"] == "aligner" and a["task"] == task and a["split"] == split}
+def statistical_aligners(config: dict, root: str | Path = ".") -> dict[tuple[str, str, str], dict]:
+    """{(task, aligner, split): settings}: the statistical aligners whose links of a split the preset's alignment
+    tables produce (an attention-map figure may draw them beside the models)."""
+    return {(a["task"], a["name"], a["split"]): a["aligner"] for a in collect_alignments(config, root)
+            if a["kind"] == "aligner"}
 
 
 def aligner_label(settings: dict) -> str:
@@ -524,7 +525,7 @@ def aligner_label(settings: dict) -> str:
 def collect_attention_maps(config: dict, root: str | Path = ".") -> dict[tuple[str, str, str], list[int]]:
     """{(task, system, split): [min, max] source length of the sentence}: the matrices the preset's figures draw
     (the first figure that asks for one decides its sentence): a trained system's or an ensemble's attention when
-    the reference is forced through it, or a statistical aligner's links (split_aligners)."""
+    the reference is forced through it, or a statistical aligner's links (statistical_aligners)."""
     wanted: dict[tuple[str, str, str], list[int]] = {}
     for task, fig in collect_figures(config, root):
         if fig["kind"] == "attention_maps" and not fig.get("unavailable"):

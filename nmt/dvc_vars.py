@@ -58,9 +58,10 @@ def dvc_vars(config: dict, root: str | Path = ".") -> dict:
                                                      "model_dep": model_dep}
     # heat maps: a model's (or an ensemble's) forced-decoding attention, or an aligner's links of the sentence
     attention, alignment_maps = {}, {}
+    aligners = cfg.statistical_aligners(config, root)
     for (task, system, split), length in cfg.collect_attention_maps(config, root).items():
         entry = {"task": task, "system": system, "split": split, "length": " ".join(map(str, length))}
-        aligner = cfg.split_aligners(config, root, task, split).get(system)
+        aligner = aligners.get((task, system, split))
         if aligner is None:
             attention[f"{task}.{system}.{split}"] = {**entry, "model_dep": model_dependency(ensembles.get(task, {}),
                                                                                            system)}
