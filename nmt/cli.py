@@ -262,7 +262,8 @@ def cmd_evaluate(args) -> None:
     if args.model:
         from .data.text import read_parallel
         from .likelihood import corpus_nll, perplexity
-        from .train import load_model, set_threads
+        from .models.io import load_model
+        from .train import set_threads
         set_threads(args.threads)
         model, src_vocab, tgt_vocab, config = load_model(args.model, args.device)
         lang = lang or cfg.corpus_for_task(config, args.pair)["tgt_lang"]
@@ -489,7 +490,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--preset-name", dest="preset_name", required=True)
     p.add_argument("--pair", required=True)
     p.add_argument("--threads", type=int, default=None)
-    p.add_argument("--device", default=None)
+    p.add_argument("--device", default=None, help="for perplexity: cpu, cuda, cuda:1 (default: a free GPU when there "
+                                                  "is one; the workflow's CPU jobs pass cpu)")
     p.set_defaults(func=cmd_evaluate)
 
     p = sub.add_parser("report", help="render the preset's tables into HTML + CSV + JSON")

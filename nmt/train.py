@@ -3,7 +3,11 @@
 Determinism and resumption: the batch order of epoch e depends only on (seed, e) and the torch RNG is
 reseeded at the start of every epoch, so an epoch-end checkpoint resumes bit-identically. A mid-epoch
 checkpoint (SIGTERM/SIGUSR1, or every `checkpoint_every` updates) also stores the position in the epoch
-and the RNG state. Re-running the same command after any kill resumes from `checkpoint.pt`.
+and the RNG states: the CPU generator's and, on a GPU, the CUDA generator's of the run's device (dropout draws
+from it there), so a requeued GPU job draws the dropout masks an uninterrupted one draws (bit-identical as far as
+the GPU's kernels are deterministic; nmt.models.io.restore_rng_states: a checkpoint resumed on the other kind of
+device). Re-running the same command after any kill resumes from `checkpoint.pt`. Model and checkpoint files are
+plain data, read with torch.load(weights_only=True) (nmt.models.io).
 
 Beyond the plain recipe (Peter et al. 2017's variants of RNNsearch training):
   train.init_from          start from the parameters of a trained model.pt / checkpoint.pt: every parameter with the
@@ -46,6 +50,8 @@ from .data.text import write_atomic, write_text_atomic
 from .data.vocab import Vocab
 from .devices import pick_device
 from .likelihood import alignment_loss, corpus_nll, perplexity, token_nll
+from .models.io import (load_checkpoint, load_model, plain, read_init_from, restore_rng_states,  # noqa: F401
+                        rng_states, save_checkpoint, save_model)  # (load_model: re-exported)
 from .models.seq2seq import build_model, count_parameters
 
 CHECKPOINT = "checkpoint.pt"
@@ -101,17 +107,13 @@ def initialise_from(model: torch.nn.Module, path: str | Path, model_cfg: dict, s
     """Copy the parameters of a trained model (model.pt or checkpoint.pt) into `model`: every one with the same name
     (and then necessarily the same shape). Returns (copied names, names left as initialised)."""
     path = Path(path)
-    if not path.is_file():
-        raise ConfigError(f"train.init_from: {path}: no such file")
-    blob = torch.load(path, map_location="cpu", weights_only=False)
-    if not isinstance(blob, dict) or "model" not in blob:
-        raise ConfigError(f"train.init_from: {path} is not a model.pt or checkpoint.pt written by nmt train")
-    theirs_cfg = blob.get("model_config") or (blob.get("config") or {}).get("model") or {}
+    blob = read_init_from(path)  # ConfigError when missing, unreadable or not nmt's
+    theirs_cfg = blob["model_config"]
     mine, theirs = model_cfg.get("arch", "luong"), theirs_cfg.get("arch", "luong")
     if mine != theirs:
         raise ConfigError(f"train.init_from: {path} is a {theirs} model; this system is {mine}")
     for side, vocab, key in (("source", src_vocab, "src_vocab"), ("target", tgt_vocab, "tgt_vocab")):
-        if key in blob and list(blob[key]) != list(vocab.itos):
+        if blob[key] is not None and list(blob[key]) != list(vocab.itos):
             raise ConfigError(f"train.init_from: {path}: its {side} vocabulary differs from the training data's "
                               f"({len(blob[key])} vs {len(vocab)} words)")
     own, state = model.state_dict(), blob["model"]
@@ -141,7 +143,8 @@ def learning_rate(base_lr: float, epoch: int, halve_after: int) -> float:
 
 
 def save_atomic(obj, path: Path) -> None:
-    """torch.save that never leaves a half-written file under the final name (a kill mid-save is safe)."""
+    """torch.save that never leaves a half-written file under the final name (a kill mid-save is safe). Model and
+    checkpoint files go through nmt.models.io (save_model, save_checkpoint), which keep them plain data."""
     write_atomic(path, lambda handle: torch.save(obj, handle))
 
 
@@ -170,6 +173,7 @@ def train(config: dict, data_dir: str | Path, out_dir: str | Path, *, system: st
     """Train one system; returns the per-epoch metrics. `config` is a resolved system config."""
     set_threads(threads)
     dev = pick_device(device)
+    config = plain(config, "config")  # as checkpoint.pt keeps it, so that a resumed run compares like with like
     data_dir, out_dir = Path(data_dir), Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     model_cfg, train_cfg = config["model"], config["train"]
@@ -193,12 +197,15 @@ def train(config: dict, data_dir: str | Path, out_dir: str | Path, *, system: st
     model.init_uniform(train_cfg["init_range"])
     credit = alignment_credit(model) if train_links is not None else None
 
+    # Plain data only (save_checkpoint checks): "rng" (and "cuda_rng" on a GPU) are the generators' ByteTensors.
     state = {"epoch": 1, "batch": 0, "updates": 0, "metrics": [], "loss_sum": 0.0, "tokens": 0,
              "elapsed": 0.0, "rng": None}
     ckpt_path = out_dir / CHECKPOINT
     ckpt = None
     if ckpt_path.exists():
-        ckpt = torch.load(ckpt_path, map_location=dev, weights_only=False)
+        # onto the CPU: load_state_dict copies the tensors to the model's and optimiser's device, and the RNG
+        # states must stay CPU ByteTensors
+        ckpt = load_checkpoint(ckpt_path)
         if comparable_settings(ckpt["config"]) != comparable_settings(config):
             # The settings changed since this checkpoint: start afresh, but keep the old one aside.
             stale = ckpt_path.with_name(CHECKPOINT + ".stale")
@@ -235,9 +242,8 @@ def train(config: dict, data_dir: str | Path, out_dir: str | Path, *, system: st
         return bool(max_updates) and state["updates"] >= max_updates
 
     def checkpoint(epoch: int, batch: int) -> None:
-        state.update(epoch=epoch, batch=batch, rng=torch.get_rng_state())
-        save_atomic({"config": config, "model": model.state_dict(), "optimizer": optimizer.state_dict(),
-                     "state": state}, ckpt_path)
+        state.update(epoch=epoch, batch=batch, **rng_states(dev))  # CPU RNG, and on a GPU its CUDA RNG too
+        save_checkpoint(ckpt_path, config, model, optimizer, state)
 
     every = train_cfg.get("checkpoint_every", 0)
     with StopRequested() as stop:
@@ -256,7 +262,9 @@ def train(config: dict, data_dir: str | Path, out_dir: str | Path, *, system: st
                 if train_links is not None:
                     state.update(align_sum=0.0, sentences=0)
             else:
-                torch.set_rng_state(state["rng"])
+                inexact = restore_rng_states(state, dev)  # resuming mid-epoch: where the generators were
+                if inexact:
+                    log(f"[{system}] {ckpt_path}: {inexact}")
             model.train()
             started = time.perf_counter() - state["elapsed"]
             bar = tqdm(total=len(batches), initial=state["batch"], desc=f"{system} epoch {epoch}/{epochs}",
@@ -312,8 +320,7 @@ def train(config: dict, data_dir: str | Path, out_dir: str | Path, *, system: st
                 f"dev ppl {record['dev_ppl']:.2f}, {record['tgt_tokens_per_s']:.0f} tgt tok/s")
             checkpoint(epoch + 1, 0)
 
-    save_atomic({"model_config": model_cfg, "model": model.state_dict(), "src_vocab": src_vocab.itos,
-                 "tgt_vocab": tgt_vocab.itos, "config": config, "system": system}, out_dir / FINAL)
+    save_model(out_dir / FINAL, model, src_vocab, tgt_vocab, config, system=system, model_config=model_cfg)
     return state["metrics"]
 
 
@@ -323,15 +330,3 @@ def write_metrics(path: Path, records: list[dict]) -> None:
     columns = sorted(records[0]) if records else []
     rows = [",".join(columns)] + [",".join(repr(r[c]) for c in columns) for r in records]
     write_text_atomic(path.with_suffix(".csv"), "\n".join(rows) + "\n")
-
-
-def load_model(path: str | Path, device: str | torch.device | None = None):
-    """(model in eval mode, src Vocab, tgt Vocab, config) from a model.pt written by `train`."""
-    dev = device if isinstance(device, torch.device) else pick_device(device)
-    blob = torch.load(path, map_location=dev, weights_only=False)
-    src_vocab, tgt_vocab = Vocab(blob["src_vocab"]), Vocab(blob["tgt_vocab"])
-    model = build_model(blob["model_config"], len(src_vocab), len(tgt_vocab))
-    model.load_state_dict(blob["model"])
-    model.source_path = str(path)  # named by errors, e.g. a target foresight model asked to translate
-    model.to(dev).eval()
-    return model, src_vocab, tgt_vocab, blob["config"]

@@ -388,7 +388,7 @@ def final(out: Path):
     for m in metrics:
         m.pop("elapsed_s")
         m.pop("tgt_tokens_per_s")
-    return metrics, torch.load(out / "model.pt", weights_only=False)["model"]
+    return metrics, torch.load(out / "model.pt", weights_only=True)["model"]
 
 
 def assert_same(a, b):
@@ -537,7 +537,7 @@ def test_nmt_train_translate_and_attention_end_to_end(corpus, tmp_path, capsys):
     result = json.loads(attention.read_text())
     assert len(result["weights"]) == len(result["tgt"]) and len(result["weights"][0]) == len(result["src"])
     # a target foresight model: `nmt translate` stops at once, naming the file
-    blob = torch.load(out / "model.pt", weights_only=False)
+    blob = torch.load(out / "model.pt", weights_only=True)
     blob["model_config"] = {**blob["model_config"], "target_foresight": True}
     torch.manual_seed(0)
     tf = build_model(blob["model_config"], len(blob["src_vocab"]), len(blob["tgt_vocab"]))

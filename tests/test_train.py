@@ -12,6 +12,7 @@ import yaml
 
 from nmt.data.prepare import prepare
 from nmt.data.synth import generate
+from nmt.models.io import load_checkpoint, read_model_file
 from nmt.train import learning_rate
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -56,7 +57,7 @@ def final_state(out):
     for m in metrics:  # wall-clock figures legitimately differ between runs
         m.pop("elapsed_s")
         m.pop("tgt_tokens_per_s")
-    model = torch.load(out / "model.pt", weights_only=False)["model"]
+    model = read_model_file(out / "model.pt")["model"]  # torch.load(weights_only=True): plain data only
     return metrics, model
 
 
@@ -107,7 +108,7 @@ def test_sigterm_writes_a_mid_epoch_checkpoint_and_resumes_exactly(workspace):
     proc.send_signal(signal.SIGTERM)
     _, err = proc.communicate(timeout=60)
     assert proc.returncode == 128 + signal.SIGTERM, err.decode()
-    state = torch.load(out / "checkpoint.pt", weights_only=False)["state"]
+    state = load_checkpoint(out / "checkpoint.pt")["state"]
     assert state["batch"] > 0 or state["epoch"] > 1
     result = subprocess.run(train_cmd(root, preset, out), check=True, capture_output=True, text=True)
     assert "resuming from" in result.stderr
@@ -142,4 +143,60 @@ def test_changed_config_starts_afresh_and_keeps_the_old_checkpoint(workspace, tm
     result = subprocess.run(cmd, capture_output=True, text=True, check=True)
     assert "different settings" in result.stderr and "resuming" not in result.stderr
     assert (out / "checkpoint.pt.stale").read_bytes() == old_checkpoint
-    assert torch.load(out / "model.pt", weights_only=False)["config"]["model"]["dropout"] == 0.3
+    assert read_model_file(out / "model.pt")["config"]["model"]["dropout"] == 0.3
+
+
+class StopAfter:
+    """Stands in for train's StopRequested: 'receives' SIGTERM after `n` updates."""
+
+    def __init__(self, n):
+        self.n, self.checks = n, 0
+
+    def __call__(self):
+        return self
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return False
+
+    @property
+    def signum(self):
+        self.checks += 1
+        return signal.SIGTERM if self.checks >= self.n else None
+
+
+def test_a_cuda_run_checkpoints_its_cuda_rng_state_and_restores_it_on_resume(workspace, tmp_path, monkeypatch):
+    # No GPU here: the run computes on the CPU, nmt.models.io takes its device for a CUDA one, and torch.cuda's
+    # generator functions are recorded (tests/test_model_io.py: the same with real CUDA device objects).
+    import nmt.train as train_module
+    from nmt import config as cfg
+    from nmt.models import io as model_io
+    from test_model_io import FakeCudaRng
+
+    root, preset = workspace
+    config = cfg.system_config(cfg.load_params(root / "params.yaml", preset), cfg.load_table(root / "table.yaml"),
+                               "feed", str(root / "table.yaml"))
+    config["train"]["max_updates"] = 8  # all within epoch 1 (50 batches)
+    fake = FakeCudaRng()
+    monkeypatch.setattr(torch.cuda, "get_rng_state", fake.get_rng_state)
+    monkeypatch.setattr(torch.cuda, "set_rng_state", fake.set_rng_state)
+    monkeypatch.setattr(model_io, "on_cuda", lambda device: True)
+    train_module.train(config, root / "prep", tmp_path / "whole", device="cpu", progress=False)
+
+    monkeypatch.setattr(train_module, "StopRequested", StopAfter(3))  # SIGTERM after update 3, mid-epoch
+    with pytest.raises(SystemExit) as stopped:
+        train_module.train(config, root / "prep", tmp_path / "term", device="cpu", progress=False)
+    assert stopped.value.code == 128 + signal.SIGTERM
+    state = load_checkpoint(tmp_path / "term" / "checkpoint.pt")["state"]
+    assert (state["epoch"], state["batch"]) == (1, 3)
+    device, saved = fake.gets[-1]  # asked for the run's device's state when it checkpointed
+    assert device == torch.device("cpu") and torch.equal(state["cuda_rng"], saved)
+    assert fake.sets == []
+
+    monkeypatch.setattr(train_module, "StopRequested", StopAfter(10 ** 9))
+    train_module.train(config, root / "prep", tmp_path / "term", device="cpu", progress=False)
+    assert len(fake.sets) == 1  # restored once, where the epoch resumed, into the run's device
+    assert fake.sets[0][0] == torch.device("cpu") and torch.equal(fake.sets[0][1], saved)
+    assert_same_run(final_state(tmp_path / "whole"), final_state(tmp_path / "term"))

@@ -1,8 +1,12 @@
 """End to end: the tiny preset through Snakemake and through DVC, in scratch copies of the repository
 (the runs themselves: tests/pipelines.py, started together by tests/conftest.py)."""
-import pytest
+import re
+import shlex
 
-from pipelines import assert_same_tables, check_report, evaluations, run, systems
+import pytest
+import yaml
+
+from pipelines import ROOT, assert_same_tables, check_report, evaluations, run, scratch_copy, systems
 
 pytestmark = pytest.mark.e2e
 
@@ -56,3 +60,126 @@ def test_dvc_repro_gives_the_same_report(tiny_runs):
         assert f"results/tiny/{task}/scores/{system}.{testset}.json" in shown
     assert "bleu_tok" in shown
     assert "results/tiny/en-de/scores/eflomal_full.align.json" in shown and '"aer"' in shown
+
+
+# -- where the jobs compute: a job that holds no GPU never takes one ---------------------------------------------
+# `nmt` commands that run a model (and without --device compute on a free GPU when CUDA is available,
+# nmt/devices.py); evaluate only with --model/--models-dir (perplexity), attention only without --links.
+MODEL_COMMANDS = {("train",), ("translate",), ("attention",), ("evaluate",), ("align", "extract"), ("bench", "train"),
+                  ("bench", "attention")}
+# dvc.yaml's stages that mirror a Snakemake rule of another name
+DVC_RULE = {"train_with_input": "train", "align_score_model": "align_score", "align_score_statistical": "align_score",
+            "corpus": "corpus", "prepare": "prepare"}
+
+
+def nmt_commands(shell: str) -> list[list[str]]:
+    """The words of every `nmt` command in a shell command line (commands end at && || ; | and redirections)."""
+    shell = re.sub(r"\$\([^()]*\)", "SUBSTITUTED", shell)  # $(dirname ...) is an argument, not a command
+    lexer = shlex.shlex(shell, posix=True, punctuation_chars=True)
+    lexer.whitespace_split = True
+    commands, words = [], []
+    for token in [*lexer, ";"]:
+        if token and set(token) <= set("();<>|&"):  # an operator (quoted words are never one)
+            if words[:1] == ["nmt"]:
+                commands.append(words)
+            words = []
+        else:
+            words.append(token)
+    return commands
+
+
+def runs_a_model(words: list[str]) -> bool:
+    if tuple(words[1:2]) not in MODEL_COMMANDS and tuple(words[1:3]) not in MODEL_COMMANDS:
+        return False
+    if words[1] == "evaluate":
+        return "--model" in words or "--models-dir" in words
+    return not (words[1] == "attention" and "--links" in words)
+
+
+def device_of(words: list[str]) -> str | None:
+    """The --device an nmt command is given; None: nmt's default (a free GPU when there is one)."""
+    for i, word in enumerate(words):
+        if word == "--device":
+            return words[i + 1]
+        if word.startswith("--device="):
+            return word.split("=", 1)[1]
+    return None
+
+
+def dry_run_jobs(workdir) -> list[dict]:
+    """Every job of a forced dry run in `workdir`: its rule, resources and shell command."""
+    out = run(["snakemake", "-n", "--forceall", "--printshellcmds", "--cores", "1"], workdir, timeout=300).stdout
+    jobs = []
+    for block in out.split("\n\n"):
+        rule = re.search(r"^(?:local)?rule (\w+):", block, re.M)
+        shell = re.search(r"^Shell command: (.*)$", block, re.M)
+        if rule and shell:
+            resources = re.search(r"resources: (.*)", block)
+            jobs.append({"rule": rule.group(1), "shell": shell.group(1),
+                         "resources": dict(re.findall(r"(\w+)=([^,\s]+)", resources.group(1) if resources else ""))})
+    return jobs
+
+
+def devices_by_rule(jobs: list[dict]) -> dict[str, dict]:
+    """{rule: {"gpu": whether its jobs hold one, "devices": the --device of its model commands}}; every job of a
+    rule must pass the device check: a job without the `gpu` resource says --device cpu to every command that runs
+    a model, and a job with one never forces the CPU."""
+    rules = {}
+    for job in jobs:
+        gpu = int(job["resources"].get("gpu", 0)) > 0
+        entry = rules.setdefault(re.sub(r"^(corpus|prepare)_\w+$", r"\1", job["rule"]), {"gpu": gpu, "devices": set()})
+        assert entry["gpu"] == gpu, job
+        for words in nmt_commands(job["shell"]):
+            if runs_a_model(words):
+                device = device_of(words)
+                assert device == ("cpu" if not gpu else None), (job["rule"], gpu, " ".join(words))
+                entry["devices"].add(device)
+    return rules
+
+
+def test_nmt_commands_are_found_in_shell_lines():
+    line = ("(nmt align symmetrize --forward a && nmt align extract --model m.pt --out $(dirname x) --device cpu)"
+            " > log 2>&1")
+    assert nmt_commands(line) == [
+        ["nmt", "align", "symmetrize", "--forward", "a"],
+        ["nmt", "align", "extract", "--model", "m.pt", "--out", "SUBSTITUTED", "--device", "cpu"]]
+    assert [runs_a_model(w) for w in nmt_commands(line)] == [False, True]
+    assert device_of(nmt_commands(line)[1]) == "cpu" and device_of(["nmt", "train"]) is None
+    assert not runs_a_model(["nmt", "evaluate", "--hyp", "h"]) and runs_a_model(["nmt", "evaluate", "--model", "m"])
+    assert not runs_a_model(["nmt", "attention", "--links", "l"]) and runs_a_model(["nmt", "bench", "train"])
+
+
+def test_cpu_jobs_say_device_cpu_to_every_command_that_runs_a_model_and_gpu_jobs_do_not(tmp_path):
+    rules = devices_by_rule(dry_run_jobs(scratch_copy(tmp_path / "tiny")))
+    # the tiny preset as shipped: train and decode jobs hold a GPU, the others none
+    assert {rule for rule, entry in rules.items() if entry["gpu"]} == {
+        "train", "translate", "attention_map", "align_model", "align_training_model"}
+    assert rules["evaluate"]["devices"] == rules["bench_attention"]["devices"] == {"cpu"}  # test perplexity
+    assert rules["train"]["devices"] == rules["translate"]["devices"] == {None}
+
+    # dvc.yaml runs the same commands: where Snakemake's job holds a GPU, its stage takes nmt's default device;
+    # where it holds none, --device cpu
+    stages = yaml.safe_load((ROOT / "dvc.yaml").read_text())["stages"]
+    checked = set()
+    for stage, spec in stages.items():
+        rule = DVC_RULE.get(stage, stage)
+        assert rule in rules, f"dvc.yaml stage {stage} mirrors no Snakemake rule"
+        cmds = (spec.get("do") or spec)["cmd"]
+        for cmd in [cmds] if isinstance(cmds, str) else cmds:
+            for words in nmt_commands(cmd):
+                if runs_a_model(words):
+                    assert device_of(words) == (None if rules[rule]["gpu"] else "cpu"), (stage, " ".join(words))
+                    checked.add(stage)
+    assert {"evaluate", "bench_attention", "train", "train_with_input", "translate", "align_model"} <= checked
+
+
+def test_a_preset_that_decodes_without_gpus_decodes_on_the_cpu(tmp_path):
+    workdir = scratch_copy(tmp_path / "cpu_decoding")
+    preset = workdir / "workflow/presets/tiny.yaml"
+    settings = yaml.safe_load(preset.read_text())
+    settings["cluster"]["decode"]["gpus"] = 0
+    preset.write_text(yaml.safe_dump(settings, sort_keys=False))
+    rules = devices_by_rule(dry_run_jobs(workdir))
+    assert {rule for rule, entry in rules.items() if entry["gpu"]} == {"train"}
+    for rule in ("translate", "attention_map", "align_model", "align_training_model"):
+        assert rules[rule]["devices"] == {"cpu"}, rule

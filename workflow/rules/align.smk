@@ -29,7 +29,7 @@ rule align_model:
     shell:
         "nmt align extract --model {input.models} {params.combine} --src {input.src} --tgt {input.tgt}"
         " --out {output.links} --soft-out {output.soft} --predicted-out {output.predicted} --threads {threads}"
-        " > {log} 2>&1"
+        + DECODE_DEVICE + " > {log} 2>&1"
 
 
 rule align_training_model:
@@ -48,7 +48,7 @@ rule align_training_model:
         "logs/{preset}/{pair}/align/{system}.train.log",
     shell:
         "nmt align extract --model {input.models} --src {input.src} --tgt {input.tgt} --out {output}"
-        " --threads {threads} > {log} 2>&1"
+        " --threads {threads}" + DECODE_DEVICE + " > {log} 2>&1"
 
 
 rule align_merge:

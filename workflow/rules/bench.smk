@@ -1,6 +1,7 @@
 # Speed measurements shown in the report. On one machine a benchmark asks for every core the run was given, so
 # Snakemake runs nothing beside it and the timings are not disturbed by training jobs; it still times one thread.
-# On a cluster (no --cores) the SLURM profile gives it one core on whichever node SLURM picks.
+# On a cluster (no --cores) the SLURM profile gives it one core on whichever node SLURM picks. Both are CPU jobs:
+# `nmt bench attention` is told --device cpu (CPU_DEVICE), `nmt bench monotonic` only ever computes on the CPU.
 
 
 rule bench_attention:
@@ -14,7 +15,7 @@ rule bench_attention:
     log:
         "logs/{preset}/bench_attention.log",
     shell:
-        "nmt bench attention {NMT_ARGS} --threads 1 --out {output} > {log} 2>&1"
+        "nmt bench attention {NMT_ARGS} --threads 1 --out {output}" + CPU_DEVICE + " > {log} 2>&1"
 
 
 rule bench_monotonic:

@@ -29,6 +29,21 @@ DECODE_JOB = cluster_resources("decode")
 CPU_JOB = cluster_resources("cpu")
 
 
+def device_option(resources):
+    """What the nmt commands of a job with these resources add to say where they compute: " --device cpu" when
+    the job holds no GPU, since without --device nmt computes on a free GPU whenever CUDA is available
+    (nmt/devices.py) and a job must never take one outside the `gpu` resource that Snakemake counts
+    (workflow/profiles/local) and a cluster grants; nothing when it holds one (nmt then claims a GPU that no other
+    nmt job uses). A rule's shell command is its text plus this, so a job with a GPU runs the command it always
+    did (a changed command would make Snakemake rerun it: e.g. retrain every system)."""
+    return "" if resources.get("gpu") else " --device cpu"
+
+
+TRAIN_DEVICE = device_option(TRAIN_JOB)
+DECODE_DEVICE = device_option(DECODE_JOB)
+CPU_DEVICE = device_option(CPU_JOB)  # " --device cpu" in every preset: e.g. evaluate's test perplexity
+
+
 
 def system_fingerprint(wildcards):
     """Changes whenever the system's resolved settings change, so Snakemake retrains it."""

@@ -42,4 +42,4 @@ rule evaluate:
         "nmt evaluate --hyp {input.hyp} --ref {input.ref} --src {input.src} {params.scoring}"
         " --positions {input.positions} --unk-dict {input.unk_dict} --unk-out {output.unk}"
         " --out {output.scores} --system {wildcards.system} --testset {wildcards.testset}"
-        " --preset-name {wildcards.preset} --pair {wildcards.pair} --threads {threads} > {log} 2>&1"
+        " --preset-name {wildcards.preset} --pair {wildcards.pair} --threads {threads}" + CPU_DEVICE + " > {log} 2>&1"

@@ -32,7 +32,8 @@ rule attention_map:
         "logs/{preset}/{pair}/attention/{system}.{split}.log",
     shell:
         "nmt attention --model {input.models} {params.combine} --src {input.src} --tgt {input.tgt}"
-        " --length {params.length} --name {wildcards.system} --out {output} --threads {threads} > {log} 2>&1"
+        " --length {params.length} --name {wildcards.system} --out {output} --threads {threads}" + DECODE_DEVICE
+        + " > {log} 2>&1"
 
 
 rule alignment_map:
@@ -53,4 +54,4 @@ rule alignment_map:
         "logs/{preset}/{pair}/attention/{system}.{split}.log",
     shell:
         "nmt attention --links {input.links} --label {params.label:q} --src {input.src} --tgt {input.tgt}"
-        " --length {params.length} --name {wildcards.system} --out {output} > {log} 2>&1"
+        " --length {params.length} --name {wildcards.system} --out {output}" + CPU_DEVICE + " > {log} 2>&1"

@@ -26,4 +26,4 @@ rule train:
     shell:
         "nmt train {NMT_ARGS} --table {input.table} --system {wildcards.system}"
         " --data $(dirname {input.data}) --out $(dirname {output.model}) {params.extra} --threads {threads}"
-        " > {log} 2>&1"
+        + TRAIN_DEVICE + " > {log} 2>&1"

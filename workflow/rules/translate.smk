@@ -24,4 +24,4 @@ rule translate:
         "results/{preset}/benchmarks/{pair}/translate/{system}.{testset}.tsv"
     shell:
         "nmt translate --model {input.models} {params.combine} {params.decode} --src {input.src} --out {output.hyp}"
-        " --positions-out {output.positions} --threads {threads} > {log} 2>&1"
+        " --positions-out {output.positions} --threads {threads}" + DECODE_DEVICE + " > {log} 2>&1"

@@ -1,0 +1,231 @@
+"""Model and checkpoint files: what `nmt train` writes and every command reads (model.pt, checkpoint.pt).
+
+Both files hold plain data only: dicts, lists, str, int, float, bool, None and tensors (the parameters, the
+optimiser's state, the RNG states). They are read with ``torch.load(..., weights_only=True)``, which unpickles
+nothing else, so a model file from elsewhere cannot run code here. A file it refuses (pickled Python objects:
+one written by other software, or by a version of nmt that stored such objects), a missing, truncated or
+foreign file, raises `nmt.config.ConfigError`: one line that names the file and says what to do (the command
+line prints it and exits with status 2).
+
+  model.pt        {"model_config", "model" (state dict), "src_vocab", "tgt_vocab" (lists of words),
+                   "config" (the resolved system config), "system"}: `save_model` / `load_model`
+  checkpoint.pt   {"config", "model", "optimizer" (state dicts), "state" (position, metrics so far, RNG states)}:
+                  `save_checkpoint` / `load_checkpoint`
+Either can start another system's training (train.init_from): `read_init_from`.
+
+Every file is written atomically (nmt.data.text.write_atomic): a kill mid-save never leaves half a file under
+the final name. This module uses nmt.models, nmt.data, nmt.devices and nmt.config's ConfigError, never nmt.train
+(which uses it).
+"""
+from __future__ import annotations
+
+import pickle
+import re
+import warnings
+from pathlib import Path, PurePath
+from typing import Any
+
+import torch
+
+from ..config import ConfigError
+from ..data.text import write_atomic
+from ..data.vocab import Vocab
+from ..devices import pick_device
+from .seq2seq import build_model
+
+MODEL_KEYS = ("model_config", "model", "src_vocab", "tgt_vocab", "config")
+CHECKPOINT_KEYS = ("config", "model", "optimizer", "state")
+
+
+# -- plain data -------------------------------------------------------------------------------------------------
+def plain(obj: Any, where: str = "value") -> Any:
+    """`obj` as the plain data that torch.load(weights_only=True) reads back: dicts with str keys, lists, str,
+    int, float, bool, None and tensors. Tuples become lists, numpy scalars Python numbers, numpy arrays tensors,
+    paths strings; anything else is a TypeError naming where it is (`where`: e.g. "state.metrics[0].lr")."""
+    if obj is None or type(obj) in (bool, int, float, str):
+        return obj
+    if isinstance(obj, (bool, int, float, str)):  # a subclass (an IntEnum, a str subclass): the builtin value
+        return _builtin(obj)
+    if isinstance(obj, torch.Tensor):
+        return obj
+    if isinstance(obj, dict):
+        out = {}
+        for key, value in obj.items():
+            if not isinstance(key, (str, int)) or isinstance(key, bool):
+                raise TypeError(f"{where}: key {key!r} is a {type(key).__name__}, not a str or int")
+            out[_builtin(key)] = plain(value, f"{where}.{key}")
+        return out
+    if isinstance(obj, (list, tuple)):
+        return [plain(value, f"{where}[{i}]") for i, value in enumerate(obj)]
+    if isinstance(obj, PurePath):
+        return obj.as_posix()
+    module = type(obj).__module__.split(".")[0]
+    if module == "numpy":
+        if getattr(obj, "shape", None) == ():  # a numpy scalar (np.float64, np.int64, np.bool_, 0-d array)
+            return plain(obj.item(), where)
+        if hasattr(obj, "shape") and hasattr(obj, "dtype"):
+            return torch.from_numpy(obj.copy())
+    raise TypeError(f"{where}: a {type(obj).__module__}.{type(obj).__qualname__} cannot go into a model or "
+                    "checkpoint file (plain data only: dict, list, str, int, float, bool, None, tensor)")
+
+
+def _builtin(value):
+    """A subclass of bool/int/float/str (an IntEnum, a str subclass) as the builtin value itself."""
+    for kind in (bool, int, float, str):
+        if isinstance(value, kind):
+            return kind(value)
+    return value
+
+
+def _save(blob: dict, path: Path) -> None:
+    write_atomic(path, lambda handle: torch.save(blob, handle))
+
+
+# -- reading ----------------------------------------------------------------------------------------------------
+def _first_line(text: str, limit: int = 160) -> str:
+    line = next((ln.strip() for ln in str(text).splitlines() if ln.strip()), "")
+    return line if len(line) <= limit else line[: limit - 3] + "..."
+
+
+def read_file(path: str | Path, kind: str, keys: tuple[str, ...], *, context: str = "", remedy: str) -> dict:
+    """The dict in a file nmt wrote, read with torch.load(weights_only=True) onto the CPU; `kind` names what it
+    should be (e.g. "model file") and `keys` what it must hold. Any failure is one ConfigError line that starts
+    with `context` (e.g. "train.init_from: "), names the file and ends with `remedy` (what to do)."""
+    path = Path(path)
+    name = f"{context}{path}"
+    if not path.exists():
+        raise ConfigError(f"{name}: no such file; {remedy}")
+    if path.is_dir():
+        raise ConfigError(f"{name} is a directory, not a {kind}")
+    try:
+        with warnings.catch_warnings():  # e.g. about a foreign pickle's protocol: the error below says more
+            warnings.simplefilter("ignore", UserWarning)
+            blob = torch.load(path, map_location="cpu", weights_only=True)
+    except pickle.UnpicklingError as err:
+        if "weights only" not in str(err).lower():
+            raise ConfigError(f"{name}: not a readable {kind} ({_first_line(err)}); {remedy}") from None
+        found = re.search(r"GLOBAL ([\w.]+)", str(err))
+        what = f"a pickled {found.group(1)}" if found else "pickled Python objects"
+        raise ConfigError(f"{name}: refused: it holds {what} (written by other software or an older nmt), and "
+                          f"nmt reads only plain data (tensors, numbers, strings, lists, dicts; torch.load "
+                          f"weights_only=True), so that no file can run code; {remedy}") from None
+    except MemoryError:
+        raise
+    except PermissionError as err:
+        raise ConfigError(f"{name}: cannot be read ({err.strerror or err})") from None
+    except Exception as err:  # torch.load's errors for truncated and foreign files: RuntimeError, EOFError, OSError..
+        detail = type(err).__name__ + (f": {_first_line(err)}" if _first_line(err) else "")
+        raise ConfigError(f"{name}: not a readable {kind} (truncated, corrupt or not written by nmt train: "
+                          f"{detail}); {remedy}") from None
+    missing = [key for key in keys if not isinstance(blob, dict) or key not in blob]
+    if missing:
+        raise ConfigError(f"{name}: not a {kind} written by nmt train (it has no {', '.join(missing)}); {remedy}")
+    return blob
+
+
+# -- model.pt -----------------------------------------------------------------------------------------------------
+def save_model(path: str | Path, model: torch.nn.Module, src_vocab: Vocab | list[str], tgt_vocab: Vocab | list[str],
+               config: dict, *, system: str = "system", model_config: dict | None = None) -> None:
+    """model.pt: everything `load_model` needs to translate (parameters, vocabularies, configs)."""
+    blob = {"model_config": plain(config["model"] if model_config is None else model_config, "model_config"),
+            "model": model.state_dict(),
+            "src_vocab": plain(list(getattr(src_vocab, "itos", src_vocab)), "src_vocab"),
+            "tgt_vocab": plain(list(getattr(tgt_vocab, "itos", tgt_vocab)), "tgt_vocab"),
+            "config": plain(config, "config"), "system": str(system)}
+    _save(blob, Path(path))
+
+
+MODEL_REMEDY = "give a model.pt that `nmt train` wrote (retrain the system with it)"
+
+
+def read_model_file(path: str | Path) -> dict:
+    """The contents of a model.pt (plain data, tensors on the CPU); ConfigError when it is none."""
+    return read_file(path, "model file", MODEL_KEYS, remedy=MODEL_REMEDY)
+
+
+def load_model(path: str | Path, device: str | torch.device | None = None):
+    """(model in eval mode, src Vocab, tgt Vocab, config) from a model.pt written by `nmt train`; the model on
+    `device` (cpu, cuda, cuda:1; default: a free GPU when there is one, nmt.devices.pick_device)."""
+    blob = read_model_file(path)
+    dev = device if isinstance(device, torch.device) else pick_device(device)
+    src_vocab, tgt_vocab = Vocab(blob["src_vocab"]), Vocab(blob["tgt_vocab"])
+    model = build_model(blob["model_config"], len(src_vocab), len(tgt_vocab))
+    try:
+        model.load_state_dict(blob["model"])
+    except RuntimeError as err:  # parameters that do not fit the architecture its model_config describes
+        raise ConfigError(f"{path}: its parameters do not match its model_config ({_first_line(err)}); "
+                          f"{MODEL_REMEDY}") from None
+    model.source_path = str(path)  # named by errors, e.g. a target foresight model asked to translate
+    model.to(dev).eval()
+    return model, src_vocab, tgt_vocab, blob["config"]
+
+
+# -- checkpoint.pt ------------------------------------------------------------------------------------------------
+def save_checkpoint(path: str | Path, config: dict, model: torch.nn.Module, optimizer: torch.optim.Optimizer,
+                    state: dict) -> None:
+    """checkpoint.pt: what a rerun of the same training resumes from. `state` (position, metrics so far, RNG
+    states) must be plain data; a value that is not is a TypeError naming it, before anything is written."""
+    _save({"config": plain(config, "config"), "model": model.state_dict(), "optimizer": optimizer.state_dict(),
+           "state": plain(state, "state")}, Path(path))
+
+
+def load_checkpoint(path: str | Path) -> dict:
+    """The contents of a checkpoint.pt, tensors on the CPU (load_state_dict puts them where the model and the
+    optimiser are); ConfigError when it cannot be read."""
+    return read_file(path, "checkpoint", CHECKPOINT_KEYS,
+                     remedy="move it away (or delete it) and rerun to train from the start")
+
+
+def read_init_from(path: str | Path) -> dict:
+    """What train.init_from starts from, out of a model.pt or a checkpoint.pt: {"model": state dict,
+    "model_config": dict, "src_vocab"/"tgt_vocab": lists of words, or None for a checkpoint (which has none)}."""
+    context, remedy = "train.init_from: ", "name a model.pt or checkpoint.pt that nmt train wrote"
+    blob = read_file(path, "model.pt or checkpoint.pt", ("model",), context=context, remedy=remedy)
+    if not isinstance(blob["model"], dict) or not all(isinstance(v, torch.Tensor) for v in blob["model"].values()):
+        raise ConfigError(f"{context}{path}: not a model.pt or checkpoint.pt written by nmt train (its `model` is no "
+                          f"state dict); {remedy}")
+    model_config = blob.get("model_config") or (blob.get("config") or {}).get("model") or {}
+    return {"model": blob["model"], "model_config": model_config,
+            "src_vocab": blob.get("src_vocab"), "tgt_vocab": blob.get("tgt_vocab")}
+
+
+# -- RNG states -----------------------------------------------------------------------------------------------------
+def on_cuda(device: str | torch.device) -> bool:
+    return torch.device(device).type == "cuda"
+
+
+def rng_states(device: str | torch.device) -> dict:
+    """The RNG states a checkpoint keeps, so that a resumed epoch draws the same dropout masks: the CPU
+    generator's ("rng") always, and ("cuda_rng") the generator of the run's device when it computes on CUDA,
+    which is the one dropout draws from there; None on the CPU (so that the state of a GPU run resumed on a CPU
+    does not linger in the next checkpoint)."""
+    return {"rng": torch.get_rng_state(), "cuda_rng": torch.cuda.get_rng_state(device) if on_cuda(device) else None}
+
+
+def restore_rng_states(state: dict, device: str | torch.device) -> str | None:
+    """Set the generators from a checkpoint's `state` (as `rng_states` stored them) for a run on `device`.
+    Returns None when the resumed run continues exactly, else a line saying why it does not.
+
+    The CPU state is restored everywhere. The CUDA state is restored only on CUDA, into the run's own device.
+    A checkpoint and a resumed run on different kinds of device still resume, but not exactly: a checkpoint
+    written on a CPU (or by an nmt that kept no CUDA state) resumed on a GPU draws the rest of its epoch's
+    dropout from the CUDA generator as seeded at the start of this run, and a GPU checkpoint resumed on a CPU
+    draws it from the CPU generator, which the GPU run had not used for dropout. The next epoch reseeds every
+    generator (torch.manual_seed(seed * 1000 + epoch)), yet the parameters already differ from an uninterrupted
+    run's, as they would anyway between devices (different kernels, different rounding)."""
+    torch.set_rng_state(state["rng"].cpu())  # the generators take their state as a CPU ByteTensor
+    saved = state.get("cuda_rng")
+    if on_cuda(device):
+        if saved is None:
+            return ("the checkpoint has no CUDA RNG state (written on a CPU, or by an older nmt): the rest of this "
+                    "epoch is not bit-identical to an uninterrupted run")
+        torch.cuda.set_rng_state(saved.cpu(), device)
+        return None
+    if saved is not None:
+        return ("the checkpoint was written on a GPU and this run is on the CPU: the rest of this epoch is not "
+                "bit-identical to an uninterrupted run")
+    return None
+
+
+__all__ = ["CHECKPOINT_KEYS", "MODEL_KEYS", "load_checkpoint", "load_model", "on_cuda", "plain", "read_file",
+           "read_init_from", "read_model_file", "restore_rng_states", "rng_states", "save_checkpoint", "save_model"]
