@@ -86,7 +86,8 @@ def cmd_bench_train(args) -> None:
     config = _load(args)
     set_threads(args.threads)
     result = bench_train(config, Path(args.params).parent, _data_root(args, config), updates=args.updates,
-                         warmup=args.warmup, device=pick_device(args.device),
+                         warmup=args.warmup, device=pick_device(args.device), compare_eager=args.compare_eager,
+                         systems=args.systems, epoch_check_systems=args.epoch_check, threads=args.threads,
                          progress=lambda m: print(m, file=sys.stderr))
     out = Path(args.out) if args.out else Path("benchmarks") / f"throughput-{config['preset']}-{result['device_type']}.json"
     write_json_atomic(out, result)
@@ -359,6 +360,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--warmup", type=int, default=3, help="untimed updates first (default: %(default)s)")
     p.add_argument("--device", help="cpu or cuda (default: cuda when available)")
     p.add_argument("--threads", type=int, default=None, help="CPU threads (default: torch's)")
+    p.add_argument("--compare-eager", action="store_true",
+                   help="also time the plain eager fp32 path, in turn with the fast one (eager_tokens_per_s)")
+    p.add_argument("--systems", nargs="+", metavar="SYSTEM", help="measure only these systems (default: all)")
+    p.add_argument("--epoch-check", nargs="+", metavar="SYSTEM", default=[],
+                   help="also train one epoch of each on its prepared data, fast and eager fp32: dev perplexity "
+                        "and throughput of both")
     p.add_argument("--out", help="JSON file (default: benchmarks/throughput-PRESET-DEVICE.json)")
     p.set_defaults(func=cmd_bench_train)
     p = bench.add_parser("attention", help="time per decoder step of global vs local attention, by source length")

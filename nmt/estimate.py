@@ -21,12 +21,17 @@ from __future__ import annotations
 import datetime
 import json
 import platform
-import time
+import tempfile
 from pathlib import Path
 
 import torch
 
 from . import config as cfg
+from .bench_timing import interleaved_medians
+from .data.batches import Batch
+from .models.seq2seq import build_model
+from .train import train
+from .train_step import TrainingStep
 
 # Settings that do not change the cost of an update (reversal only reorders the source).
 _COST_FREE_MODEL_KEYS = ("reverse",)
@@ -61,15 +66,21 @@ def cost_key(resolved: dict, size: dict) -> str:
     from their default (nmt.config.comparable_settings), so throughput files measured before stay valid."""
     from .config import comparable_settings
     model = {k: v for k, v in comparable_settings(resolved)["model"].items() if k not in _COST_FREE_MODEL_KEYS}
-    return cfg.fingerprint({"model": model, "batch_size": resolved["train"]["batch_size"],
-                            "optimizer": resolved["train"]["optimizer"],
-                            "vocab": [size["src_vocab"], size["tgt_vocab"]]})
+    train = comparable_settings(resolved)["train"]
+    key = {"model": model, "batch_size": train["batch_size"], "optimizer": train["optimizer"],
+           "vocab": [size["src_vocab"], size["tgt_vocab"]]}
+    key.update({k: train[k] for k in ("batch_tokens", "engine", "precision") if k in train})  # when not the default
+    return cfg.fingerprint(key)
 
 
-def preset_systems(config: dict, root: str | Path, data_root: str | Path | None) -> list[dict]:
-    """Every system the preset trains, with its epochs, training size and cost key."""
+def preset_systems(config: dict, root: str | Path, data_root: str | Path | None, only: list[str] | None = None
+                   ) -> list[dict]:
+    """Every system the preset trains (or only those named), with its epochs, training size and cost key."""
     out = []
     for task, systems in cfg.collect_systems(config, root).items():
+        systems = {name: path for name, path in systems.items() if not only or name in only}
+        if not systems:
+            continue
         size = training_size(config, task, data_root)
         for system, table_path in systems.items():
             table = cfg.load_table(Path(root) / table_path)
@@ -94,60 +105,93 @@ def device_description(device: torch.device) -> str:
     return f"CPU {cpu}, {torch.get_num_threads()} thread(s)"
 
 
-def measure_throughput(model_cfg: dict, train_cfg: dict, src_vocab: int, tgt_vocab: int, length: int, *,
-                       updates: int, warmup: int, device: torch.device, seed: int = 1) -> dict:
-    """Time `updates` training updates (after `warmup` untimed ones) on random batches of `batch_size` sentences
-    of `length` words per side: the same forward/backward/clip/step as `nmt train`."""
-    from .likelihood import batch_nll
-    from .data.batches import Batch
-    from .models.seq2seq import build_model
-    from .train import make_optimizer
+def random_batch(batch_size: int, length: int, src_vocab: int, tgt_vocab: int, device: torch.device) -> Batch:
+    """A batch of `batch_size` random sentence pairs of `length` words a side (every position a real word)."""
+    src = torch.randint(_SPECIALS, src_vocab, (batch_size, length))
+    tgt = torch.randint(_SPECIALS, tgt_vocab, (batch_size, length + 1))
+    return Batch(src=src, src_len=torch.full((batch_size,), length, dtype=torch.long),
+                 tgt_in=tgt[:, :-1], tgt_out=tgt[:, 1:], index=torch.arange(batch_size)).to(device)
 
+
+def measure_throughput(model_cfg: dict, train_cfg: dict, src_vocab: int, tgt_vocab: int, length: int, *,
+                       updates: int, warmup: int, device: torch.device, seed: int = 1,
+                       compare_eager: bool = False) -> dict:
+    """Time training updates (nmt.train_step.TrainingStep: forward, backward, clipping, optimiser step, as `nmt train`
+    makes them) on random batches of `batch_size` sentences of `length` words a side: at least `updates` timed ones
+    after `warmup` untimed ones. The batch size is train.batch_size, or with train.batch_tokens as many sentences as
+    fit. With `compare_eager` the plain eager fp32 path (engine eager, precision fp32) is timed in the same run, one
+    update of each in turn (nmt.bench_timing), so that both see the same machine."""
     torch.manual_seed(seed)
     model = build_model(model_cfg, src_vocab, tgt_vocab)
     model.init_uniform(train_cfg["init_range"])
     model.to(device).train()
-    optimizer = make_optimizer(model.parameters(), train_cfg)
     batch_size = train_cfg["batch_size"]
+    if train_cfg.get("batch_tokens"):
+        batch_size = max(1, train_cfg["batch_tokens"] // (length + 1))
+    params = list(model.parameters())
+    steps = {"fast": TrainingStep(model, params, train_cfg, device)}
+    if compare_eager:  # its own optimiser (torch's default implementation) over the same parameters
+        steps["eager"] = TrainingStep(model, params, train_cfg, device, engine="eager", precision="fp32")
+    batches = [random_batch(batch_size, length, src_vocab, tgt_vocab, device) for _ in range(4)]
+    turn = {name: 0 for name in steps}
 
-    def random_batch() -> Batch:
-        src = torch.randint(_SPECIALS, src_vocab, (batch_size, length))
-        tgt = torch.randint(_SPECIALS, tgt_vocab, (batch_size, length + 1))
-        return Batch(src=src, src_len=torch.full((batch_size,), length, dtype=torch.long),
-                     tgt_in=tgt[:, :-1], tgt_out=tgt[:, 1:], index=torch.arange(batch_size)).to(device)
+    def runner(name: str):
+        def run():
+            steps[name](batches[turn[name] % len(batches)])
+            turn[name] += 1
+        return run
 
-    def update(batch: Batch) -> None:
-        optimizer.zero_grad(set_to_none=True)
-        loss = batch_nll(model, batch)
-        (loss / batch_size).backward()
-        if train_cfg["clip_norm"] > 0:
-            torch.nn.utils.clip_grad_norm_(model.parameters(), train_cfg["clip_norm"])
-        optimizer.step()
+    timed = interleaved_medians({name: runner(name) for name in steps}, min_time=0.0, min_samples=updates,
+                                warmup=warmup, device=device)
+    tokens = batch_size * length  # target words per update (every position a real word)
+    seconds, calls = timed["fast"]
+    result = {"updates": calls, "batch_sentences": batch_size, "seconds_per_update": seconds / 1000,
+              "tokens_per_s": tokens / (seconds / 1000), "engine": steps["fast"].engine,
+              "precision": "fp32" if steps["fast"].dtype is None else "bf16"}
+    result["tgt_tokens_per_s"] = result["tokens_per_s"]  # the name `nmt estimate` read before 2026-11-24
+    if compare_eager:
+        eager_ms, _ = timed["eager"]
+        result.update(eager_seconds_per_update=eager_ms / 1000, eager_tokens_per_s=tokens / (eager_ms / 1000),
+                      speedup=eager_ms / seconds)
+    return result
 
-    def sync() -> None:
-        if device.type == "cuda":
-            torch.cuda.synchronize(device)
 
-    batches = [random_batch() for _ in range(min(updates, 4))]
-    for i in range(warmup):
-        update(batches[i % len(batches)])
-    sync()
-    started = time.perf_counter()
-    for i in range(updates):
-        update(batches[i % len(batches)])
-    sync()
-    seconds = time.perf_counter() - started
-    tokens = updates * batch_size * length  # every target position is a real token here (no padding)
-    return {"updates": updates, "seconds": seconds, "seconds_per_update": seconds / updates,
-            "tgt_tokens_per_s": tokens / seconds}
+def epoch_check(config: dict, root: str | Path, table_path: str, system: str, data_dir: Path, *,
+                device: torch.device, threads: int | None, progress=print) -> dict:
+    """Train `system` for one epoch on its prepared data (`nmt train`, real batches) with the preset's engine and
+    precision and again with the plain eager fp32 path, from the same initialisation: dev perplexity and throughput
+    of both. What --epoch-check adds to `nmt bench train`: the fast path's numbers are the plain path's."""
+    table = cfg.load_table(Path(root) / table_path)
+    resolved = cfg.system_config(config, table, system, table_path)
+    out = {}
+    with tempfile.TemporaryDirectory(prefix="nmt-epoch-check-") as tmp:
+        for name, overrides in (("fast", {}), ("eager", {"engine": "eager", "precision": "fp32"})):
+            run = {**resolved, "train": {**resolved["train"], "epochs": 1, "halve_after": 1,
+                                         "dropout_schedule": {"epochs": 1, "halve_after": 1}, **overrides}}
+            progress(f"epoch check {system}: one epoch with the {name} path")
+            record = train(run, data_dir, Path(tmp) / name, system=system, threads=threads, device=str(device),
+                           progress=False)[-1]
+            out[name] = {"dev_ppl": record["dev_ppl"], "tokens_per_s": record["tgt_tokens_per_s"],
+                         "elapsed_s": record["elapsed_s"]}
+    out["dev_ppl_ratio"] = out["fast"]["dev_ppl"] / out["eager"]["dev_ppl"]
+    out["speedup"] = out["fast"]["tokens_per_s"] / out["eager"]["tokens_per_s"]
+    return out
 
 
 def bench_train(config: dict, root: str | Path, data_root: str | Path | None, *, updates: int, warmup: int,
-                device: torch.device, progress=print) -> dict:
-    """Measure each distinct cost of the preset once; the result is what `nmt estimate` reads."""
-    systems = preset_systems(config, root, data_root)
+                device: torch.device, compare_eager: bool = False, systems: list[str] | None = None,
+                epoch_check_systems: list[str] | None = None, threads: int | None = None, progress=print) -> dict:
+    """Measure each distinct cost of the preset once (only `systems`, when given); the result is what `nmt estimate`
+    reads. `epoch_check_systems` also train one real epoch each (epoch_check)."""
+    if systems:
+        known = {name for found in cfg.collect_systems(config, root).values() for name in found}
+        unknown = sorted(set(systems) - known)
+        if unknown:
+            raise cfg.ConfigError(f"--systems: {', '.join(unknown)}: not a system of preset {config['preset']!r} "
+                                  "(nmt systems lists them)")
+    entries = preset_systems(config, root, data_root, systems)
     measured: dict[str, dict] = {}
-    for entry in systems:
+    for entry in entries:
         if entry["key"] in measured:
             measured[entry["key"]]["systems"].append(f"{entry['task']}/{entry['system']}")
             continue
@@ -157,12 +201,36 @@ def bench_train(config: dict, root: str | Path, data_root: str | Path | None, *,
                  f"{resolved['model']['hidden']}, vocab {size['src_vocab']}/{size['tgt_vocab']}, batch "
                  f"{resolved['train']['batch_size']}, length {length}, {updates} updates")
         result = measure_throughput(resolved["model"], resolved["train"], size["src_vocab"], size["tgt_vocab"],
-                                    length, updates=updates, warmup=warmup, device=device)
-        progress(f"  {result['tgt_tokens_per_s']:.0f} target tokens/s ({result['seconds_per_update']:.3f} s/update)")
+                                    length, updates=updates, warmup=warmup, device=device,
+                                    compare_eager=compare_eager)
+        line = f"  {result['tokens_per_s']:.0f} target tokens/s ({result['seconds_per_update']:.3f} s/update)"
+        if compare_eager:
+            line += f"; eager fp32 {result['eager_tokens_per_s']:.0f}: {result['speedup']:.2f}x"
+        progress(line)
         measured[entry["key"]] = {"systems": [f"{entry['task']}/{entry['system']}"], "length": length, **result}
-    return {"preset": config["preset"], "device": device_description(device), "device_type": device.type,
-            "torch": torch.__version__, "date": datetime.date.today().isoformat(),
-            "measurements": measured}
+    checks = {}
+    tables = cfg.collect_systems(config, root)
+    for name in epoch_check_systems or []:
+        task = next((t for t, found in tables.items() if name in found), None)
+        if task is None:
+            raise cfg.ConfigError(f"--epoch-check: {name}: not a system of preset {config['preset']!r}")
+        data_dir = Path(data_root) / task / "prepared" if data_root is not None else None
+        if data_dir is None or not (data_dir / "train.pt").is_file():
+            raise cfg.ConfigError(f"--epoch-check {name}: no prepared data in {data_dir} (prepare it first: "
+                                  f"snakemake --cores all data/{config['preset']}/{task}/prepared/prep.json "
+                                  f"--config preset={config['preset']})")
+        checks[f"{task}/{name}"] = epoch_check(config, root, tables[task][name], name, data_dir, device=device,
+                                               threads=threads, progress=progress)
+        check = checks[f"{task}/{name}"]
+        progress(f"  dev ppl after one epoch: {check['fast']['dev_ppl']:.3f} (eager fp32 {check['eager']['dev_ppl']:.3f},"
+                 f" ratio {check['dev_ppl_ratio']:.4f}); {check['fast']['tokens_per_s']:.0f} vs "
+                 f"{check['eager']['tokens_per_s']:.0f} target tokens/s ({check['speedup']:.2f}x)")
+    result = {"preset": config["preset"], "device": device_description(device), "device_type": device.type,
+              "torch": torch.__version__, "date": datetime.date.today().isoformat(),
+              "compare_eager": compare_eager, "measurements": measured}
+    if checks:
+        result["epoch_checks"] = checks
+    return result
 
 
 def estimate(config: dict, root: str | Path, data_root: str | Path | None, bench: dict) -> dict:
@@ -178,10 +246,11 @@ def estimate(config: dict, root: str | Path, data_root: str | Path | None, bench
                                   f"throughput was measured; run `nmt bench train --preset {config['preset']}` again")
         size = entry["size"]
         tokens = size["tgt_words"] + size["pairs"]  # + one </s> per sentence, as training counts them
-        hours = entry["epochs"] * tokens / measured["tgt_tokens_per_s"] / 3600
+        per_s = measured.get("tokens_per_s", measured.get("tgt_tokens_per_s"))
+        hours = entry["epochs"] * tokens / per_s / 3600
         rows.append({"task": entry["task"], "system": entry["system"], "epochs": entry["epochs"],
                      "train_pairs": size["pairs"], "tgt_tokens_per_epoch": tokens,
-                     "tgt_tokens_per_s": measured["tgt_tokens_per_s"], "hours": hours, "size_source": size["source"]})
+                     "tgt_tokens_per_s": per_s, "hours": hours, "size_source": size["source"]})
     return {"preset": config["preset"], "device": bench["device"], "device_type": bench["device_type"],
             "measured_on": bench["date"], "torch": bench["torch"], "systems": len(rows),
             "total_hours": sum(r["hours"] for r in rows), "rows": rows}

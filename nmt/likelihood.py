@@ -8,13 +8,18 @@ import torch.nn.functional as F
 
 from .data.batches import bucketed_batches, make_batch
 from .data.vocab import PAD_ID
+from .models.fused_loss import linear_cross_entropy
 
 
 def batch_nll(model, batch) -> torch.Tensor:
     """Summed negative log-likelihood of batch.tgt_out (padding excluded). tgt_out goes to the model too: a target
-    foresight model reads the word it predicts in its attention."""
-    log_probs, _ = model(batch.src, batch.src_len, batch.tgt_in, tgt_out=batch.tgt_out)
-    return token_nll(log_probs, batch.tgt_out)
+    foresight model reads the word it predicts in its attention. The output layer and the loss are one fused step
+    (nmt.models.fused_loss: the same number without [N, V] log-probabilities)."""
+    if not hasattr(model, "features"):  # e.g. an ensemble: its members' distributions are combined first
+        log_probs, _ = model(batch.src, batch.src_len, batch.tgt_in, tgt_out=batch.tgt_out)
+        return token_nll(log_probs, batch.tgt_out)
+    features, _ = model.features(batch.src, batch.src_len, batch.tgt_in, tgt_out=batch.tgt_out)
+    return linear_cross_entropy(features, model.generator.weight, model.generator.bias, batch.tgt_out, PAD_ID)
 
 
 def token_nll(log_probs: torch.Tensor, tgt_out: torch.Tensor) -> torch.Tensor:

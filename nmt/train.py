@@ -43,16 +43,17 @@ import torch
 from tqdm import tqdm
 
 from .config import LATER_DEFAULTS, ConfigError, comparable_settings, training_schedule  # noqa: F401 (LATER_DEFAULTS: re-exported)
-from .data.batches import bucketed_batches, make_batch
+from .data.batches import epoch_batches, make_batch
 from .data.links import load_training_links
 from .data.prepare import load_split
 from .data.text import write_atomic, write_text_atomic
 from .data.vocab import Vocab
 from .devices import pick_device
-from .likelihood import alignment_loss, corpus_nll, perplexity, token_nll
+from .likelihood import corpus_nll, perplexity
 from .models.io import (load_checkpoint, load_model, plain, read_init_from, restore_rng_states,  # noqa: F401
                         rng_states, save_checkpoint, save_model)  # (load_model: re-exported)
 from .models.seq2seq import build_model, count_parameters
+from .train_step import TrainingStep, make_optimizer  # noqa: F401 (make_optimizer: re-exported)
 
 CHECKPOINT = "checkpoint.pt"
 FINAL = "model.pt"
@@ -70,17 +71,6 @@ def set_threads(threads: int | None) -> None:
             torch.set_num_interop_threads(1)
         except RuntimeError:  # only settable before the first parallel work; harmless if already set
             pass
-
-
-def make_optimizer(params, train: dict) -> torch.optim.Optimizer:
-    name, lr = train["optimizer"], train["lr"]
-    if name == "sgd":
-        return torch.optim.SGD(params, lr=lr)
-    if name == "adam":
-        return torch.optim.Adam(params, lr=lr)
-    if name == "adadelta":
-        return torch.optim.Adadelta(params, lr=lr, rho=0.95, eps=1e-6)
-    raise ValueError(f"unknown optimizer {name!r}")
 
 
 def attention_parameter_names(model: torch.nn.Module) -> list[str]:
@@ -218,7 +208,8 @@ def train(config: dict, data_dir: str | Path, out_dir: str | Path, *, system: st
             f"{', '.join(fresh) or 'none'}")
     model.to(dev)
     params = trainable_parameters(model, train_cfg.get("trainable", "all"))
-    optimizer = make_optimizer(params, train_cfg)
+    update = TrainingStep(model, params, train_cfg, dev, guided_weight=guided_weight, credit=credit)
+    optimizer = update.optimizer
     if ckpt is not None:
         model.load_state_dict(ckpt["model"])
         optimizer.load_state_dict(ckpt["optimizer"])
@@ -230,23 +221,25 @@ def train(config: dict, data_dir: str | Path, out_dir: str | Path, *, system: st
         if state["metrics"]:
             write_metrics(out_dir / "metrics.jsonl", state["metrics"])
 
-    meta = {"system": system, "config": config, "parameters": count_parameters(model),
-            "trainable_parameters": sum(p.numel() for p in params),
-            "src_vocab": len(src_vocab), "tgt_vocab": len(tgt_vocab), "epochs": epochs,
-            "halve_after": halve_after, "train_sentences": len(train_src), "device": str(dev)}
-    write_text_atomic(out_dir / "model.json", json.dumps(meta, indent=2, sort_keys=True) + "\n")
-    log(f"[{system}] {meta['parameters']:,} parameters ({meta['trainable_parameters']:,} trained), "
-        f"{len(train_src):,} training pairs, {epochs} epochs, device {dev}, {torch.get_num_threads()} threads")
-
-    def limit_reached() -> bool:
-        return bool(max_updates) and state["updates"] >= max_updates
-
-    def checkpoint(epoch: int, batch: int) -> None:
-        state.update(epoch=epoch, batch=batch, **rng_states(dev))  # CPU RNG, and on a GPU its CUDA RNG too
-        save_checkpoint(ckpt_path, config, model, optimizer, state)
-
     every = train_cfg.get("checkpoint_every", 0)
     with StopRequested() as stop:
+        # model.json is written once SIGTERM/SIGUSR1 are caught: from then on a signal ends in a checkpoint
+        meta = {"system": system, "config": config, "parameters": count_parameters(model),
+                "trainable_parameters": sum(p.numel() for p in params),
+                "src_vocab": len(src_vocab), "tgt_vocab": len(tgt_vocab), "epochs": epochs,
+                "halve_after": halve_after, "train_sentences": len(train_src), "device": str(dev)}
+        write_text_atomic(out_dir / "model.json", json.dumps(meta, indent=2, sort_keys=True) + "\n")
+        log(f"[{system}] {meta['parameters']:,} parameters ({meta['trainable_parameters']:,} trained), "
+            f"{len(train_src):,} training pairs, {epochs} epochs, device {dev}, {torch.get_num_threads()} threads, "
+            f"engine {update.engine}, {'fp32' if update.dtype is None else 'bf16'}")
+
+        def limit_reached() -> bool:
+            return bool(max_updates) and state["updates"] >= max_updates
+
+        def checkpoint(epoch: int, batch: int) -> None:
+            state.update(epoch=epoch, batch=batch, **rng_states(dev))  # CPU RNG, and on a GPU its CUDA RNG too
+            save_checkpoint(ckpt_path, config, model, optimizer, state)
+
         while state["epoch"] <= epochs:
             if limit_reached() and state["batch"] == 0:
                 log(f"[{system}] {state['updates']} updates: train.max_updates reached")
@@ -255,7 +248,7 @@ def train(config: dict, data_dir: str | Path, out_dir: str | Path, *, system: st
             lr = learning_rate(train_cfg["lr"], epoch, halve_after)
             for group in optimizer.param_groups:
                 group["lr"] = lr
-            batches = bucketed_batches(train_src, train_tgt, train_cfg["batch_size"], seed, epoch)
+            batches = epoch_batches(train_src, train_tgt, train_cfg, seed, epoch)
             if state["batch"] == 0:
                 torch.manual_seed(seed * 1000 + epoch)
                 state.update(loss_sum=0.0, tokens=0, elapsed=0.0)
@@ -269,39 +262,34 @@ def train(config: dict, data_dir: str | Path, out_dir: str | Path, *, system: st
             started = time.perf_counter() - state["elapsed"]
             bar = tqdm(total=len(batches), initial=state["batch"], desc=f"{system} epoch {epoch}/{epochs}",
                        unit="batch", disable=None if progress is None else not progress, leave=False)
+            # The sums stay on the device (float64, as the Python floats of the checkpoint) and are read when a
+            # checkpoint or the epoch's record needs them: no update waits for the device.
+            sums = Sums(state, dev, guided=train_links is not None)
             for position in range(state["batch"], len(batches)):
                 if limit_reached():
                     break
                 index = batches[position]
                 links = [train_links[i] for i in index] if train_links is not None else None
-                batch = make_batch([train_src[i] for i in index], [train_tgt[i] for i in index], index,
-                                   links).to(dev)
-                optimizer.zero_grad(set_to_none=True)
-                log_probs, weights = model(batch.src, batch.src_len, batch.tgt_in, tgt_out=batch.tgt_out)
-                loss = token_nll(log_probs, batch.tgt_out)
-                objective = loss
-                if train_links is not None:
-                    align_loss = alignment_loss(weights, batch.align, credit)
-                    objective = loss + guided_weight * align_loss
-                    state["align_sum"] += float(align_loss.detach())
-                    state["sentences"] += len(index)
-                # The paper's loss is summed over a sentence and averaged over the mini-batch.
-                (objective / len(index)).backward()
-                if train_cfg["clip_norm"] > 0:
-                    torch.nn.utils.clip_grad_norm_(model.parameters(), train_cfg["clip_norm"])
-                optimizer.step()
+                batch = to_device(make_batch([train_src[i] for i in index], [train_tgt[i] for i in index], index,
+                                             links), dev)
+                loss, align = update(batch)
+                sums.add(loss, align)
                 state["updates"] += 1
-                state["loss_sum"] += float(loss.detach())
-                state["tokens"] += batch.n_tokens
+                state["tokens"] += sum(len(train_tgt[i]) + 1 for i in index)  # target words and </s>
+                if align is not None:
+                    state["sentences"] += len(index)
                 bar.update(1)
                 state["elapsed"] = time.perf_counter() - started
                 if stop.signum is not None:
+                    sums.read()
                     checkpoint(epoch, position + 1)
                     bar.close()
                     log(f"[{system}] signal {stop.signum}: checkpoint written to {ckpt_path}; rerun to resume")
                     raise SystemExit(128 + stop.signum)
                 if every and state["updates"] % every == 0:
+                    sums.read()
                     checkpoint(epoch, position + 1)
+            sums.read()
             bar.close()
             elapsed = time.perf_counter() - started
             dev_nll, dev_tokens = corpus_nll(model, dev_src, dev_tgt, train_cfg["batch_size"], dev)
@@ -322,6 +310,33 @@ def train(config: dict, data_dir: str | Path, out_dir: str | Path, *, system: st
 
     save_model(out_dir / FINAL, model, src_vocab, tgt_vocab, config, system=system, model_config=model_cfg)
     return state["metrics"]
+
+
+class Sums:
+    """The epoch's running loss sums (state["loss_sum"], state["align_sum"]) as float64 tensors on the device;
+    `read` writes them back into `state` as Python floats (the same float64 additions in the same order as adding
+    Python floats, so a resumed run's numbers are an uninterrupted run's)."""
+
+    def __init__(self, state: dict, device: torch.device, guided: bool):
+        self.state = state
+        self.keys = ["loss_sum"] + (["align_sum"] if guided else [])
+        self.values = {key: torch.tensor(state[key], dtype=torch.float64, device=device) for key in self.keys}
+
+    def add(self, loss: torch.Tensor, align: torch.Tensor | None) -> None:
+        self.values["loss_sum"] += loss.to(torch.float64)
+        if align is not None:
+            self.values["align_sum"] += align.to(torch.float64)
+
+    def read(self) -> None:
+        for key in self.keys:
+            self.state[key] = self.values[key].item()
+
+
+def to_device(batch, device: torch.device):
+    """The batch on `device`; to a GPU from pinned memory without waiting (the copy overlaps the running update)."""
+    if device.type != "cuda":
+        return batch.to(device)
+    return batch.pin_memory().to(device, non_blocking=True)
 
 
 def write_metrics(path: Path, records: list[dict]) -> None:

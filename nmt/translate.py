@@ -5,6 +5,7 @@ the others in its batch (tests check batched == one-by-one, and beam size 1 == g
 """
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, field
 
 import torch
@@ -12,6 +13,7 @@ from tqdm import tqdm
 
 from .data.batches import bucketed_batches, make_batch
 from .data.vocab import BOS_ID, EOS_ID
+from .models.feed_decoder import decoding_cache
 
 
 @dataclass
@@ -47,39 +49,73 @@ def max_lengths(src_len: torch.Tensor, ratio: float) -> torch.Tensor:
     return (src_len.float() * ratio).long() + 10
 
 
+# Inside their step loops both searches keep everything on the model's device: no value is read back to Python
+# except "is every sentence done?", which lets the loop stop early. On a GPU that read is a host synchronisation (the
+# host waits for the queued steps to finish, and the device then idles while the next step is launched), so it is
+# made only every DONE_CHECK_EVERY steps, not every step: a batch then takes at most DONE_CHECK_EVERY - 1 steps
+# more than needed (never beyond its longest length limit), and they change nothing (done sentences are masked out).
+# On the CPU the read costs nothing, but the same rule keeps the search device-independent.
+DONE_CHECK_EVERY = 8
+
+
+def _score_dtype(device: torch.device) -> torch.dtype:
+    """Summed log-probabilities in double precision, as the plain Python search does (its floats are doubles);
+    single precision on devices without float64."""
+    return torch.float32 if device.type == "mps" else torch.float64
+
+
+def _decoding(search):
+    """Run a search with the model's decoding cache open (its rearranged decoder weights computed once)."""
+    @functools.wraps(search)
+    def run(model, *args, **kwargs):
+        with decoding_cache(model):
+            return search(model, *args, **kwargs)
+    return run
+
+
+@_decoding
 @torch.no_grad()
 def greedy(model, src: torch.Tensor, src_len: torch.Tensor, max_len_ratio: float = 2.0) -> list[Hypothesis]:
+    """Greedy search: per sentence, the most probable word at every step until </s> or the sentence's length limit
+    (`max_lengths`); the score sums the chosen words' log-probabilities, </s> included.
+
+    Every step is tensor operations on the model's device: the argmax of every step goes into [batch, steps] buffers
+    and a sentence's tokens are their first `lengths` columns (once done, a sentence emits nothing more)."""
     ensure_can_translate(model)
-    batch = src.size(0)
+    batch, device = src.size(0), src.device
     enc = model.encode(src, src_len)
     state = model.initial_state(enc)
-    limits = max_lengths(src_len, max_len_ratio).tolist()
-    prev = torch.full((batch,), BOS_ID, dtype=torch.long, device=src.device)
-    hyps = [Hypothesis([], 0.0) for _ in range(batch)]
-    finished = [False] * batch
-    for t in range(max(limits)):
+    limits = max_lengths(src_len, max_len_ratio).to(device)
+    steps = int(limits.max())  # one read per batch
+    prev = torch.full((batch,), BOS_ID, dtype=torch.long, device=device)
+    tokens = torch.zeros(batch, steps, dtype=torch.long, device=device)
+    positions = torch.zeros(batch, steps, dtype=torch.long, device=device)
+    lengths = torch.zeros(batch, dtype=torch.long, device=device)
+    scores = torch.zeros(batch, dtype=_score_dtype(device), device=device)
+    finished = torch.zeros(batch, dtype=torch.bool, device=device)
+    attends = False
+    for t in range(steps):
         log_probs, state, weights = model.step(prev, enc, state)
         best_scores, best = log_probs.max(dim=-1)
-        attended = attended_words(weights, src_len).tolist() if weights is not None else None
-        for b in range(batch):
-            if finished[b]:
-                continue
-            hyps[b].score += float(best_scores[b])
-            token = int(best[b])
-            if token == EOS_ID:
-                finished[b] = True
-            else:
-                hyps[b].tokens.append(token)
-                if attended is not None:
-                    hyps[b].positions.append(attended[b])
-                if t + 1 >= limits[b]:
-                    finished[b] = True
-        if all(finished):
+        active = ~finished
+        scores += best_scores.to(scores.dtype).masked_fill(finished, 0.0)
+        ended = best == EOS_ID
+        tokens[:, t] = best
+        if weights is not None:
+            attends = True
+            positions[:, t] = attended_words(weights, src_len)
+        lengths += active & ~ended
+        finished |= active & (ended | (t + 1 >= limits))
+        if (t + 1) % DONE_CHECK_EVERY == 0 and bool(finished.all()):
             break
         prev = best
-    return hyps
+    lengths_, scores_, tokens_ = lengths.tolist(), scores.tolist(), tokens.tolist()
+    positions_ = positions.tolist() if attends else None
+    return [Hypothesis(tokens_[b][:n], scores_[b], positions_[b][:n] if attends else [])
+            for b, n in enumerate(lengths_)]
 
 
+@_decoding
 @torch.no_grad()
 def beam_search(model, src: torch.Tensor, src_len: torch.Tensor, beam: int, max_len_ratio: float = 2.0
                 ) -> list[Hypothesis]:
@@ -88,6 +124,18 @@ def beam_search(model, src: torch.Tensor, src_len: torch.Tensor, beam: int, max_
     Each step ranks beam x vocabulary continuations per sentence and looks at the 2*beam best: a
     continuation with </s> is finished if it ranks among the first `beam`; the `beam` best others carry
     on. A sentence stops when it has `beam` finished hypotheses or reaches its length limit.
+
+    In detail (`nmt.search_reference.beam_search_reference` does the same one candidate at a time): the ranked
+    list is walked in order and the walk stops at the first candidate of score -inf; a </s> candidate ranked
+    `beam` or lower is skipped; alive slots that no candidate fills score -inf. At the length limit (and only if
+    the sentence does not have `beam` finished hypotheses yet) the surviving hypotheses are finished as they are,
+    without </s>. The result is the finished hypothesis with the highest score, the first finished one on ties;
+    Hypothesis([], -inf) for a sentence without any.
+
+    Every step is tensor operations on the model's device. The steps record back-pointers (the word put in each
+    alive slot, the slot it continues, the source word it attends to), and per sentence only the best finished
+    hypothesis so far is kept (score, length, slot of its last word); the hypotheses are traced back once at
+    the end.
     """
     ensure_can_translate(model)
     batch, k = src.size(0), beam
@@ -97,60 +145,89 @@ def beam_search(model, src: torch.Tensor, src_len: torch.Tensor, beam: int, max_
     enc = enc.select(expand)
     enc_lengths = src_len.to(device).index_select(0, expand)  # of every hypothesis' sentence
     state = model.initial_state(enc)
-    limits = max_lengths(src_len, max_len_ratio).tolist()
+    limits = max_lengths(src_len, max_len_ratio).to(device)
+    steps = int(limits.max())  # one read per batch
     scores = torch.full((batch, k), float("-inf"), device=device)
     scores[:, 0] = 0.0  # at the start only one hypothesis exists per sentence
     prev = torch.full((batch * k,), BOS_ID, dtype=torch.long, device=device)
-    alive: list[list[list[int]]] = [[[] for _ in range(k)] for _ in range(batch)]
-    alive_pos: list[list[list[int]]] = [[[] for _ in range(k)] for _ in range(batch)]
-    finished: list[list[Hypothesis]] = [[] for _ in range(batch)]
-    done = [False] * batch
-
-    for t in range(max(limits)):
+    # Back-pointers: step t put word words[t, b, j], attending to source word attended[t, b, j], in alive slot j
+    # of sentence b, continuing the hypothesis in slot origins[t, b, j] after step t - 1.
+    words = torch.zeros(steps, batch, k, dtype=torch.long, device=device)
+    origins = torch.zeros(steps, batch, k, dtype=torch.long, device=device)
+    attended = torch.zeros(steps, batch, k, dtype=torch.long, device=device)
+    attends = False
+    # The best finished hypothesis of each sentence so far: score, number of words, slot of its last word (at
+    # step best_len - 1). A strict > keeps the first of equal scores, as Python's max does.
+    best_score = torch.full((batch,), float("-inf"), dtype=_score_dtype(device), device=device)
+    best_len = torch.zeros(batch, dtype=torch.long, device=device)
+    best_slot = torch.zeros(batch, dtype=torch.long, device=device)
+    n_finished = torch.zeros(batch, dtype=torch.long, device=device)
+    done = torch.zeros(batch, dtype=torch.bool, device=device)
+    rows = torch.arange(batch, device=device).unsqueeze(1)
+    t = -1
+    for t in range(steps):
         log_probs, state, weights = model.step(prev, enc, state)
-        attended = attended_words(weights, enc_lengths).view(batch, k).tolist() if weights is not None else None
         vocab = log_probs.size(-1)
         candidates = (scores.unsqueeze(-1) + log_probs.view(batch, k, vocab)).view(batch, k * vocab)
-        top_scores, top_index = candidates.topk(min(2 * k, k * vocab), dim=-1)
-        top_scores, top_index = top_scores.tolist(), top_index.tolist()
-        origin = torch.zeros(batch, k, dtype=torch.long)
-        next_tokens = torch.full((batch, k), EOS_ID, dtype=torch.long)
-        next_scores = torch.full((batch, k), float("-inf"))
-        for b in range(batch):
-            if done[b]:
-                continue
-            kept = 0
-            for rank, (score, flat) in enumerate(zip(top_scores[b], top_index[b])):
-                if score == float("-inf"):
-                    break
-                source_beam, token = divmod(flat, vocab)
-                if token == EOS_ID:
-                    if rank < k:
-                        finished[b].append(Hypothesis(list(alive[b][source_beam]), score,
-                                                      list(alive_pos[b][source_beam])))
-                    continue
-                if kept < k:
-                    origin[b, kept], next_tokens[b, kept], next_scores[b, kept] = source_beam, token, score
-                    kept += 1
-            new_alive = [alive[b][int(origin[b, j])] + [int(next_tokens[b, j])] for j in range(kept)]
-            alive[b] = new_alive + [[] for _ in range(k - kept)]
-            if attended is not None:
-                new_pos = [alive_pos[b][int(origin[b, j])] + [attended[b][int(origin[b, j])]] for j in range(kept)]
-                alive_pos[b] = new_pos + [[] for _ in range(k - kept)]
-            if len(finished[b]) >= k:
-                done[b] = True
-            elif t + 1 >= limits[b]:
-                # Out of length: the surviving hypotheses end here without </s>.
-                finished[b].extend(Hypothesis(alive[b][j], float(next_scores[b, j]), alive_pos[b][j])
-                                   for j in range(kept))
-                done[b] = True
-        if all(done):
+        width = min(2 * k, k * vocab)
+        top_scores, top_index = candidates.topk(width, dim=-1)
+        source_beam, token = top_index.div(vocab, rounding_mode="floor"), top_index.remainder(vocab)
+        rank = torch.arange(width, device=device)
+        # The walk over the ranked list: up to the first -inf; none for a sentence already done.
+        walked = ((top_scores == float("-inf")).cumsum(dim=-1) == 0) & ~done.unsqueeze(1)
+        ends = token == EOS_ID
+        goes_on = walked & ~ends
+        ends &= walked & (rank < k)
+        # Alive slots: the first k continuations without </s>, in rank order; their ranks, `width` for the rest.
+        kept = goes_on & (goes_on.cumsum(dim=-1) <= k)
+        picked = torch.where(kept, rank, width).sort(dim=-1).values[:, :k]
+        filled = picked < width
+        picked = picked.clamp(max=width - 1)
+        origin = torch.where(filled, source_beam.gather(1, picked), 0)
+        next_tokens = torch.where(filled, token.gather(1, picked), EOS_ID)
+        next_scores = torch.where(filled, top_scores.gather(1, picked), float("-inf")).to(scores.dtype)
+        # Finished with </s>: the hypothesis in slot source_beam after step t - 1 (t words). The first such
+        # candidate in rank order has the highest score among them.
+        first_end = torch.where(ends, rank, width).min(dim=-1).values
+        has_end = first_end < width
+        first_end = first_end.clamp(max=width - 1).unsqueeze(1)
+        end_score = top_scores.gather(1, first_end).squeeze(1).to(best_score.dtype)
+        better = has_end & (end_score > best_score)
+        best_score = torch.where(better, end_score, best_score)
+        best_len = torch.where(better, t, best_len)
+        best_slot = torch.where(better, source_beam.gather(1, first_end).squeeze(1), best_slot)
+        n_finished += ends.sum(dim=-1)
+        words[t] = next_tokens
+        origins[t] = origin
+        if weights is not None:
+            attends = True
+            attended[t] = attended_words(weights, enc_lengths).view(batch, k).gather(1, origin)
+        # Out of length: the surviving hypotheses (t + 1 words) end here without </s>; slot 0 is the best of them.
+        full = ~done & (n_finished >= k)
+        out_of_length = ~done & ~full & (t + 1 >= limits)
+        longer = out_of_length & filled[:, 0] & (next_scores[:, 0].to(best_score.dtype) > best_score)
+        best_score = torch.where(longer, next_scores[:, 0].to(best_score.dtype), best_score)
+        best_len = torch.where(longer, t + 1, best_len)
+        best_slot = best_slot.masked_fill(longer, 0)
+        done |= full | out_of_length
+        if (t + 1) % DONE_CHECK_EVERY == 0 and bool(done.all()):
             break
-        flat_origin = (torch.arange(batch).unsqueeze(1) * k + origin).view(-1).to(device)
-        state = state.select(flat_origin)
-        scores = next_scores.to(device)
-        prev = next_tokens.view(-1).to(device)
-    return [max(f, key=lambda h: h.score) if f else Hypothesis([], float("-inf")) for f in finished]
+        state = state.select((rows * k + origin).view(-1))
+        scores = next_scores
+        prev = next_tokens.view(-1)
+    # Trace every sentence's best hypothesis back from its last word (no loop over sentences).
+    taken = t + 1
+    tokens = torch.zeros(batch, taken, dtype=torch.long, device=device)
+    positions = torch.zeros(batch, taken, dtype=torch.long, device=device)
+    slot = best_slot.unsqueeze(1)
+    for s in range(taken - 1, -1, -1):
+        tokens[:, s] = words[s].gather(1, slot).squeeze(1)
+        positions[:, s] = attended[s].gather(1, slot).squeeze(1)
+        slot = torch.where((s < best_len).unsqueeze(1), origins[s].gather(1, slot), slot)
+    lengths_, scores_, tokens_ = best_len.tolist(), best_score.tolist(), tokens.tolist()
+    positions_ = positions.tolist() if attends else None
+    return [Hypothesis(tokens_[b][:n], scores_[b], positions_[b][:n] if attends else [])
+            for b, n in enumerate(lengths_)]
 
 
 def load_models(paths: list[str], device=None, combine: str = "prob"):
@@ -159,7 +236,7 @@ def load_models(paths: list[str], device=None, combine: str = "prob"):
     Ensemble members must share both vocabularies, since they read the same source ids and their
     distributions are combined word by word; a mismatch names the offending file."""
     from .models.ensemble import Ensemble
-    from .train import load_model
+    from .models.io import load_model
     loaded = [load_model(path, device) for path in paths]
     model, src_vocab, tgt_vocab, config = loaded[0]
     if len(loaded) == 1:

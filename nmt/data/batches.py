@@ -24,9 +24,15 @@ class Batch:
     def n_tokens(self) -> int:
         return int((self.tgt_out != PAD_ID).sum())
 
-    def to(self, device) -> "Batch":
-        return Batch(*(t.to(device) for t in (self.src, self.src_len, self.tgt_in, self.tgt_out, self.index)),
-                     align=None if self.align is None else self.align.to(device))
+    def to(self, device, non_blocking: bool = False) -> "Batch":
+        return Batch(*(t.to(device, non_blocking=non_blocking)
+                       for t in (self.src, self.src_len, self.tgt_in, self.tgt_out, self.index)),
+                     align=None if self.align is None else self.align.to(device, non_blocking=non_blocking))
+
+    def pin_memory(self) -> "Batch":
+        """A copy in page-locked memory, from which a copy to a GPU runs without waiting (non_blocking=True)."""
+        return Batch(*(t.pin_memory() for t in (self.src, self.src_len, self.tgt_in, self.tgt_out, self.index)),
+                     align=None if self.align is None else self.align.pin_memory())
 
 
 def pad(seqs: list[list[int]], value: int = PAD_ID) -> torch.Tensor:
@@ -63,6 +69,44 @@ def make_batch(src: list[list[int]], tgt: list[list[int]] | None, index: list[in
             raise ValueError(f"{len(links)} link sets for {len(src)} sentences")
         batch.align = alignment_targets(links, batch.src.size(1), batch.tgt_out.size(1))
     return batch
+
+
+def epoch_batches(src: list[list[int]], tgt: list[list[int]], train: dict, seed: int, epoch: int
+                  ) -> list[list[int]]:
+    """The training batches of an epoch: `train.batch_tokens` > 0 gives token-count batches (token_batches), else
+    batches of `train.batch_size` sentences (the papers' recipe)."""
+    if train.get("batch_tokens"):
+        return token_batches(src, tgt, train["batch_tokens"], seed, epoch)
+    return bucketed_batches(src, tgt, train["batch_size"], seed, epoch)
+
+
+def token_batches(src: list[list[int]], tgt: list[list[int]], max_tokens: int, seed: int, epoch: int = 0,
+                  pool: int = 50) -> list[list[int]]:
+    """Batches of up to `max_tokens` padded tokens (fairseq's max_tokens): a batch of n sentences whose longest side
+    (target + </s>, or source) has L tokens holds n * L <= max_tokens; a sentence longer than max_tokens on its own
+    makes a batch alone. Built like bucketed_batches: the corpus shuffled by (seed, epoch), pools of about `pool`
+    batches sorted by length and cut, the batch order shuffled. Short sentences thus come in large batches and long
+    ones in small, for a similar cost per update."""
+    gen = torch.Generator().manual_seed(seed * 100003 + epoch)
+    order = torch.randperm(len(src), generator=gen).tolist()
+    mean = max(1.0, sum(max(len(s), len(t) + 1) for s, t in zip(src, tgt)) / max(len(src), 1))
+    span = max(1, int(pool * max_tokens / mean))
+    batches: list[list[int]] = []
+    for start in range(0, len(order), span):
+        chunk = sorted(order[start: start + span], key=lambda i: (len(src[i]), len(tgt[i]), i))
+        batch: list[int] = []
+        longest = 0
+        for i in chunk:
+            size = max(len(src[i]), len(tgt[i]) + 1)
+            if batch and max(longest, size) * (len(batch) + 1) > max_tokens:
+                batches.append(batch)
+                batch, longest = [], 0
+            batch.append(i)
+            longest = max(longest, size)
+        if batch:
+            batches.append(batch)
+    perm = torch.randperm(len(batches), generator=gen).tolist()
+    return [batches[i] for i in perm]
 
 
 def bucketed_batches(src: list[list[int]], tgt: list[list[int]], batch_size: int, seed: int | None,

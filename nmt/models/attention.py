@@ -18,6 +18,8 @@ SCORES = ("dot", "general", "concat", "location")
 
 
 class GlobalAttention(nn.Module):
+    kernel = "global"  # the fast decoder's step kernel (nmt.models.attention_kernels)
+
     def __init__(self, hidden: int, score: str, max_src_len: int):
         super().__init__()
         if score not in SCORES:
@@ -66,6 +68,13 @@ class GlobalAttention(nn.Module):
         scores = scores.masked_fill(~mask.unsqueeze(1), float("-inf"))
         weights = torch.softmax(scores, dim=-1)
         return torch.bmm(weights, memory), weights
+
+    def step_context(self, query: torch.Tensor, memory: torch.Tensor, keys: torch.Tensor | None, mask: torch.Tensor,
+                     step: int, state: None = None) -> tuple[torch.Tensor, torch.Tensor, None]:
+        """One decoder step for query [B, 1, H] at target position `step`: (context, weights, state) as every attention
+        layer gives them to nmt.models.attention_kernels.AutogradKernel (this layer carries no state)."""
+        steps = torch.tensor([step], device=query.device)
+        return (*self.context(query, memory, keys, mask, steps), None)
 
     def forward(self, query: torch.Tensor, memory: torch.Tensor, keys: torch.Tensor | None,
                 mask: torch.Tensor, steps: torch.Tensor | None = None) -> tuple[torch.Tensor, torch.Tensor]:

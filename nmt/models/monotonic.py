@@ -126,6 +126,8 @@ def hard_monotonic_step(p_at: Callable[[torch.Tensor, torch.Tensor], torch.Tenso
 
 
 class MonotonicAttention(nn.Module):
+    kernel = "monotonic"  # the fast decoder's step kernel (nmt.models.attention_kernels), soft mode
+
     def __init__(self, hidden: int, energy: str, attention_dim: int | None = None, bias_init: float = -1.0,
                  noise: float = 1.0, eps: float = 1e-10):
         super().__init__()
@@ -271,6 +273,11 @@ class MonotonicAttention(nn.Module):
             contexts[rows, i] = flat_memory.index_select(0, rows * S + chosen)
             weights[rows, i, chosen] = 1.0
         return contexts, weights, pointer
+
+    def step_context(self, query: torch.Tensor, memory: torch.Tensor, keys: torch.Tensor, mask: torch.Tensor,
+                     step: int, state: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        """One decoder step (query [B, 1, H]) for the fast decoder's AutogradKernel: `context` of that step."""
+        return self.context(query, memory, keys, mask, state)
 
     def forward(self, query: torch.Tensor, memory: torch.Tensor, keys: torch.Tensor, mask: torch.Tensor,
                 state: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:

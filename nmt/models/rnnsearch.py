@@ -53,6 +53,8 @@ from torch import nn
 from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
 
 from ..data.vocab import EOS_ID, PAD_ID
+from .dropout import Dropout
+from .gru_decoder import run_rnnsearch_decoder
 
 CANNOT_TRANSLATE = "target foresight models align given a reference; they cannot translate"
 
@@ -149,8 +151,19 @@ class RNNSearch(nn.Module):
         self.decoder = nn.GRUCell(embed + 2 * hidden, hidden)
         self.readout = nn.Linear(hidden + embed + 2 * hidden, 2 * self.maxout_units)  # [U_o V_o C_o], b_o
         self.generator = nn.Linear(self.maxout_units, tgt_vocab)                     # W_o
-        self.dropout = nn.Dropout(model.get("dropout", 0.0))
+        self.dropout = Dropout(model.get("dropout", 0.0))
         self.source_path: str | None = None  # set by nmt.train.load_model, for error messages
+        self.engine = "fast"
+
+    @property
+    def engine(self) -> str:
+        """"fast" (nmt.models.gru_decoder) or "eager" (the plain step loop under autograd), as Seq2Seq.engine."""
+        return self._engine
+
+    @engine.setter
+    def engine(self, value: str) -> None:
+        from .seq2seq import set_engine  # seq2seq imports this module (build_model)
+        set_engine(self, value)
 
     # -- encoder ---------------------------------------------------------------------------------------------
     def encode(self, src: torch.Tensor, src_len: torch.Tensor) -> RNNSearchEncoderOutput:
@@ -171,6 +184,12 @@ class RNNSearch(nn.Module):
                tgt_out: torch.Tensor | None = None) -> tuple[torch.Tensor, RNNSearchState, torch.Tensor]:
         """Teacher-forced decoding of tgt_in [B, T]: log-probabilities [B, T, V], the final state, and the attention
         weights [B, T, S]; row t is alpha of the step that reads tgt_in[:, t] and predicts tgt_out[:, t]."""
+        features, state, weights = self.decode_features(tgt_in, enc, state, tgt_out)
+        return self.log_probs(features), state, weights
+
+    def decode_features(self, tgt_in: torch.Tensor, enc: RNNSearchEncoderOutput, state: RNNSearchState,
+                        tgt_out: torch.Tensor | None = None) -> tuple[torch.Tensor, RNNSearchState, torch.Tensor]:
+        """As `decode`, but the output layer's input (t_i after dropout) [B, T, l] in place of log-probabilities."""
         emb = self.dropout(self.tgt_embed(tgt_in))
         foresight = None
         if self.target_foresight:
@@ -179,23 +198,32 @@ class RNNSearch(nn.Module):
             if tgt_out.shape != tgt_in.shape:
                 raise ValueError(f"tgt_out {tuple(tgt_out.shape)} must have the shape of tgt_in {tuple(tgt_in.shape)}")
             foresight = self.attention.foresight(self.dropout(self.tgt_embed(tgt_out)))
-        hidden, context = state.hidden, state.context
-        states, contexts, weights = [], [], []
-        for t in range(tgt_in.size(1)):
-            if context is not None:  # the word read now was predicted by the previous step: s_i = GRU(...)
-                hidden = self.decoder(torch.cat([emb[:, t], context], dim=-1), hidden)
-            context, alpha = self.attention(hidden, enc.memory, enc.keys, enc.mask,
-                                            None if foresight is None else foresight[:, t])
-            states.append(hidden)
-            contexts.append(context)
-            weights.append(alpha)
-        log_probs = self._log_probs(torch.stack(states, dim=1), emb, torch.stack(contexts, dim=1))
-        return log_probs, RNNSearchState(hidden, context, state.step + tgt_in.size(1)), torch.stack(weights, dim=1)
+        if self.engine == "fast":
+            states, contexts, weights, (hidden, context) = run_rnnsearch_decoder(
+                self, emb, enc.memory, enc.keys, enc.mask, state.hidden, state.context, foresight)
+        else:
+            hidden, context = state.hidden, state.context
+            states, contexts, weights = [], [], []
+            for t in range(tgt_in.size(1)):
+                if context is not None:  # the word read now was predicted by the previous step: s_i = GRU(...)
+                    hidden = self.decoder(torch.cat([emb[:, t], context], dim=-1), hidden)
+                context, alpha = self.attention(hidden, enc.memory, enc.keys, enc.mask,
+                                                None if foresight is None else foresight[:, t])
+                states.append(hidden)
+                contexts.append(context)
+                weights.append(alpha)
+            states, contexts, weights = (torch.stack(x, dim=1) for x in (states, contexts, weights))
+        features = self._readout(states, emb, contexts)
+        return features, RNNSearchState(hidden, context, state.step + tgt_in.size(1)), weights
 
-    def _log_probs(self, states: torch.Tensor, prev_emb: torch.Tensor, contexts: torch.Tensor) -> torch.Tensor:
+    def _readout(self, states: torch.Tensor, prev_emb: torch.Tensor, contexts: torch.Tensor) -> torch.Tensor:
+        """t_i (maxout of t~_i), after dropout: what the output layer W_o reads."""
         pre = self.readout(torch.cat([states, prev_emb, contexts], dim=-1))
         maxout = pre.view(*pre.shape[:-1], self.maxout_units, 2).max(dim=-1).values
-        return torch.log_softmax(self.generator(self.dropout(maxout)), dim=-1)
+        return self.dropout(maxout)
+
+    def log_probs(self, features: torch.Tensor) -> torch.Tensor:
+        return torch.log_softmax(self.generator(features), dim=-1)
 
     def step(self, prev: torch.Tensor, enc: RNNSearchEncoderOutput, state: RNNSearchState
              ) -> tuple[torch.Tensor, RNNSearchState, torch.Tensor]:
@@ -206,11 +234,17 @@ class RNNSearch(nn.Module):
         log_probs, state, weights = self.decode(prev.unsqueeze(1), enc, state)
         return log_probs.squeeze(1), state, weights.squeeze(1)
 
+    def features(self, src: torch.Tensor, src_len: torch.Tensor, tgt_in: torch.Tensor,
+                 tgt_out: torch.Tensor | None = None) -> tuple[torch.Tensor, torch.Tensor]:
+        """Teacher-forced: the output layer's input [B, T, l] and the attention weights (see Seq2Seq.features)."""
+        enc = self.encode(src, src_len)
+        features, _, weights = self.decode_features(tgt_in, enc, self.initial_state(enc), tgt_out)
+        return features, weights
+
     def forward(self, src: torch.Tensor, src_len: torch.Tensor, tgt_in: torch.Tensor,
                 tgt_out: torch.Tensor | None = None) -> tuple[torch.Tensor, torch.Tensor]:
-        enc = self.encode(src, src_len)
-        log_probs, _, weights = self.decode(tgt_in, enc, self.initial_state(enc), tgt_out)
-        return log_probs, weights
+        features, weights = self.features(src, src_len, tgt_in, tgt_out)
+        return self.log_probs(features), weights
 
     def init_uniform(self, init_range: float) -> None:
         """Uniform initialisation of every parameter in [-r, r] (the recipe `nmt train` applies to every model)."""

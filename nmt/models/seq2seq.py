@@ -22,6 +22,8 @@ from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
 
 from ..data.vocab import PAD_ID
 from .attention import GlobalAttention
+from .dropout import Dropout
+from .feed_decoder import run_decoder
 from .local_attention import LocalAttention
 from .monotonic import MonotonicAttention
 
@@ -86,9 +88,21 @@ class Seq2Seq(nn.Module):
                                batch_first=True, dropout=inter_layer)
         self.attention = build_attention(model)
         self.monotonic = isinstance(self.attention, MonotonicAttention)
-        self.dropout = nn.Dropout(p)
+        self.dropout = Dropout(p)
         self.generator = nn.Linear(hidden, tgt_vocab)
         self.hidden_size = hidden
+        self.engine = "fast"
+
+    @property
+    def engine(self) -> str:
+        """"fast": the input-feeding decoder runs nmt.models.feed_decoder (hand-written backward pass) and dropout
+        draws cheaper masks (nmt.models.dropout); "eager": the plain step loop under autograd and torch's dropout,
+        the reference the fast path is tested and benchmarked against."""
+        return self._engine
+
+    @engine.setter
+    def engine(self, value: str) -> None:
+        set_engine(self, value)
 
     # -- encoder ---------------------------------------------------------------------------------------------
     def encode(self, src: torch.Tensor, src_len: torch.Tensor) -> EncoderOutput:
@@ -135,13 +149,24 @@ class Seq2Seq(nn.Module):
         """Teacher-forced decoding of tgt_in [B, T]: log-probabilities [B, T, V], the final state, and the
         attention weights [B, T, S] over the source words in their written order (None without attention).
         `tgt_out` (the words predicted) is accepted for the interface's sake and not needed here."""
+        htilde, state, weights = self.decode_states(tgt_in, enc, state)
+        return self.log_probs(self.dropout(htilde)), state, weights
+
+    def decode_states(self, tgt_in: torch.Tensor, enc: EncoderOutput, state: DecoderState
+                      ) -> tuple[torch.Tensor, DecoderState, torch.Tensor | None]:
+        """What the output layer reads (htilde [B, T, H], or h_t without attention, before dropout), the final
+        state and the attention weights (as `decode`)."""
         emb = self.dropout(self.tgt_embed(tgt_in))
         next_step = state.step + tgt_in.size(1)
         if not self.input_feed:
             # No dependency between steps beyond the LSTM: run all steps in one call.
             top, hidden = self.decoder(emb, state.hidden)
             htilde, weights, attention = self._attend(top, enc, state.step, state.attention)
-            return self._log_probs(htilde), DecoderState(hidden, None, next_step, attention), weights
+            return htilde, DecoderState(hidden, None, next_step, attention), weights
+        if self.engine == "fast":
+            htilde, weights, hidden, feed, attention = run_decoder(
+                self, emb, enc.memory, enc.keys, enc.mask, state.hidden, state.feed, state.step, state.attention)
+            return htilde, DecoderState(hidden, feed, next_step, attention), self._source_order(weights, enc)
         outputs, all_weights = [], []
         hidden, feed, attention = state.hidden, state.feed, state.attention
         for t in range(tgt_in.size(1)):
@@ -151,12 +176,11 @@ class Seq2Seq(nn.Module):
             feed = htilde.squeeze(1)
             outputs.append(htilde)
             all_weights.append(weights)
-        htilde = torch.cat(outputs, dim=1)
-        return (self._log_probs(htilde), DecoderState(hidden, feed, next_step, attention),
-                torch.cat(all_weights, dim=1))
+        return torch.cat(outputs, dim=1), DecoderState(hidden, feed, next_step, attention), torch.cat(all_weights, dim=1)
 
-    def _log_probs(self, htilde: torch.Tensor) -> torch.Tensor:
-        return torch.log_softmax(self.generator(self.dropout(htilde)), dim=-1)
+    def log_probs(self, features: torch.Tensor) -> torch.Tensor:
+        """log p(y) [..., V] from the output layer's input (after dropout)."""
+        return torch.log_softmax(self.generator(features), dim=-1)
 
     def step(self, prev: torch.Tensor, enc: EncoderOutput, state: DecoderState
              ) -> tuple[torch.Tensor, DecoderState, torch.Tensor | None]:
@@ -164,11 +188,18 @@ class Seq2Seq(nn.Module):
         log_probs, state, weights = self.decode(prev.unsqueeze(1), enc, state)
         return log_probs.squeeze(1), state, None if weights is None else weights.squeeze(1)
 
+    def features(self, src: torch.Tensor, src_len: torch.Tensor, tgt_in: torch.Tensor,
+                 tgt_out: torch.Tensor | None = None) -> tuple[torch.Tensor, torch.Tensor | None]:
+        """Teacher-forced: the output layer's input [B, T, H] (after dropout) and the attention weights. Training's
+        loss applies `generator` to it (nmt.models.fused_loss); `forward` gives the log-probabilities."""
+        enc = self.encode(src, src_len)
+        htilde, _, weights = self.decode_states(tgt_in, enc, self.initial_state(enc))
+        return self.dropout(htilde), weights
+
     def forward(self, src: torch.Tensor, src_len: torch.Tensor, tgt_in: torch.Tensor,
                 tgt_out: torch.Tensor | None = None) -> tuple[torch.Tensor, torch.Tensor | None]:
-        enc = self.encode(src, src_len)
-        log_probs, _, weights = self.decode(tgt_in, enc, self.initial_state(enc))
-        return log_probs, weights
+        features, weights = self.features(src, src_len, tgt_in, tgt_out)
+        return self.log_probs(features), weights
 
     def init_uniform(self, init_range: float) -> None:
         """Uniform initialisation of every parameter in [-r, r] (the paper's recipe)."""
@@ -186,6 +217,19 @@ def init_uniform(model: nn.Module, init_range: float) -> None:
     with torch.no_grad():
         model.src_embed.weight[PAD_ID].zero_()
         model.tgt_embed.weight[PAD_ID].zero_()
+
+
+ENGINES = ("fast", "eager")
+
+
+def set_engine(model: nn.Module, engine: str) -> None:
+    """Switch a model (Seq2Seq, RNNSearch) between the fast and the plain eager path; see Seq2Seq.engine."""
+    if engine not in ENGINES:
+        raise ValueError(f"unknown engine {engine!r}; choose one of {', '.join(ENGINES)}")
+    object.__setattr__(model, "_engine", engine)
+    for module in model.modules():
+        if isinstance(module, Dropout):
+            module.fast = engine == "fast"
 
 
 def build_attention(model: dict) -> nn.Module | None:

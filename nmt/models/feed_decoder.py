@@ -1,0 +1,218 @@
+"""The fast path of the input-feeding decoder (Luong et al. 2015, section 3.3): the stacked LSTM decoder, its
+attention and the attentional layer htilde_t = tanh(W_c [c_t ; h_t]), one target step at a time, with a
+hand-written backward pass (backpropagation through time) in place of autograd's.
+
+Why: with input feeding, step t's input holds htilde_{t-1}, so the decoder cannot be one cuDNN/oneDNN call over all
+steps. The plain path (Seq2Seq.decode with engine "eager") runs a one-step nn.LSTM, the attention layer and the
+attentional layer per step under autograd: some sixty small operations per step, each with autograd's
+bookkeeping, and every weight gradient as T small products. Here:
+  - the embedding part of the first layer's input projection (and that layer's biases) is one product over all
+    steps, before the loop, under autograd;
+  - each LSTM layer's step is one product of [x_t ; h_{t-1}] with its input and recurrent weights side by side,
+    the gate nonlinearities applied in place (nmt.models.lstm_cell);
+  - the backward pass walks the steps in reverse with the gradient formulas written out (aten's fused sigmoid,
+    tanh and softmax backward kernels); only the products that carry gradients from step to step stay in the loop.
+    Every weight gradient, and the gradients of the encoder states, are one product each over all steps at the
+    end: dW = sum_t dgates_t^T [x_t ; h_{t-1}] as one [4H, T*B] x [T*B, 2H] product.
+Attention comes from a kernel (nmt.models.attention_kernels): hand-written for global and local attention,
+autograd step by step for the others.
+
+The numbers are the plain path's (tests compare losses, gradients, attention weights and translations in fp32),
+except with dropout between the LSTM layers: its masks are drawn for all steps at once, so the random stream
+differs from the plain path's while the distribution is the same.
+
+Decoding (no gradient) runs the same step code without keeping anything, with the rearranged weights cached until
+the parameters change.
+"""
+from __future__ import annotations
+
+import contextlib
+
+import torch
+from torch import nn
+
+from .attention_kernels import make_kernel
+from .dropout import mask_like
+from .lstm_cell import cell_backward, cell_forward
+
+_tanh_backward = torch.ops.aten.tanh_backward
+
+
+def decoder_weights(lstm: nn.LSTM, embed: int) -> tuple[torch.Tensor, torch.Tensor, list[torch.Tensor],
+                                                         list[torch.Tensor]]:
+    """From nn.LSTM's parameters, differentiably: the first layer's embedding projection and bias [4H, E], [4H];
+    per layer the weights of [x_t ; h_{t-1}] side by side [4H, 2H]; the biases of layers 2..L."""
+    w_ih0 = lstm.weight_ih_l0
+    emb_weight, emb_bias = w_ih0[:, :embed], lstm.bias_ih_l0 + lstm.bias_hh_l0
+    recurrent = [torch.cat([w_ih0[:, embed:], lstm.weight_hh_l0], dim=1)]
+    biases = []
+    for layer in range(1, lstm.num_layers):
+        recurrent.append(torch.cat([getattr(lstm, f"weight_ih_l{layer}"), getattr(lstm, f"weight_hh_l{layer}")], dim=1))
+        biases.append(getattr(lstm, f"bias_ih_l{layer}") + getattr(lstm, f"bias_hh_l{layer}"))
+    return emb_weight, emb_bias, recurrent, biases
+
+
+class _Plan:
+    """What the autograd Function needs besides tensors: sizes, the attention kernel, the dropout masks; the forward
+    pass leaves the final states here (they are not differentiated)."""
+
+    def __init__(self, layers: int, hidden: int, kernel, dropout_masks: torch.Tensor | None):
+        self.layers, self.hidden, self.kernel, self.dropout_masks = layers, hidden, kernel, dropout_masks
+        self.final = None  # (h_n, c_n, attention state)
+
+
+def _run(plan: _Plan, pre0, h0, c0, feed0, W_c, memory, recurrent, biases, save: bool):
+    """The forward loop. pre0 [T, B, 4H]: the first layer's embedding projection + bias per step. Returns htilde
+    [T, B, H], weights [T, B, S] and, when `save`, what the backward pass needs.
+
+    Layout: INP[l][t] = [x_t ; h_{t-1}], layer l's input at step t, [T + 1, B, 2H]: every step writes its h and the
+    next layer's (dropped-out) input straight into the rows where they are read, and htilde_t, the next step's feed,
+    into INP[0][t + 1][:, :H] (so htilde [T, B, H] is a view of INP[0]). ACT[l][t] starts as the step's input-free
+    part of the gates (pre0, or the bias) and gets the step's product added in place, then its activations."""
+    T, B = pre0.shape[:2]
+    L, H = plan.layers, plan.hidden
+    kernel, masks = plan.kernel, plan.dropout_masks
+    transposed = [w.t().contiguous() for w in recurrent]  # contiguous: MKL's products are faster than on a view
+    W_c_t = W_c.t().contiguous()
+    new = pre0.new_empty
+    INP = [new(T + 1, B, 2 * H) for _ in range(L)]
+    ACT = [pre0.clone()] + [bias.expand(T, B, 4 * H).clone() for bias in biases]
+    C = [new(T + 1, B, H) for _ in range(L)]
+    TC = [new(T, B, H) for _ in range(L)] if save else [None] * L
+    CH = new(T, B, 2 * H)
+    INP[0][0, :, :H] = feed0
+    for layer in range(L):
+        INP[layer][0, :, H:] = h0[layer]
+        C[layer][0] = c0[layer]
+    for t in range(T):
+        for layer in range(L):
+            inp = INP[layer]
+            gates = ACT[layer][t].addmm_(inp[t], transposed[layer])
+            h = inp[t + 1, :, H:]
+            cell_forward(gates, C[layer][t], cell_out=C[layer][t + 1], tanh_out=None if TC[layer] is None
+                         else TC[layer][t], h_out=h)
+            if layer < L - 1:
+                above = INP[layer + 1][t, :, :H]
+                torch.mul(h, masks[layer, t], out=above) if masks is not None else above.copy_(h)
+        context = kernel.forward(t, h)
+        torch.cat([context, h], dim=1, out=CH[t])
+        torch.mm(CH[t], W_c_t, out=INP[0][t + 1, :, :H]).tanh_()
+    plan.final = (torch.stack([INP[layer][T, :, H:] for layer in range(L)]), torch.stack([c[T] for c in C]),
+                  getattr(kernel, "state", None))
+    HT = INP[0][1:, :, :H]
+    return HT, kernel.weights(), (INP, ACT, C, TC, CH) if save else None
+
+
+class _FeedDecoder(torch.autograd.Function):
+    """Inputs: plan, pre0, h0, c0, feed0, W_c, memory, keys (or None), the L recurrent weights, the L - 1 biases,
+    the attention kernel's parameters. Outputs: htilde [T, B, H] and the attention weights [T, B, S]."""
+
+    @staticmethod
+    def forward(ctx, plan: _Plan, pre0, h0, c0, feed0, W_c, memory, keys, *rest):
+        L = plan.layers
+        recurrent, biases = list(rest[:L]), list(rest[L:2 * L - 1])
+        HT, weights, saved = _run(plan, pre0, h0, c0, feed0, W_c, memory, recurrent, biases, save=True)
+        ctx.plan, ctx.saved = plan, saved
+        ctx.save_for_backward(W_c, *recurrent)
+        ctx.has_keys = keys is not None
+        return HT, weights
+
+    @staticmethod
+    def backward(ctx, d_HT, d_weights):
+        plan = ctx.plan
+        L, H = plan.layers, plan.hidden
+        W_c, *recurrent = ctx.saved_tensors
+        INP, ACT, C, TC, CH = ctx.saved
+        kernel, masks = plan.kernel, plan.dropout_masks
+        T, B = CH.shape[:2]
+        new_zeros = CH.new_zeros
+        d_h = [new_zeros(B, H) for _ in range(L)]
+        d_c = [new_zeros(B, H) for _ in range(L)]
+        d_feed = new_zeros(B, H)
+        DG = [CH.new_empty(T, B, 4 * H) for _ in range(L)]
+        D_PRE = CH.new_empty(T, B, H)
+        scratch = CH.new_empty(B, 4 * H)
+        HT = INP[0]
+        for t in range(T - 1, -1, -1):
+            d_ht = d_feed if d_HT is None else d_HT[t] + d_feed
+            d_pre = _tanh_backward.grad_input(d_ht, HT[t + 1, :, :H], grad_input=D_PRE[t])
+            d_ch = torch.mm(d_pre, W_c)
+            d_x = d_ch[:, H:] + kernel.backward(t, d_ch[:, :H], None if d_weights is None else d_weights[t])
+            mask = None
+            for layer in range(L - 1, -1, -1):
+                dg = DG[layer][t]
+                d_c[layer] = cell_backward(d_x, d_c[layer], ACT[layer][t], C[layer][t], TC[layer][t], dg, scratch,
+                                           d_h2=d_h[layer], mask=mask)
+                d_inp = torch.mm(dg, recurrent[layer])
+                d_x, d_h[layer] = d_inp[:, :H], d_inp[:, H:]
+                mask = None if masks is None or layer == 0 else masks[layer - 1, t]
+            d_feed = d_x
+
+        def flat(x):
+            return x.reshape(-1, x.size(-1))
+
+        d_recurrent = [torch.mm(flat(DG[layer]).t(), flat(INP[layer][:T])) for layer in range(L)]
+        d_biases = [DG[layer].sum(dim=(0, 1)) for layer in range(1, L)]
+        d_W_c = torch.mm(flat(D_PRE).t(), flat(CH))
+        d_memory, d_keys, d_params = kernel.finish(CH[:, :, H:])
+        return (None, DG[0], torch.stack(d_h), torch.stack(d_c), d_feed, d_W_c, d_memory,
+                d_keys if ctx.has_keys else None, *d_recurrent, *d_biases, *d_params)
+
+
+_CACHE_ATTR = "_fast_decoder_weights"
+
+
+@contextlib.contextmanager
+def decoding_cache(model: nn.Module):
+    """Within this context the rearranged decoder weights (decoder_weights) of `model` and of every model inside it
+    (an ensemble's members) are computed once and reused by every decoding step: the parameters must not change
+    meanwhile (greedy and beam search). Outside it they are computed per call, from the current parameters."""
+    members = [m for m in model.modules() if hasattr(m, "_engine")] if isinstance(model, nn.Module) else []
+    for member in members:
+        object.__setattr__(member, _CACHE_ATTR, {})
+    try:
+        yield model
+    finally:
+        for member in members:
+            object.__setattr__(member, _CACHE_ATTR, None)
+
+
+def cached_decoder_weights(model: nn.Module, lstm: nn.LSTM, embed: int):
+    """decoder_weights without gradients, taken from the decoding cache when one is open (decoding_cache)."""
+    cache = getattr(model, _CACHE_ATTR, None)
+    if cache is not None and "weights" in cache:
+        return cache["weights"]
+    with torch.no_grad():
+        weights = decoder_weights(lstm, embed)
+    if cache is not None:
+        cache["weights"] = weights
+    return weights
+
+
+def run_decoder(model: nn.Module, emb: torch.Tensor, memory: torch.Tensor, keys: torch.Tensor | None,
+                mask: torch.Tensor, hidden: tuple[torch.Tensor, torch.Tensor], feed: torch.Tensor, first_step: int,
+                attention_state: torch.Tensor | None):
+    """Decode target embeddings emb [B, T, E] (after dropout) with `model`'s LSTM decoder (model.decoder), its
+    attention layer (model.attention, whose W_c makes htilde) and input feeding. Returns htilde [B, T, H], the
+    attention weights [B, T, S] over encoder positions, and the final (h, c), feed and attention state."""
+    lstm, attention = model.decoder, model.attention
+    L, H = lstm.num_layers, lstm.hidden_size
+    embed = emb.size(-1)
+    grad = torch.is_grad_enabled() and any(p.requires_grad for p in model.parameters())
+    emb_weight, emb_bias, recurrent, biases = (decoder_weights(lstm, embed) if grad
+                                                else cached_decoder_weights(model, lstm, embed))
+    T, B = emb.size(1), emb.size(0)
+    pre0 = torch.addmm(emb_bias, emb.transpose(0, 1).reshape(T * B, embed), emb_weight.t()).view(T, B, 4 * H)
+    masks = None
+    if lstm.training and L > 1 and lstm.dropout > 0:
+        masks = mask_like((L - 1, T, B, H), lstm.dropout, emb.device, emb.dtype)
+    kernel = make_kernel(attention, memory, keys, mask, first_step, attention_state, T, save=grad)
+    plan = _Plan(L, H, kernel, masks)
+    W_c = attention.W_c.weight
+    if grad:
+        HT, weights = _FeedDecoder.apply(plan, pre0, hidden[0], hidden[1], feed, W_c, memory, keys, *recurrent,
+                                         *biases, *kernel.params)
+    else:
+        HT, weights, _ = _run(plan, pre0, hidden[0], hidden[1], feed, W_c, memory, recurrent, biases, save=False)
+    h_n, c_n, state = plan.final
+    return HT.transpose(0, 1), weights.transpose(0, 1), (h_n, c_n), HT[-1].contiguous(), state

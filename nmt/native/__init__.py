@@ -1,0 +1,211 @@
+"""Small C kernels for the fast engine on a CPU (kernels.c: fused LSTM cell steps), compiled at first use.
+
+Why: on a CPU the step-by-step decoders of the demo's and small preset's models are bound by the cost of launching
+many small torch operations per step (a few microseconds each), not by arithmetic. One LSTM cell step is seven
+operations forward and eleven backward in torch; here one call each.
+
+How: the C file is compiled with the system's C compiler (CC, else cc/gcc/clang; the same one Python's packages and
+eflomal's build use) into a shared library under the cache directory (NMT_CACHE_DIR, else $XDG_CACHE_HOME/nmt or
+~/.cache/nmt), keyed by the source, the flags, the compiler and the processor (built with -march=native: a library
+built on one node of a cluster is never loaded on another kind), and loaded with ctypes. Compiling takes a fraction of
+a second, once per machine; jobs starting together wait on one lock. A self-check against the torch formulas runs at
+load.
+
+Where it cannot be used (no compiler, a compile error, not a CPU tensor in fp32, NMT_NATIVE=0) the callers use the
+same formulas in torch operations (nmt/models/lstm_cell.py), after one line on stderr saying why: the numbers agree to
+float rounding (tests compare both), only the speed differs.
+"""
+from __future__ import annotations
+
+import ctypes
+import fcntl
+import hashlib
+import os
+import platform
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+import torch
+
+SOURCE = Path(__file__).with_name("kernels.c")
+# -ffast-math lets the compiler vectorise expf/tanhf (glibc's vector math library); the kernels see no inf or NaN.
+FLAGS = ["-O3", "-ffast-math", "-fopenmp-simd", "-shared", "-fPIC"]
+ARCH_FLAGS = ["-march=native"]
+
+_state: dict = {"lib": None, "tried": False, "reason": None}
+
+_i64, _ptr = ctypes.c_int64, ctypes.c_void_p
+_SIGNATURES = {
+    "lstm_cell_forward": [_ptr, _i64, _ptr, _i64, _ptr, _i64, _ptr, _i64, _ptr, _i64, _i64, _i64],
+    "lstm_cell_backward": [_ptr, _i64, _ptr, _i64, _ptr, _i64, _ptr, _i64, _ptr, _i64, _ptr, _i64, _ptr, _i64,
+                           _ptr, _i64, _i64, _i64],
+    "monotonic_forward": [_ptr, _ptr, _ptr, ctypes.c_float, _ptr, _ptr, _ptr, _ptr, _ptr, _i64, _i64],
+    "monotonic_backward": [_ptr, _ptr, _ptr, ctypes.c_float, _ptr, _ptr, _ptr, _ptr, _ptr, _ptr, _i64, _i64],
+}
+
+
+def cache_dir() -> Path:
+    if os.environ.get("NMT_CACHE_DIR"):
+        return Path(os.environ["NMT_CACHE_DIR"])
+    base = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
+    return Path(base) / "nmt"
+
+
+def compiler() -> str | None:
+    for name in (os.environ.get("CC"), "cc", "gcc", "clang"):
+        if name and shutil.which(name.split()[0]):
+            return name
+    return None
+
+
+def _processor() -> str:
+    """What -march=native compiles for: the CPU's model and feature flags."""
+    try:
+        text = Path("/proc/cpuinfo").read_text()
+        lines = [ln for ln in text.splitlines() if ln.startswith(("model name", "flags", "Features"))]
+        return "\n".join(sorted(set(lines)))
+    except OSError:
+        return platform.processor() + platform.machine()
+
+
+def _build(cc: str, target: Path) -> None:
+    """Compile kernels.c into `target`, -march=native first, without it if the compiler refuses."""
+    version = subprocess.run([*cc.split(), "--version"], capture_output=True, text=True).stdout
+    errors = []
+    for arch in (ARCH_FLAGS, []):
+        with tempfile.NamedTemporaryFile(dir=target.parent, suffix=".so", delete=False) as tmp:
+            partial = Path(tmp.name)
+        done = subprocess.run([*cc.split(), *FLAGS, *arch, str(SOURCE), "-o", str(partial), "-lm"],
+                              capture_output=True, text=True)
+        if done.returncode == 0:
+            partial.replace(target)
+            return
+        partial.unlink(missing_ok=True)
+        errors.append(done.stderr.strip().splitlines()[-1] if done.stderr.strip() else f"exit {done.returncode}")
+    raise RuntimeError(f"{cc} could not compile {SOURCE.name} ({errors[-1]}; compiler: "
+                       f"{version.splitlines()[0] if version else '?'})")
+
+
+def _load() -> ctypes.CDLL:
+    cc = compiler()
+    if cc is None:
+        raise RuntimeError("no C compiler found (set CC)")
+    version = subprocess.run([*cc.split(), "--version"], capture_output=True, text=True).stdout
+    key = hashlib.sha256("\0".join([SOURCE.read_text(), " ".join(FLAGS + ARCH_FLAGS), cc, version,
+                                    _processor()]).encode()).hexdigest()[:16]
+    directory = cache_dir() / "native" / key
+    directory.mkdir(parents=True, exist_ok=True)
+    target = directory / "kernels.so"
+    if not target.exists():
+        with open(directory / "build.lock", "w") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)  # jobs started together: one compiles, the others wait for it
+            if not target.exists():
+                _build(cc, target)
+    lib = ctypes.CDLL(str(target))
+    for name, argtypes in _SIGNATURES.items():
+        function = getattr(lib, name)
+        function.argtypes, function.restype = argtypes, None
+    return lib
+
+
+def library() -> ctypes.CDLL | None:
+    """The compiled kernels, or None (after one line on stderr the first time) where they cannot be had."""
+    if _state["tried"]:
+        return _state["lib"]
+    _state["tried"] = True
+    if os.environ.get("NMT_NATIVE", "1") == "0":
+        _state["reason"] = "NMT_NATIVE=0"
+        return None
+    try:
+        lib = _load()
+        _self_check(lib)
+        _state["lib"] = lib
+    except Exception as err:  # any failure means the torch path, never a failed run
+        _state["reason"] = str(err)
+        print(f"nmt: native CPU kernels unavailable ({err}); using torch operations instead (slower)",
+              file=sys.stderr, flush=True)
+    return _state["lib"]
+
+
+def usable(*tensors: torch.Tensor) -> bool:
+    """Whether the kernels apply: fp32 CPU tensors whose rows are contiguous, and the library loaded."""
+    for x in tensors:
+        if x.device.type != "cpu" or x.dtype != torch.float32 or x.stride(-1) != 1:
+            return False
+    return library() is not None
+
+
+def reason() -> str | None:
+    """Why the kernels are not in use (None when they are, or were not asked for yet)."""
+    return _state["reason"]
+
+
+def reset(enabled: bool | None = None) -> None:
+    """Forget the loaded library (tests): the next call loads it again, or with enabled=False never."""
+    _state.update(lib=None, tried=enabled is False, reason="disabled" if enabled is False else None)
+
+
+def _ptr_of(x: torch.Tensor | None) -> int | None:
+    return None if x is None else x.data_ptr()
+
+
+def lstm_cell_forward(lib, gates, c_prev, cell_out, tanh_out, h_out) -> None:
+    B, H = c_prev.shape
+    lib.lstm_cell_forward(gates.data_ptr(), gates.stride(0), c_prev.data_ptr(), c_prev.stride(0),
+                          cell_out.data_ptr(), cell_out.stride(0), _ptr_of(tanh_out),
+                          0 if tanh_out is None else tanh_out.stride(0), h_out.data_ptr(), h_out.stride(0), B, H)
+
+
+def lstm_cell_backward(lib, d_h1, d_h2, d_c, act, c_prev, tanh_c, d_gates, mask=None) -> None:
+    B, H = c_prev.shape
+    lib.lstm_cell_backward(d_h1.data_ptr(), d_h1.stride(0), _ptr_of(mask), 0 if mask is None else mask.stride(0),
+                           _ptr_of(d_h2), 0 if d_h2 is None else d_h2.stride(0),
+                           d_c.data_ptr(), d_c.stride(0), act.data_ptr(), act.stride(0), c_prev.data_ptr(),
+                           c_prev.stride(0), tanh_c.data_ptr(), tanh_c.stride(0), d_gates.data_ptr(),
+                           d_gates.stride(0), B, H)
+
+
+def monotonic_forward(lib, energies, present, prev, eps: float):
+    """Soft monotonic attention's step (kernels.c): (sig, p, cp, cs, alpha), each [B, S]; inputs contiguous."""
+    B, S = energies.shape
+    sig, p, cp, cs, alpha = (torch.empty(B, S) for _ in range(5))
+    lib.monotonic_forward(energies.data_ptr(), present.data_ptr(), prev.data_ptr(), eps, sig.data_ptr(),
+                          p.data_ptr(), cp.data_ptr(), cs.data_ptr(), alpha.data_ptr(), B, S)
+    return sig, p, cp, cs, alpha
+
+
+def monotonic_backward(lib, d_alpha, present, prev, eps: float, sig, p, cp, cs):
+    """Its backward (kernels.c): (d energies, d prev), each [B, S]."""
+    B, S = d_alpha.shape
+    d_energies, d_prev = torch.empty(B, S), torch.empty(B, S)
+    lib.monotonic_backward(d_alpha.data_ptr(), present.data_ptr(), prev.data_ptr(), eps, sig.data_ptr(),
+                           p.data_ptr(), cp.data_ptr(), cs.data_ptr(), d_energies.data_ptr(), d_prev.data_ptr(), B, S)
+    return d_energies, d_prev
+
+
+def _self_check(lib) -> None:
+    """The kernels against the same formulas in torch on a random step; a mismatch disables them."""
+    gen = torch.Generator().manual_seed(0)
+    B, H = 3, 5
+    gates = torch.randn(B, 4 * H, generator=gen)
+    c_prev = torch.randn(B, H, generator=gen)
+    act = gates.clone()
+    cell, tanh_c, h = torch.empty(B, H), torch.empty(B, H), torch.empty(B, H)
+    lstm_cell_forward(lib, act, c_prev, cell, tanh_c, h)
+    i, f, g, o = gates.chunk(4, 1)
+    i, f, g, o = i.sigmoid(), f.sigmoid(), g.tanh(), o.sigmoid()
+    ref_c = f * c_prev + i * g
+    ref_h = o * ref_c.tanh()
+    d_h, d_c = torch.randn(B, H, generator=gen), torch.randn(B, H, generator=gen)
+    d_gates, d_c_prev = torch.empty(B, 4 * H), d_c.clone()
+    lstm_cell_backward(lib, d_h, None, d_c_prev, act, c_prev, tanh_c, d_gates)
+    dc = d_c + d_h * o * (1 - ref_c.tanh() ** 2)
+    ref_dg = torch.cat([dc * g * i * (1 - i), dc * c_prev * f * (1 - f), dc * i * (1 - g * g),
+                        d_h * ref_c.tanh() * o * (1 - o)], 1)
+    for name, mine, ref in (("c", cell, ref_c), ("h", h, ref_h), ("d gates", d_gates, ref_dg),
+                            ("d c", d_c_prev, dc * f)):
+        if not torch.allclose(mine, ref, atol=1e-5, rtol=1e-4):
+            raise RuntimeError(f"self-check failed: {name} differs from torch's by {(mine - ref).abs().max():.3g}")
