@@ -94,6 +94,20 @@ def cmd_bench_train(args) -> None:
     print(out)
 
 
+def cmd_bench_translate(args) -> None:
+    from .bench_translate import bench_translate
+    from .devices import pick_device
+    from .train import set_threads
+    config = _load(args)
+    set_threads(args.threads)
+    result = bench_translate(config, Path(args.params).parent, _data_root(args, config), device=pick_device(args.device),
+                             beam=args.beam, compare_eager=args.compare_eager, systems=args.systems,
+                             min_time=args.min_time, progress=lambda m: print(m, file=sys.stderr))
+    out = Path(args.out) if args.out else Path("benchmarks") / f"translate-{config['preset']}-{result['device_type']}.json"
+    write_json_atomic(out, result)
+    print(out)
+
+
 def cmd_bench_attention(args) -> None:
     from .bench_attention import bench_attention
     from .devices import pick_device
@@ -368,6 +382,20 @@ def build_parser() -> argparse.ArgumentParser:
                         "and throughput of both")
     p.add_argument("--out", help="JSON file (default: benchmarks/throughput-PRESET-DEVICE.json)")
     p.set_defaults(func=cmd_bench_train)
+    p = bench.add_parser("translate", help="decoding speed of each distinct model of the preset: greedy and beam "
+                                           "search, sentences/s at batch 1 and 64")
+    _add_config_args(p)
+    p.add_argument("--data", help="prepared data root, for real sentences (default: data/PRESET)")
+    p.add_argument("--beam", type=int, help="beam size (default: the preset's translate.beam)")
+    p.add_argument("--device", help="cpu or cuda (default: cuda when available)")
+    p.add_argument("--threads", type=int, default=None, help="CPU threads (default: torch's)")
+    p.add_argument("--compare-eager", action="store_true",
+                   help="also time the plain path (eager engine, step-by-step reference searches), in turn")
+    p.add_argument("--systems", nargs="+", metavar="SYSTEM", help="only these systems (default: all)")
+    p.add_argument("--min-time", type=float, default=1.0, help="seconds of timed decoding per model and batch size "
+                                                               "(default: %(default)s)")
+    p.add_argument("--out", help="JSON file (default: benchmarks/translate-PRESET-DEVICE.json)")
+    p.set_defaults(func=cmd_bench_translate)
     p = bench.add_parser("attention", help="time per decoder step of global vs local attention, by source length")
     _add_config_args(p)
     p.add_argument("--out", required=True, help="JSON file for the report")

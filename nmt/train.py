@@ -333,10 +333,14 @@ class Sums:
 
 
 def to_device(batch, device: torch.device):
-    """The batch on `device`; to a GPU from pinned memory without waiting (the copy overlaps the running update)."""
+    """The batch on `device`; to a GPU from pinned memory without waiting (the copy overlaps the running update), the
+    sentence lengths left on the CPU (pinned), where packing reads them (nmt.models.seq2seq.lengths_on)."""
     if device.type != "cuda":
         return batch.to(device)
-    return batch.pin_memory().to(device, non_blocking=True)
+    pinned = batch.pin_memory()
+    on_device = pinned.to(device, non_blocking=True)
+    on_device.src_len = pinned.src_len
+    return on_device
 
 
 def write_metrics(path: Path, records: list[dict]) -> None:

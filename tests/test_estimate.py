@@ -109,3 +109,26 @@ def test_bench_and_estimate_commands_end_to_end(tmp_path):
     out = nmt("estimate", "--throughput", str(bench), "--json", str(tmp_path / "est.json"))
     assert "preset tiny: 30 systems to train" in out and "CPU-hours" in out and "nmt bench train" in out
     assert len(json.loads((tmp_path / "est.json").read_text())["rows"]) == 30
+
+
+def test_bench_translate_times_greedy_and_beam_at_batch_1_and_64_beside_the_eager_path(tmp_path):
+    """`nmt bench translate` on the tiny preset: one measurement per distinct decoding cost, target foresight models
+    (which cannot translate) left out, every speed a positive number of sentences per second."""
+    write_prep(tmp_path / "data", 100, 800)
+    out = tmp_path / "translate.json"
+    done = subprocess.run([sys.executable, "-m", "nmt.cli", "bench", "translate", "--params", str(ROOT / "params.yaml"),
+                           "--preset", "tiny", "--data", str(tmp_path / "data"), "--device", "cpu", "--threads", "1",
+                           "--compare-eager", "--min-time", "0.01", "--out", str(out),
+                           "--systems", "global_general_feed", "rnnsearch", "rnnsearch_tf_guided"],
+                          capture_output=True, text=True, cwd=ROOT)
+    assert done.returncode == 0, done.stderr
+    result = json.loads(out.read_text())
+    assert result["device_type"] == "cpu" and result["compare_eager"] and result["beam"] == 2
+    systems = sorted(s for m in result["measurements"].values() for s in m["systems"])
+    assert systems == ["de-en/rnnsearch", "en-de/global_general_feed", "en-de/rnnsearch"]
+    assert len(result["measurements"]) == 2  # both tasks' rnnsearch: the same model and vocabulary sizes
+    for measurement in result["measurements"].values():
+        for prefix in ("", "eager_"):
+            for search in ("greedy", "beam"):
+                for batch in (1, 64):
+                    assert measurement[f"{prefix}{search}_sentences_per_s_batch{batch}"] > 0

@@ -12,7 +12,7 @@ from pathlib import Path
 
 from .text import read_parallel, write_lines_atomic, write_text_atomic
 
-SYNTH_OPTIONS = ("seed", "n_train", "n_dev", "n_test", "n_align", "n_test2", "max_len", "swap")
+SYNTH_OPTIONS = ("seed", "n_train", "n_dev", "n_test", "n_align", "n_test2", "max_len", "swap", "clause_weights")
 
 
 def get_task_corpus(config: dict, task: str, out_dir: str | Path, *, root: str | Path = ".",

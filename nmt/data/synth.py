@@ -242,7 +242,7 @@ def build_lexicon(seed: int = 1) -> Lexicon:
 # A target fragment is a list of (target token, ((source index, sure?), ...)) entries.
 
 class _Grammar:
-    def __init__(self, lex: Lexicon, rng: random.Random) -> None:
+    def __init__(self, lex: Lexicon, rng: random.Random, clause_weights: tuple[float, ...] | None = None) -> None:
         self.lex = lex
         pr = rng  # word-frequency ranks, drawn once per seed
         self.noun = _zipf(sorted(lex.noun), pr)
@@ -256,7 +256,8 @@ class _Grammar:
         self.conj1 = _zipf(sorted(lex.conj1), pr, s=0.3)
         self.conj2 = _zipf(sorted(lex.conj2), pr, s=0.3)
         self.part = _zipf(lex.part, pr, s=0.3)
-        self.n_clauses = _Picker(range(1, len(_CLAUSE_WEIGHTS) + 1), _CLAUSE_WEIGHTS)
+        weights = tuple(clause_weights or _CLAUSE_WEIGHTS)
+        self.n_clauses = _Picker(range(1, len(weights) + 1), weights)
         self.n_pp = _Picker(range(len(_PP_WEIGHTS)), _PP_WEIGHTS)
         self.n_adj = _Picker(range(len(_ADJ_WEIGHTS)), _ADJ_WEIGHTS)
 
@@ -342,15 +343,17 @@ def _finish(src: list[str], frag: list) -> tuple[str, str, str]:
 
 
 def generate_pairs(seed: int, split: str, n: int, max_len: int = 50, min_len: int = 3,
-                   exclude: set[str] | None = None, unique: bool = False, lexicon: Lexicon | None = None):
+                   exclude: set[str] | None = None, unique: bool = False, lexicon: Lexicon | None = None,
+                   clause_weights: tuple[float, ...] | None = None):
     """Yield ``n`` (src line, tgt line, alignment line) triples of ``split`` (its own random stream).
 
     Pairs whose source or target length is outside ``[min_len, max_len]`` are redrawn, as are sources in
     ``exclude``; with ``unique`` a source string is not repeated (and is added to ``exclude``).
+    ``clause_weights``: relative frequencies of sentences of 1, 2, ... clauses (default _CLAUSE_WEIGHTS).
     """
     lex = lexicon or build_lexicon(seed)
     rng = random.Random(f"nmt-synth:{seed}:{split}")
-    gram = _Grammar(lex, random.Random(f"nmt-synth:{seed}:frequencies"))
+    gram = _Grammar(lex, random.Random(f"nmt-synth:{seed}:frequencies"), clause_weights)
     exclude = exclude if exclude is not None else set()
     made = 0
     while made < n:
@@ -387,14 +390,18 @@ def _swap_link(link: str) -> str:
 
 def generate(out_dir: str | Path, seed: int = 1, n_train: int = 20000, n_dev: int = 500, n_test: int = 500,
              n_align: int = 200, max_len: int = 50, min_len: int = 3, n_test2: int = 0,
-             swap: bool = False) -> dict:
+             swap: bool = False, clause_weights: list[float] | None = None) -> dict:
     """Write {train,dev,test,align}.{src,tgt} (and test2 when ``n_test2`` > 0) and align.gold into out_dir
     (created if needed) and return a summary dict: {"seed":..., "splits": {"train": {"sentences": n,
     "src_tokens": .., "tgt_tokens": ..}, ...}, "src_vocab": n_distinct_src_words, "tgt_vocab": ..., "max_len": ...}.
     Also write that summary as out_dir/stats.json.
 
     ``swap`` writes the same pairs the other way round (the generated target language becomes the source,
-    gold links become ``j-i``): the reverse direction of the demo pair, as De->En is of En->De."""
+    gold links become ``j-i``): the reverse direction of the demo pair, as De->En is of En->De.
+    ``clause_weights``: relative frequencies of sentences of 1, 2, ... clauses (default: 0.25, 0.23, 0.17, 0.13,
+    0.10, 0.07, 0.05; fewer long sentences make a corpus quicker to learn, the longest still reach max_len)."""
+    if clause_weights is not None and (not clause_weights or min(clause_weights) < 0 or sum(clause_weights) <= 0):
+        raise ValueError(f"clause_weights must be non-negative with a positive sum, got {clause_weights}")
     if not 1 <= min_len <= max_len:
         raise ValueError(f"need 1 <= min_len <= max_len, got min_len={min_len}, max_len={max_len}")
     if max_len < 3:
@@ -408,7 +415,8 @@ def generate(out_dir: str | Path, seed: int = 1, n_train: int = 20000, n_dev: in
     data: dict[str, tuple[list[str], list[str], list[str]]] = {}
     for split in splits_made:
         triples = list(generate_pairs(seed, split, sizes[split], max_len=max_len, min_len=min_len,
-                                      exclude=seen, unique=split != "train", lexicon=lex))
+                                      exclude=seen, unique=split != "train", lexicon=lex,
+                                      clause_weights=tuple(clause_weights) if clause_weights else None))
         if split == "train":
             seen.update(t[0] for t in triples)
         data[split] = tuple(list(x) for x in zip(*triples)) if triples else ([], [], [])

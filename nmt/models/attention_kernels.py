@@ -70,8 +70,14 @@ class GlobalKernel:
         elif self.score == "concat":
             self.W_q, self.v_a = layer.W_q.weight, layer.v_a.weight.view(-1)
             self.params += [self.W_q, layer.v_a.weight]
+            # one pass of a compiled kernel per step and direction (kernels.c: additive attention)
+            self.fused = native.usable(memory, keys)
+            if self.fused:
+                self.lib, self.present = native.library(), mask.to(memory.dtype)
+                self.memory, self.keys, self.v_a = memory.contiguous(), keys.contiguous(), self.v_a.contiguous()
             if save:
                 self.d_keys = torch.zeros_like(keys)
+                self.d_v = torch.zeros_like(self.v_a)
         self.memory_t = _transposed(memory) if save else None
         self.keys_t = None
         if save and self.score in ("dot", "general"):
@@ -82,6 +88,13 @@ class GlobalKernel:
         self.D_CTX: list[torch.Tensor] = []
         self.D_PRE_Q: list[torch.Tensor] = []
 
+    def begin_backward(self) -> None:
+        """Empty the gradient accumulators: a backward pass may run more than once (gradcheck does)."""
+        self.DS, self.D_CTX, self.D_PRE_Q = [], [], []
+        if self.score == "concat" and self.save:
+            self.d_keys.zero_()
+            self.d_v.zero_()
+
     def forward(self, t: int, query: torch.Tensor) -> torch.Tensor:
         if self.score in ("dot", "general"):
             if self.keys_t is not None:
@@ -90,6 +103,13 @@ class GlobalKernel:
                 scores = torch.baddbmm(self.neg.unsqueeze(2), self.keys, query.unsqueeze(2)).squeeze(2)
         elif self.score == "location":
             scores = torch.addmm(self.neg, query, self.location_t)
+        elif self.fused:  # concat, compiled
+            z, weights, context = native.additive_attention_forward(
+                self.lib, self.keys, F.linear(query, self.W_q), self.v_a, self.present, None, self.memory)
+            if self.save:
+                self.Z.append(z)
+            self.A.append(weights)
+            return context
         else:  # concat: v_a^T tanh(W_q h_t + W_k hbar_s)
             z = torch.tanh(self.keys + F.linear(query, self.W_q).unsqueeze(1))
             scores = torch.matmul(z, self.v_a) + self.neg
@@ -104,6 +124,13 @@ class GlobalKernel:
 
     def backward(self, t: int, d_context: torch.Tensor, d_weights: torch.Tensor | None) -> torch.Tensor:
         a = self.A[t]
+        if self.score == "concat" and self.fused:
+            d_pre_q, _ = native.additive_attention_backward(
+                self.lib, d_context, None if d_weights is None else d_weights.contiguous(), self.memory, a,
+                self.Z[t], self.v_a, self.d_keys, self.d_v)
+            self.D_CTX.append(d_context)
+            self.D_PRE_Q.append(d_pre_q)
+            return torch.mm(d_pre_q, self.W_q)
         d_a = torch.bmm(d_context.unsqueeze(1), self.memory_t).squeeze(1)
         if d_weights is not None:
             d_a = d_a + d_weights
@@ -116,6 +143,7 @@ class GlobalKernel:
             return torch.mm(d_scores, self.location_t.t())
         d_pre = _tanh_backward(d_scores.unsqueeze(2) * self.v_a, self.Z[t])  # [B, S, H]
         self.d_keys += d_pre
+        self.d_v.addmv_(_flat(self.Z[t]).t(), d_scores.reshape(-1))
         d_pre_q = d_pre.sum(dim=1)
         self.D_PRE_Q.append(d_pre_q)
         return torch.mm(d_pre_q, self.W_q)
@@ -123,7 +151,7 @@ class GlobalKernel:
     def finish(self, queries: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor | None, list[torch.Tensor]]:
         """queries [T, B, H]. Returns d memory [B, S, H], d keys (or None) and the gradients of `params`."""
         A = torch.stack(self.A)                      # [T, B, S]
-        DS = torch.stack(self.DS[::-1])              # backward ran t = T-1 .. 0
+        DS = torch.stack(self.DS[::-1]) if self.DS else None   # backward ran t = T-1 .. 0
         D_CTX = torch.stack(self.D_CTX[::-1])        # [T, B, H]
         d_memory = torch.bmm(A.permute(1, 2, 0), D_CTX.transpose(0, 1))
         if self.score in ("dot", "general"):
@@ -138,8 +166,7 @@ class GlobalKernel:
             return d_memory, None, [d_weight]
         D_PRE_Q = torch.stack(self.D_PRE_Q[::-1])
         d_W_q = torch.mm(_flat(D_PRE_Q).t(), flat_q)
-        d_v = torch.einsum("tbs,tbsh->h", DS, torch.stack(self.Z)).view_as(self.params[1])
-        return d_memory, self.d_keys, [d_W_q, d_v]
+        return d_memory, self.d_keys, [d_W_q, self.d_v.view_as(self.params[1])]
 
 
 class LocalKernel:
@@ -170,6 +197,9 @@ class LocalKernel:
         elif self.score == "concat":
             self.W_q, self.v_a = layer.W_q.weight, layer.v_a.weight.view(-1)
             self.params += [self.W_q, layer.v_a.weight]
+            self.fused = native.usable(memory, keys)  # the energies by a compiled kernel (kernels.c)
+            if self.fused:
+                self.v_a = self.v_a.contiguous()
             if save:
                 self.d_flat_keys = torch.zeros_like(self.flat_keys)
                 self.d_v = torch.zeros_like(self.v_a)
@@ -183,10 +213,23 @@ class LocalKernel:
             aligned = torch.arange(first_step, first_step + steps, device=memory.device).unsqueeze(1)
             if layer.reverse:
                 aligned = last - aligned
-            self.windows = self._windows(torch.minimum(aligned.clamp(min=0), last))        # for all T steps
+            windows = self._windows(torch.minimum(aligned.clamp(min=0), last))             # for all T steps
+            # per step at once (unbind), with the padding's -inf to add to the scores, and for dot/general the window's
+            # keys transposed (a [1, H] x [H, W] product per sentence is faster than [W, H] x [H, 1])
+            self.windows = [x.unbind(0) if x is not None else [None] * steps for x in windows]
+            self.window_neg = torch.zeros(windows[1].shape, dtype=memory.dtype, device=memory.device).masked_fill_(
+                windows[1], float("-inf")).unsqueeze(2).unbind(0)
+            self.window_keys_t = (windows[5].transpose(2, 3).contiguous().unbind(0)
+                                  if self.score in ("dot", "general") else None)
         self.index, self.outside, self.rows, self.A, self.W = [], [], [], [], []
         self.saved: list[tuple] = []
         self.DS, self.D_CTX, self.D_PRE_Q, self.D_PRE_P, self.D_E = [], [], [], [], []
+
+    def begin_backward(self) -> None:
+        self.DS, self.D_CTX, self.D_PRE_Q, self.D_PRE_P, self.D_E = [], [], [], [], []
+        if self.score == "concat" and self.save:
+            self.d_flat_keys.zero_()
+            self.d_v.zero_()
 
     def _windows(self, centre: torch.Tensor):
         """Window positions for centres [..., B]: index (clamped into the batch's rows) [..., B, W], outside [..., B, W],
@@ -204,9 +247,10 @@ class LocalKernel:
 
     def forward(self, t: int, query: torch.Tensor) -> torch.Tensor:
         p = predictor = None
+        neg = None
         if self.windows is not None:
-            positions, outside, index, rows, window, window_keys = (x[t] if x is not None else None
-                                                                    for x in self.windows)
+            positions, outside, index, rows, window, window_keys = (x[t] for x in self.windows)
+            neg = self.window_neg[t]
         else:  # local-p, as LocalAttention.centres: v_p^T tanh(x) = 2 v_p^T sigmoid(2x) - sum(v_p), x = W_p h_t
             m = torch.sigmoid(2 * F.linear(query, self.W_p))                   # [B, H]
             sig = torch.sigmoid(2 * torch.mv(m, self.v_p) - self.v_p_sum)       # [B]
@@ -218,11 +262,19 @@ class LocalKernel:
         if self.score == "location":
             scores = F.linear(query, self.W_a)
         elif self.score == "concat":
-            z = torch.tanh(window_keys + F.linear(query, self.W_q).unsqueeze(1))
-            scores = torch.matmul(z, self.v_a)
+            if self.fused:
+                z, scores = native.additive_energy_forward(native.library(), window_keys.contiguous(),
+                                                           F.linear(query, self.W_q), self.v_a)
+            else:
+                z = torch.tanh(window_keys + F.linear(query, self.W_q).unsqueeze(1))
+                scores = torch.matmul(z, self.v_a)
+        elif neg is not None:  # dot/general, local-m: the padding's -inf added by the product
+            scores = torch.baddbmm(neg, query.unsqueeze(1), self.window_keys_t[t]).squeeze(1)
         else:
             scores = torch.bmm(window_keys, query.unsqueeze(2)).squeeze(2)
-        a = torch.softmax(scores.masked_fill(outside, float("-inf")), dim=-1)
+        if neg is None or self.score in ("location", "concat"):
+            scores = scores.masked_fill(outside, float("-inf"))
+        a = torch.softmax(scores, dim=-1)
         gauss = None
         if p is not None:
             gauss = torch.exp((positions.to(query.dtype) - p.unsqueeze(1)) ** 2 / -self.two_sigma2)
@@ -272,10 +324,15 @@ class LocalKernel:
         if self.score == "location":
             d_q = torch.mm(d_scores, self.W_a)
         elif self.score == "concat":
-            d_pre = _tanh_backward(d_scores.unsqueeze(2) * self.v_a, z)              # [B, W, H]
+            if self.fused:
+                d_pre = torch.zeros_like(z)
+                d_pre_q = native.additive_energy_backward(native.library(), d_scores.contiguous(), z, self.v_a,
+                                                          d_pre, self.d_v)
+            else:
+                d_pre = _tanh_backward(d_scores.unsqueeze(2) * self.v_a, z)          # [B, W, H]
+                self.d_v.addmv_(z.reshape(-1, z.size(-1)).t(), d_scores.reshape(-1))
+                d_pre_q = d_pre.sum(dim=1)
             self.d_flat_keys.index_add_(0, self.rows[t].reshape(-1), d_pre.reshape(-1, d_pre.size(-1)))
-            self.d_v.addmv_(z.reshape(-1, z.size(-1)).t(), d_scores.reshape(-1))
-            d_pre_q = d_pre.sum(dim=1)
             self.D_PRE_Q.append(d_pre_q)
             d_q = torch.mm(d_pre_q, self.W_q)
         else:
@@ -303,6 +360,156 @@ class LocalKernel:
             # e = 2 v_p^T m - sum(v_p): d e / d v_p = 2 m - 1
             d_e = torch.stack(self.D_E[::-1])                                   # [T, B]
             m = torch.stack([s[7][0] for s in self.saved])                      # [T, B, H]
+            param_grads.append(torch.einsum("tb,tbh->h", d_e, 2 * m - 1).view(1, -1))
+        return d_memory, d_keys, param_grads
+
+
+class LocalBandKernel:
+    """Local attention (local-m, local-p) for short sources: the same weights as LocalKernel, computed over all source
+    positions with everything outside the window (and the sentence) masked, like global attention. Reading the window's
+    rows costs a copy of them per step (2 B W H numbers for memory and keys); when the source is not much longer than the
+    window (S <= 3 (2D + 1), the demo's and the small preset's sentences against D = 10), one product over all S
+    positions in place is cheaper. Dot, general and concat scores (location scores are per window offset: LocalKernel).
+    local-p's Gaussian multiplies the softmax, and p_t's gradient comes through it, as in LocalKernel."""
+
+    def __init__(self, layer: nn.Module, memory: torch.Tensor, keys: torch.Tensor, mask: torch.Tensor,
+                 first_step: int, steps: int, save: bool):
+        self.layer, self.score, self.mode, self.save = layer, layer.score, layer.mode, save
+        B, S, H = memory.shape
+        self.memory, self.keys = memory, keys
+        self.lengths = mask.sum(dim=1)
+        self.positions = torch.arange(S, device=memory.device)
+        self.window, self.two_sigma2 = layer.window, 2 * layer.sigma ** 2
+        self.params: list[torch.Tensor] = []
+        self.fused = False
+        if self.score == "concat":
+            self.W_q, self.v_a = layer.W_q.weight, layer.v_a.weight.view(-1)
+            self.params += [self.W_q, layer.v_a.weight]
+            self.fused = native.usable(memory, keys)  # the energies by a compiled kernel (kernels.c)
+            if self.fused:
+                self.keys, self.v_a = keys.contiguous(), self.v_a.contiguous()
+            if save:
+                self.d_keys = torch.zeros_like(keys)
+                self.d_v = torch.zeros_like(self.v_a)
+        else:
+            self.keys_t = _transposed(keys) if save else None
+        if self.mode == "local-p":
+            self.W_p, self.v_p = layer.W_p.weight, layer.v_p.weight.view(-1)
+            self.v_p_sum = self.v_p.sum()
+            self.params += [self.W_p, layer.v_p.weight]
+            self.negs = None
+        else:   # local-m: p_t = t (reversed: the source word t of the written sentence); the windows of all steps
+            last = (self.lengths - 1).unsqueeze(0)
+            aligned = torch.arange(first_step, first_step + steps, device=memory.device).unsqueeze(1)
+            if layer.reverse:
+                aligned = last - aligned
+            self.negs = self._band(torch.minimum(aligned.clamp(min=0), last)).unbind(0)
+        self.memory_t = _transposed(memory) if save else None
+        self.A, self.W, self.saved = [], [], []
+        self.DS, self.D_CTX, self.D_PRE_Q, self.D_PRE_P, self.D_E = [], [], [], [], []
+
+    def begin_backward(self) -> None:
+        self.DS, self.D_CTX, self.D_PRE_Q, self.D_PRE_P, self.D_E = [], [], [], [], []
+        if self.score == "concat" and self.save:
+            self.d_keys.zero_()
+            self.d_v.zero_()
+
+    def _band(self, centre: torch.Tensor) -> torch.Tensor:
+        """0 inside the window [centre - D, centre + D] and the sentence, -inf elsewhere: [..., B, S]."""
+        offset = (self.positions - centre.unsqueeze(-1)).abs()
+        inside = (offset <= self.window) & (self.positions < self.lengths.unsqueeze(1))
+        return torch.zeros(inside.shape, dtype=self.memory.dtype, device=inside.device).masked_fill_(
+            ~inside, float("-inf"))
+
+    def forward(self, t: int, query: torch.Tensor) -> torch.Tensor:
+        p = predictor = None
+        if self.negs is not None:
+            neg = self.negs[t]
+        else:  # local-p, as LocalAttention.centres: v_p^T tanh(x) = 2 v_p^T sigmoid(2x) - sum(v_p), x = W_p h_t
+            m = torch.sigmoid(2 * F.linear(query, self.W_p))                   # [B, H]
+            sig = torch.sigmoid(2 * torch.mv(m, self.v_p) - self.v_p_sum)       # [B]
+            p = self.lengths.to(query.dtype) * sig
+            predictor = (m, sig)
+            neg = self._band(torch.minimum(torch.round(p).long(), self.lengths - 1))
+        z = None
+        if self.score == "concat":
+            if self.fused:
+                z, scores = native.additive_energy_forward(native.library(), self.keys, F.linear(query, self.W_q),
+                                                           self.v_a)
+            else:
+                z = torch.tanh(self.keys + F.linear(query, self.W_q).unsqueeze(1))
+                scores = torch.matmul(z, self.v_a)
+            scores = scores + neg
+        elif self.keys_t is not None:
+            scores = torch.baddbmm(neg.unsqueeze(1), query.unsqueeze(1), self.keys_t).squeeze(1)
+        else:
+            scores = torch.baddbmm(neg.unsqueeze(2), self.keys, query.unsqueeze(2)).squeeze(2)
+        a = torch.softmax(scores, dim=-1)
+        gauss = None
+        if p is not None:
+            gauss = torch.exp((self.positions.to(query.dtype) - p.unsqueeze(1)) ** 2 / -self.two_sigma2)
+            weights = a * gauss
+        else:
+            weights = a
+        self.W.append(weights)
+        if self.save:
+            self.saved.append((z, a, gauss, p, predictor))
+        return torch.bmm(weights.unsqueeze(1), self.memory).squeeze(1)
+
+    def weights(self) -> torch.Tensor:
+        return torch.stack(self.W)
+
+    def backward(self, t: int, d_context: torch.Tensor, d_weights: torch.Tensor | None) -> torch.Tensor:
+        z, a, gauss, p, predictor = self.saved[t]
+        d_w = torch.bmm(d_context.unsqueeze(1), self.memory_t).squeeze(1)      # [B, S]
+        if d_weights is not None:
+            d_w = d_w + d_weights
+        d_pre_p = None
+        if gauss is not None:
+            d_a = d_w * gauss
+            d_p = (d_w * a * gauss * (self.positions.to(a.dtype) - p.unsqueeze(1))).sum(1) * (2 / self.two_sigma2)
+            m, sig = predictor
+            d_e = _sigmoid_backward(d_p * self.lengths.to(a.dtype), sig)
+            d_pre_p = _sigmoid_backward(d_e.unsqueeze(1) * (2 * self.v_p), m) * 2
+            self.D_E.append(d_e)
+            self.D_PRE_P.append(d_pre_p)
+        else:
+            d_a = d_w
+        d_scores = _softmax_backward(d_a, a, -1, a.dtype)
+        self.D_CTX.append(d_context)
+        if self.score == "concat":
+            if self.fused:
+                d_pre_q = native.additive_energy_backward(native.library(), d_scores.contiguous(), z, self.v_a,
+                                                          self.d_keys, self.d_v)
+            else:
+                d_pre = _tanh_backward(d_scores.unsqueeze(2) * self.v_a, z)
+                self.d_keys += d_pre
+                self.d_v.addmv_(_flat(z).t(), d_scores.reshape(-1))
+                d_pre_q = d_pre.sum(dim=1)
+            self.D_PRE_Q.append(d_pre_q)
+            d_q = torch.mm(d_pre_q, self.W_q)
+        else:
+            self.DS.append(d_scores)
+            d_q = torch.bmm(d_scores.unsqueeze(1), self.keys).squeeze(1)
+        return d_q if d_pre_p is None else torch.addmm(d_q, d_pre_p, self.W_p)
+
+    def finish(self, queries: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor | None, list[torch.Tensor]]:
+        weights = torch.stack(self.W)                                           # [T, B, S]
+        d_ctx = torch.stack(self.D_CTX[::-1])
+        d_memory = torch.bmm(weights.permute(1, 2, 0), d_ctx.transpose(0, 1))
+        flat_q = _flat(queries)
+        param_grads: list[torch.Tensor] = []
+        if self.score == "concat":
+            d_keys = self.d_keys
+            param_grads.append(torch.mm(_flat(torch.stack(self.D_PRE_Q[::-1])).t(), flat_q))
+            param_grads.append(self.d_v.view(1, -1))
+        else:
+            d_keys = torch.bmm(torch.stack(self.DS[::-1]).permute(1, 2, 0), queries.transpose(0, 1))
+        if self.mode == "local-p":
+            d_pre_p = torch.stack(self.D_PRE_P[::-1])
+            param_grads.append(torch.mm(_flat(d_pre_p).t(), flat_q))
+            d_e = torch.stack(self.D_E[::-1])
+            m = torch.stack([s[4][0] for s in self.saved])
             param_grads.append(torch.einsum("tb,tbh->h", d_e, 2 * m - 1).view(1, -1))
         return d_memory, d_keys, param_grads
 
@@ -335,6 +542,8 @@ class MonotonicKernel:
         self.native = native.usable(memory, self.prev)
         if self.native:
             self.present, self.prev = self.present.contiguous(), self.prev.contiguous()
+            if self.energy != "eq17":
+                self.keys, self.v = self.keys.contiguous(), self.v.contiguous()
         if save and self.energy != "eq17":
             self.d_keys = torch.zeros_like(keys)
             self.d_v = torch.zeros_like(self.v)
@@ -342,6 +551,13 @@ class MonotonicKernel:
         self.saved: list[tuple] = []
         self.d_prev = None
         self.DE, self.D_CTX, self.D_PRE = [], [], []
+
+    def begin_backward(self) -> None:
+        self.d_prev = None
+        self.DE, self.D_CTX, self.D_PRE = [], [], []
+        if self.energy != "eq17" and self.save:
+            self.d_keys.zero_()
+            self.d_v.zero_()
 
     @property
     def state(self) -> torch.Tensor:
@@ -356,8 +572,12 @@ class MonotonicKernel:
                 qk = torch.bmm(self.keys, query.unsqueeze(2)).squeeze(2)
             energies = qk * self.params[0] + self.params[1]
         else:
-            z = torch.tanh(self.keys + F.linear(query, self.W).unsqueeze(1))       # [B, S, A]
-            energies = torch.matmul(z, self.v)
+            if self.native:  # one pass (kernels.c) for the next two lines
+                z, energies = native.additive_energy_forward(native.library(), self.keys, F.linear(query, self.W),
+                                                             self.v)
+            else:
+                z = torch.tanh(self.keys + F.linear(query, self.W).unsqueeze(1))   # [B, S, A]
+                energies = torch.matmul(z, self.v)
             if self.energy == "eq16":
                 energies = energies * self.params[2] + self.params[3]
         if self.noise is not None:
@@ -397,6 +617,13 @@ class MonotonicKernel:
         self.D_CTX.append(d_context)
         if self.energy == "eq17":
             return torch.bmm(d_e.unsqueeze(1), self.keys).squeeze(1) * self.params[0]
+        if self.native:  # d keys and d v accumulate unscaled by g (eq16: d v and d keys times g in finish)
+            d_pre = native.additive_energy_backward(native.library(), d_e.contiguous(), z, self.v, self.d_keys,
+                                                    self.d_v)
+            if self.energy == "eq16":
+                d_pre = d_pre * self.params[2]
+            self.D_PRE.append(d_pre)
+            return torch.mm(d_pre, self.W)
         self.d_v.addmv_(_flat(z).t(), d_e.reshape(-1))                              # (times g for eq16: finish)
         if self.energy == "eq16":
             d_e = d_e * self.params[2]
@@ -434,8 +661,8 @@ class MonotonicKernel:
             return d_memory, self.d_keys, [d_W, self.d_v]
         g = self.params[2]
         v_z = torch.stack([torch.matmul(s[0], self.v) for s in self.saved])    # [T, B, S]
-        return d_memory, self.d_keys, [d_W, self.d_v * g, (d_e * v_z).sum().view_as(g),
-                                       d_e.sum().view_as(self.params[3])]
+        d_keys = self.d_keys * g if self.native else self.d_keys  # the compiled kernel's d keys are unscaled by g
+        return d_memory, d_keys, [d_W, self.d_v * g, (d_e * v_z).sum().view_as(g), d_e.sum().view_as(self.params[3])]
 
 
 class AutogradKernel:
@@ -460,6 +687,12 @@ class AutogradKernel:
         self.grad_keys = None if keys is None or not save else torch.zeros_like(keys)
         self.grad_params = [torch.zeros_like(p) for p in self.params] if save else []
 
+    def begin_backward(self) -> None:
+        self.d_state = None
+        for acc in [self.grad_memory, self.grad_keys, *self.grad_params]:
+            if acc is not None:
+                acc.zero_()
+
     def forward(self, t: int, query: torch.Tensor) -> torch.Tensor:
         if not self.save:
             context, weights, self.state = self.layer.step_context(
@@ -467,7 +700,7 @@ class AutogradKernel:
             self.A.append(weights.squeeze(1))
             return context.squeeze(1)
         with torch.enable_grad():
-            q = query.detach().requires_grad_()
+            q = query.detach().clone().requires_grad_()  # (the query is a view of the decoder's buffers, written on)
             state_in = self.state
             if state_in is not None and state_in.is_floating_point():
                 state_in = state_in.detach().requires_grad_()
@@ -522,6 +755,8 @@ def make_kernel(layer: nn.Module, memory: torch.Tensor, keys: torch.Tensor | Non
     if kind == "global":
         return GlobalKernel(layer, memory, keys, mask, save)
     if kind == "local":
+        if layer.score != "location" and memory.size(1) <= 3 * (2 * layer.window + 1):
+            return LocalBandKernel(layer, memory, keys, mask, first_step, steps, save)
         return LocalKernel(layer, memory, keys, mask, first_step, steps, save)
     if kind == "monotonic" and not layer.hard and layer.soft_form == "clamped":
         return MonotonicKernel(layer, memory, keys, mask, state, steps, save)

@@ -50,7 +50,7 @@ def _layer_forward(x: torch.Tensor, W_ih: torch.Tensor, W_hh_t: torch.Tensor, bi
             continue
         cell_forward(act_t[t][rows].addmm_(state_t[t][rows], W_hh_t), cell_t[t][rows], cell_out=cell_t[t + 1][rows],
                      tanh_out=None if tanh_t[t] is None else tanh_t[t][rows], h_out=state_t[t + 1][rows])
-        for kept in _complement(rows, B):  # ended rows keep their state
+        for kept in complement_rows(rows, B):  # ended rows keep their state
             state_t[t + 1][kept] = state_t[t][kept]
             cell_t[t + 1][kept] = cell_t[t][kept]
     out = states[1:]
@@ -62,7 +62,7 @@ def _layer_forward(x: torch.Tensor, W_ih: torch.Tensor, W_hh_t: torch.Tensor, bi
     return out, states, cells, (acts, tanhs) if save else None
 
 
-def _complement(rows: slice, size: int) -> list[slice]:
+def complement_rows(rows: slice, size: int) -> list[slice]:
     return [part for part in (slice(0, rows.start), slice(rows.stop, size)) if part.stop > part.start]
 
 
@@ -152,7 +152,7 @@ def lstm_weights(lstm: nn.LSTM) -> list[torch.Tensor]:
     return out
 
 
-def _schedule(lengths: list[int], steps: int) -> tuple[list[slice | None], list[int] | None]:
+def step_schedule(lengths: list[int], steps: int) -> tuple[list[slice | None], list[int] | None]:
     """The rows computed at each step (None: all), and the order to sort the batch in first (None: as it is). Lengths
     that do not decrease give suffixes, lengths that do not increase prefixes; others are sorted longest first."""
     B = len(lengths)
@@ -182,7 +182,7 @@ def run_lstm(lstm: nn.LSTM, x: torch.Tensor, lengths: torch.Tensor | None = None
     if lengths is None:
         active, order = [None] * S, None
     else:
-        active, order = _schedule(lengths.tolist(), S)
+        active, order = step_schedule(lengths.tolist(), S)
     h0, c0 = hidden if hidden is not None else (None, None)
     inverse = None
     if order is not None:

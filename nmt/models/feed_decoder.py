@@ -31,8 +31,10 @@ import contextlib
 import torch
 from torch import nn
 
+from .. import native
 from .attention_kernels import make_kernel
 from .dropout import mask_like
+from .fp32_region import fp32_region
 from .lstm_cell import cell_backward, cell_forward
 
 _tanh_backward = torch.ops.aten.tanh_backward
@@ -84,19 +86,25 @@ def _run(plan: _Plan, pre0, h0, c0, feed0, W_c, memory, recurrent, biases, save:
     for layer in range(L):
         INP[layer][0, :, H:] = h0[layer]
         C[layer][0] = c0[layer]
+    # every step's views made at once (unbind: one call each), not one slicing call per use inside the loop
+    inp_t = [x.unbind(0) for x in INP]
+    h_t = [x[:, :, H:].unbind(0) for x in INP]          # h_{t-1} of each layer (its recurrent input)
+    x_t = [x[:, :, :H].unbind(0) for x in INP]          # x_t of each layer (htilde_{t-1} for the first)
+    act_t, c_t = [x.unbind(0) for x in ACT], [x.unbind(0) for x in C]
+    tc_t = [x.unbind(0) if x is not None else [None] * T for x in TC]
+    mask_t = [m.unbind(0) for m in masks.unbind(0)] if masks is not None else None
+    ch_t = CH.unbind(0)
+    compiled = native.usable(pre0)  # all the loop's tensors are pre0's kind: decided once
     for t in range(T):
         for layer in range(L):
-            inp = INP[layer]
-            gates = ACT[layer][t].addmm_(inp[t], transposed[layer])
-            h = inp[t + 1, :, H:]
-            cell_forward(gates, C[layer][t], cell_out=C[layer][t + 1], tanh_out=None if TC[layer] is None
-                         else TC[layer][t], h_out=h)
+            h = h_t[layer][t + 1]
+            cell_forward(act_t[layer][t].addmm_(inp_t[layer][t], transposed[layer]), c_t[layer][t],
+                         cell_out=c_t[layer][t + 1], tanh_out=tc_t[layer][t], h_out=h, compiled=compiled)
             if layer < L - 1:
-                above = INP[layer + 1][t, :, :H]
-                torch.mul(h, masks[layer, t], out=above) if masks is not None else above.copy_(h)
-        context = kernel.forward(t, h)
-        torch.cat([context, h], dim=1, out=CH[t])
-        torch.mm(CH[t], W_c_t, out=INP[0][t + 1, :, :H]).tanh_()
+                above = x_t[layer + 1][t]
+                torch.mul(h, mask_t[layer][t], out=above) if masks is not None else above.copy_(h)
+        torch.cat([kernel.forward(t, h), h], dim=1, out=ch_t[t])
+        torch.mm(ch_t[t], W_c_t, out=x_t[0][t + 1]).tanh_()
     plan.final = (torch.stack([INP[layer][T, :, H:] for layer in range(L)]), torch.stack([c[T] for c in C]),
                   getattr(kernel, "state", None))
     HT = INP[0][1:, :, :H]
@@ -124,6 +132,7 @@ class _FeedDecoder(torch.autograd.Function):
         W_c, *recurrent = ctx.saved_tensors
         INP, ACT, C, TC, CH = ctx.saved
         kernel, masks = plan.kernel, plan.dropout_masks
+        kernel.begin_backward()
         T, B = CH.shape[:2]
         new_zeros = CH.new_zeros
         d_h = [new_zeros(B, H) for _ in range(L)]
@@ -132,20 +141,25 @@ class _FeedDecoder(torch.autograd.Function):
         DG = [CH.new_empty(T, B, 4 * H) for _ in range(L)]
         D_PRE = CH.new_empty(T, B, H)
         scratch = CH.new_empty(B, 4 * H)
-        HT = INP[0]
+        ht_t = INP[0][:, :, :H].unbind(0)
+        act_t, c_t, tc_t = [x.unbind(0) for x in ACT], [x.unbind(0) for x in C], [x.unbind(0) for x in TC]
+        dg_t, d_pre_t = [x.unbind(0) for x in DG], D_PRE.unbind(0)
+        d_ht_t = d_HT.unbind(0) if d_HT is not None else None
+        mask_t = [m.unbind(0) for m in masks.unbind(0)] if masks is not None else None
+        compiled = native.usable(CH) and (d_HT is None or d_HT.stride(-1) == 1)
         for t in range(T - 1, -1, -1):
-            d_ht = d_feed if d_HT is None else d_HT[t] + d_feed
-            d_pre = _tanh_backward.grad_input(d_ht, HT[t + 1, :, :H], grad_input=D_PRE[t])
+            d_ht = d_feed if d_ht_t is None else d_ht_t[t] + d_feed
+            d_pre = _tanh_backward.grad_input(d_ht, ht_t[t + 1], grad_input=d_pre_t[t])
             d_ch = torch.mm(d_pre, W_c)
             d_x = d_ch[:, H:] + kernel.backward(t, d_ch[:, :H], None if d_weights is None else d_weights[t])
             mask = None
             for layer in range(L - 1, -1, -1):
-                dg = DG[layer][t]
-                d_c[layer] = cell_backward(d_x, d_c[layer], ACT[layer][t], C[layer][t], TC[layer][t], dg, scratch,
-                                           d_h2=d_h[layer], mask=mask)
+                dg = dg_t[layer][t]
+                d_c[layer] = cell_backward(d_x, d_c[layer], act_t[layer][t], c_t[layer][t], tc_t[layer][t], dg,
+                                           scratch, d_h2=d_h[layer], mask=mask, compiled=compiled)
                 d_inp = torch.mm(dg, recurrent[layer])
                 d_x, d_h[layer] = d_inp[:, :H], d_inp[:, H:]
-                mask = None if masks is None or layer == 0 else masks[layer - 1, t]
+                mask = None if masks is None or layer == 0 else mask_t[layer - 1][t]
             d_feed = d_x
 
         def flat(x):
@@ -189,6 +203,7 @@ def cached_decoder_weights(model: nn.Module, lstm: nn.LSTM, embed: int):
     return weights
 
 
+@fp32_region
 def run_decoder(model: nn.Module, emb: torch.Tensor, memory: torch.Tensor, keys: torch.Tensor | None,
                 mask: torch.Tensor, hidden: tuple[torch.Tensor, torch.Tensor], feed: torch.Tensor, first_step: int,
                 attention_state: torch.Tensor | None):

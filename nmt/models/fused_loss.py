@@ -41,9 +41,18 @@ class LinearCrossEntropy(torch.autograd.Function):
         need_grad = any(ctx.needs_input_grad[:3])
         flat = features.reshape(-1, features.size(-1))
         flat_targets = targets.reshape(-1)
-        rows = (flat_targets != ignore_index).nonzero().squeeze(1)
-        x = flat.index_select(0, rows).to(dtype)
-        y = flat_targets.index_select(0, rows)
+        keep = None
+        if features.device.type == "cpu":
+            # padding rows left out before any product (counting them is free on a CPU)
+            rows = (flat_targets != ignore_index).nonzero().squeeze(1)
+            x = flat.index_select(0, rows).to(dtype)
+            y = flat_targets.index_select(0, rows)
+        else:
+            # on a GPU counting the rows would make the update wait for the device: every row is computed and the
+            # padding rows' loss and gradients multiplied by 0
+            rows = torch.arange(flat.size(0), device=flat.device)
+            x, y = flat.to(dtype), flat_targets
+            keep = (flat_targets != ignore_index).to(torch.float32)
         w = weight.to(dtype)
         b = None if bias is None else bias.float()
         loss = torch.zeros((), dtype=torch.float32, device=features.device)
@@ -68,12 +77,16 @@ class LinearCrossEntropy(torch.autograd.Function):
                 top = logits.amax(dim=1, keepdim=True)
                 logits.sub_(top).exp_()
                 total = logits.sum(dim=1, keepdim=True)
-                loss += (top.squeeze(1) + total.log().squeeze(1) - target).sum()
+                row_loss = top.squeeze(1) + total.log().squeeze(1) - target
+                kc = None if keep is None else keep[start:start + chunk_rows]
+                loss += (row_loss if kc is None else row_loss * kc).sum()
                 if not need_grad:
                     continue
                 # d(lse - logit[y]) / d logits = softmax - onehot(y)
                 logits.div_(total)
                 logits.scatter_add_(1, yc.unsqueeze(1), logits.new_full((yc.numel(), 1), -1.0))
+                if kc is not None:
+                    logits.mul_(kc.unsqueeze(1))
                 g = logits.to(dtype)
                 if grad_x is not None:
                     torch.mm(g, w, out=grad_x[start:start + chunk_rows])

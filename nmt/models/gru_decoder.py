@@ -18,16 +18,19 @@ from __future__ import annotations
 
 import torch
 
+from .. import native
 from .dropout import gaussian_noise
+from .fp32_region import fp32_region
+from .gru_cell import gru_backward, gru_forward
 
 _softmax_backward = torch.ops.aten._softmax_backward_data
 _tanh_backward = torch.ops.aten.tanh_backward
-_sigmoid_backward = torch.ops.aten.sigmoid_backward
 
 
 class _Plan:
     def __init__(self, mask: torch.Tensor, noise: torch.Tensor | None, first_update: int):
         self.neg = torch.zeros(mask.shape, dtype=torch.float32, device=mask.device).masked_fill_(~mask, float("-inf"))
+        self.present = mask.float()
         self.noise = noise
         self.first_update = first_update   # 0: a context from an earlier call waits for this call's first word
         self.final = None
@@ -35,41 +38,45 @@ class _Plan:
 
 def _run(plan: _Plan, pre_emb, W_ic, W_hh, b_hh, h0, ctx0, memory, keys, W, v, fore, save: bool):
     """pre_emb [T, B, 3H]: W_ih's embedding columns times E y_{i-1}, plus b_ih. Returns states [T, B, H], contexts
-    [T, B, 2H], weights [T, B, S], and what the backward pass needs when `save`."""
+    [T, B, 2H], weights [T, B, S], and what the backward pass needs when `save`. The state update of step t reads the
+    context of step t - 1 (CTX[t - 1]; ctx0 before the first step) and the state of step t - 1."""
     T, B = pre_emb.shape[:2]
     H = W_hh.size(1)
     neg = plan.neg.to(memory.dtype)
-    W_ic_t, W_hh_t, W_t = W_ic.t(), W_hh.t(), W.t()
+    W_ic_t, W_hh_t, W_t = W_ic.t().contiguous(), W_hh.t().contiguous(), W.t().contiguous()
+    states = pre_emb.new_empty(T, B, H)
+    contexts = memory.new_empty(T, B, memory.size(-1))
+    weights = memory.new_empty(T, B, memory.size(1))
+    GI = pre_emb.clone()                                   # becomes each step's gate activations (r, z, n)
+    GH = pre_emb.new_empty(T, B, 3 * H)
+    Z = [] if save else None
+    noise = plan.noise
+    fused = native.usable(keys, memory, pre_emb)
+    if fused:
+        lib, present = native.library(), plan.present.to(memory.dtype)
+        keys, memory, v = keys.contiguous(), memory.contiguous(), v.contiguous()
     hidden, context = h0, ctx0
-    states, contexts, weights = [], [], []
-    saved = {"h_prev": [], "x": [], "rz": [], "n": [], "ghn": [], "z_att": []}
     for t in range(T):
         if t >= plan.first_update:
-            gi = torch.addmm(pre_emb[t], context, W_ic_t)
-            gh = torch.addmm(b_hh, hidden, W_hh_t)
-            rz = torch.sigmoid(gi[:, :2 * H] + gh[:, :2 * H])
-            ghn = gh[:, 2 * H:]
-            n = torch.tanh(torch.addcmul(gi[:, 2 * H:], rz[:, :H], ghn))
-            if save:
-                for key, value in (("h_prev", hidden), ("x", context), ("rz", rz), ("n", n), ("ghn", ghn)):
-                    saved[key].append(value)
-            hidden = torch.addcmul(n, rz[:, H:], hidden - n)
-        pre = torch.mm(hidden, W_t)
-        if fore is not None:
-            pre = pre + fore[t]
-        z_att = torch.tanh(keys + pre.unsqueeze(1))                               # [B, S, A]
-        energies = torch.matmul(z_att, v) + neg
-        if plan.noise is not None:
-            energies = energies + plan.noise[t]
-        alpha = torch.softmax(energies, dim=-1)
-        context = torch.bmm(alpha.unsqueeze(1), memory).squeeze(1)
+            gi = GI[t].addmm_(context, W_ic_t)
+            gh = torch.addmm(b_hh, hidden, W_hh_t, out=GH[t])
+            hidden = gru_forward(gi, gh, hidden, states[t])
+        else:
+            states[t] = hidden
+        pre = torch.mm(hidden, W_t) if fore is None else torch.addmm(fore[t], hidden, W_t)
+        if fused:  # one pass (kernels.c) for what the next four lines do
+            z_att, weights[t], contexts[t] = native.additive_attention_forward(
+                lib, keys, pre, v, present, None if noise is None else noise[t], memory)
+            context = contexts[t]
+        else:
+            z_att = torch.tanh(keys + pre.unsqueeze(1))                           # [B, S, A]
+            energies = torch.matmul(z_att, v) + (neg if noise is None else neg + noise[t])
+            weights[t] = torch.softmax(energies, dim=-1)
+            context = torch.bmm(weights[t].unsqueeze(1), memory, out=contexts[t].unsqueeze(1)).squeeze(1)
         if save:
-            saved["z_att"].append(z_att)
-        states.append(hidden)
-        contexts.append(context)
-        weights.append(alpha)
+            Z.append(z_att)
     plan.final = (hidden, context)
-    return torch.stack(states), torch.stack(contexts), torch.stack(weights), saved if save else None
+    return states, contexts, weights, (GI, GH, Z) if save else None
 
 
 class _RNNSearchDecoder(torch.autograd.Function):
@@ -81,70 +88,84 @@ class _RNNSearchDecoder(torch.autograd.Function):
         states, contexts, weights, saved = _run(plan, pre_emb, W_ic, W_hh, b_hh, h0, ctx0, memory, keys, W, v, fore,
                                                 save=True)
         ctx.plan, ctx.saved = plan, saved
-        ctx.save_for_backward(W_ic, W_hh, memory, keys, W, v, states, weights)
+        ctx.save_for_backward(W_ic, W_hh, memory, keys, W, v, h0, states, contexts, weights)
         ctx.has = (ctx0 is not None, fore is not None)
+        ctx.ctx0 = ctx0
         return states, contexts, weights
 
     @staticmethod
     def backward(ctx, d_states, d_contexts, d_weights):
-        plan, saved = ctx.plan, ctx.saved
-        W_ic, W_hh, memory, keys, W, v, states, weights = ctx.saved_tensors
+        plan = ctx.plan
+        GI, GH, Z = ctx.saved
+        W_ic, W_hh, memory, keys, W, v, h0, states, contexts, weights = ctx.saved_tensors
         T, B, H = states.shape
+        fused = native.usable(keys, memory, states)
+        if fused:
+            lib, memory = native.library(), memory.contiguous()
+        else:
+            memory_t = memory.transpose(1, 2).contiguous()
         d_hidden_next = states.new_zeros(B, H)
-        d_ctx_next = memory.new_zeros(B, memory.size(-1))
+        d_ctx_next = None
         d_keys = torch.zeros_like(keys)
-        D_CTX, D_E, D_PRE, D_GI, D_GH = [], [], [], [], []
+        d_v = torch.zeros_like(v)
+        D_CTX = memory.new_empty(T, B, memory.size(-1))
+        D_PRE = states.new_empty(T, B, W.size(0))
+        D_GI = states.new_zeros(T, B, 3 * H)
+        D_GH = states.new_zeros(T, B, 3 * H)
         for t in range(T - 1, -1, -1):
-            d_ctx = d_ctx_next if d_contexts is None else d_contexts[t] + d_ctx_next
-            alpha = weights[t]
-            d_alpha = torch.bmm(memory, d_ctx.unsqueeze(2)).squeeze(2)
-            if d_weights is not None:
-                d_alpha = d_alpha + d_weights[t]
-            d_e = _softmax_backward(d_alpha, alpha, -1, alpha.dtype)
-            d_z = _tanh_backward(d_e.unsqueeze(2) * v, saved["z_att"][t])
-            d_keys += d_z
-            d_pre = d_z.sum(dim=1)
+            d_ctx = D_CTX[t]
+            if d_contexts is None:
+                d_ctx.copy_(d_ctx_next) if d_ctx_next is not None else d_ctx.zero_()
+            elif d_ctx_next is None:
+                d_ctx.copy_(d_contexts[t])
+            else:
+                torch.add(d_contexts[t], d_ctx_next, out=d_ctx)
+            alpha, z_att = weights[t], Z[t]
+            if fused:
+                D_PRE[t], _ = native.additive_attention_backward(
+                    lib, d_ctx, None if d_weights is None else d_weights[t].contiguous(), memory, alpha, z_att, v,
+                    d_keys, d_v)
+                d_pre = D_PRE[t]
+            else:
+                d_alpha = torch.bmm(d_ctx.unsqueeze(1), memory_t).squeeze(1)
+                if d_weights is not None:
+                    d_alpha = d_alpha + d_weights[t]
+                d_e = _softmax_backward(d_alpha, alpha, -1, alpha.dtype)
+                d_v.addmv_(z_att.reshape(-1, z_att.size(-1)).t(), d_e.reshape(-1))
+                d_z = _tanh_backward(d_e.unsqueeze(2) * v, z_att)
+                d_keys += d_z
+                d_pre = torch.sum(d_z, dim=1, out=D_PRE[t])
             d_hidden = torch.addmm(d_hidden_next, d_pre, W)
             if d_states is not None:
-                d_hidden = d_hidden + d_states[t]
-            D_CTX.append(d_ctx)
-            D_E.append(d_e)
-            D_PRE.append(d_pre)
+                d_hidden += d_states[t]
             if t >= plan.first_update:
-                u = t - plan.first_update
-                h_prev, rz, n, ghn = saved["h_prev"][u], saved["rz"][u], saved["n"][u], saved["ghn"][u]
-                r, z = rz[:, :H], rz[:, H:]
-                d_gin = _tanh_backward(d_hidden - d_hidden * z, n)         # d (gi_n + r * gh_n)
-                d_rz = _sigmoid_backward(torch.cat([d_gin * ghn, d_hidden * (h_prev - n)], dim=1), rz)
-                d_gi = torch.cat([d_rz, d_gin], dim=1)
-                d_gh = torch.cat([d_rz, d_gin * r], dim=1)
-                D_GI.append(d_gi)
-                D_GH.append(d_gh)
-                d_hidden_next = torch.addmm(d_hidden * z, d_gh, W_hh)
-                d_ctx_next = torch.mm(d_gi, W_ic)
+                h_prev = states[t - 1] if t > 0 else h0
+                d_hprev = gru_backward(d_hidden, GI[t], GH[t], h_prev, D_GI[t], D_GH[t])
+                d_hidden_next = d_hprev.addmm_(D_GH[t], W_hh)
+                d_ctx_next = torch.mm(D_GI[t], W_ic)
             else:
                 d_hidden_next = d_hidden
                 d_ctx_next = None
-        D_CTX, D_E, D_PRE = (torch.stack(x[::-1]) for x in (D_CTX, D_E, D_PRE))
+
+        def flat(x):
+            return x.reshape(-1, x.size(-1))
+
         d_memory = torch.bmm(weights.permute(1, 2, 0), D_CTX.transpose(0, 1))
-        flat = lambda x: x.reshape(-1, x.size(-1))  # noqa: E731
         d_W = torch.mm(flat(D_PRE).t(), flat(states))
-        d_v = torch.einsum("tbs,tbsa->a", D_E, torch.stack(saved["z_att"])).view_as(v)
-        d_pre_emb = states.new_zeros(T, B, 3 * H)
-        d_W_ic = torch.zeros_like(W_ic)
-        d_W_hh = torch.zeros_like(W_hh)
-        d_b_hh = W_hh.new_zeros(3 * H)
-        if D_GI:
-            D_GI, D_GH = torch.stack(D_GI[::-1]), torch.stack(D_GH[::-1])
-            d_pre_emb[plan.first_update:] = D_GI
-            d_W_ic = torch.mm(flat(D_GI).t(), flat(torch.stack(saved["x"])))
-            d_W_hh = torch.mm(flat(D_GH).t(), flat(torch.stack(saved["h_prev"])))
-            d_b_hh = D_GH.sum(dim=(0, 1))
+        # the update of step t read the state and context of step t - 1 (h0 and ctx0 before the first step); without
+        # ctx0 the first step makes no update (first = 1)
+        first = plan.first_update
+        previous_states = torch.cat([h0.unsqueeze(0), states[:-1]])
+        previous_contexts = contexts[:-1] if ctx.ctx0 is None else torch.cat([ctx.ctx0.unsqueeze(0), contexts[:-1]])
+        d_W_ic = torch.mm(flat(D_GI[first:]).t(), flat(previous_contexts))
+        d_W_hh = torch.mm(flat(D_GH[first:]).t(), flat(previous_states[first:]))
+        d_b_hh = D_GH.sum(dim=(0, 1))
         has_ctx0, has_fore = ctx.has
-        return (None, d_pre_emb, d_W_ic, d_W_hh, d_b_hh, d_hidden_next, d_ctx_next if has_ctx0 else None,
+        return (None, D_GI, d_W_ic, d_W_hh, d_b_hh, d_hidden_next, d_ctx_next if has_ctx0 else None,
                 d_memory, d_keys, d_W, d_v, D_PRE if has_fore else None)
 
 
+@fp32_region
 def run_rnnsearch_decoder(model, emb: torch.Tensor, memory: torch.Tensor, keys: torch.Tensor, mask: torch.Tensor,
                           hidden: torch.Tensor, context: torch.Tensor | None, foresight: torch.Tensor | None):
     """RNNSearch's decoder over target embeddings emb [B, T, E] (after dropout): the states s_i [B, T, H], contexts

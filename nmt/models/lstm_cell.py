@@ -17,11 +17,12 @@ _sigmoid_backward = torch.ops.aten.sigmoid_backward
 
 
 def cell_forward(gates: torch.Tensor, c_prev: torch.Tensor, *, cell_out: torch.Tensor | None = None,
-                 tanh_out: torch.Tensor | None = None, h_out: torch.Tensor | None = None
-                 ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+                 tanh_out: torch.Tensor | None = None, h_out: torch.Tensor | None = None,
+                 compiled: bool | None = None) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     """gates [B, 4H] (pre-activations, overwritten with activations), c_prev [B, H] -> (h', c', tanh(c')), written
-    into the given buffers when there are."""
-    if native.usable(gates, c_prev):
+    into the given buffers when there are. `compiled`: whether the compiled kernel applies, when the caller knows
+    (a loop decides once for all its steps)."""
+    if compiled if compiled is not None else native.usable(gates, c_prev):
         cell = torch.empty_like(c_prev) if cell_out is None else cell_out
         tanh_c = torch.empty_like(c_prev) if tanh_out is None else tanh_out
         h = torch.empty_like(c_prev) if h_out is None else h_out
@@ -39,13 +40,15 @@ def cell_forward(gates: torch.Tensor, c_prev: torch.Tensor, *, cell_out: torch.T
 
 def cell_backward(d_h: torch.Tensor, d_c: torch.Tensor, act: torch.Tensor, c_prev: torch.Tensor,
                   tanh_c: torch.Tensor, d_gates: torch.Tensor, scratch: torch.Tensor,
-                  d_h2: torch.Tensor | None = None, mask: torch.Tensor | None = None) -> torch.Tensor:
+                  d_h2: torch.Tensor | None = None, mask: torch.Tensor | None = None,
+                  compiled: bool | None = None) -> torch.Tensor:
     """Gradients of one step: d_h (* mask) (+ d_h2) of h' (mask: the dropout mask between h' and the layer above,
     whose gradient d_h is), d_c [B, H] of c' (overwritten), act [B, 4H] the activations cell_forward left, c_prev
     and tanh(c'). Writes d pre-activations into d_gates [B, 4H] (scratch: a [B, 4H] buffer) and returns the gradient
     of c_prev (in d_c's storage)."""
-    extra = [x for x in (d_h2, mask) if x is not None]
-    if native.usable(d_h, d_c, act, c_prev, tanh_c, d_gates, *extra):
+    if compiled is None:
+        compiled = native.usable(d_h, d_c, act, c_prev, tanh_c, d_gates, *[x for x in (d_h2, mask) if x is not None])
+    if compiled:
         native.lstm_cell_backward(native.library(), d_h, d_h2, d_c, act, c_prev, tanh_c, d_gates, mask)
         return d_c
     if mask is not None:

@@ -53,7 +53,9 @@ from torch import nn
 from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
 
 from ..data.vocab import EOS_ID, PAD_ID
+from .. import native
 from .dropout import Dropout
+from .fast_gru import run_bidirectional_gru
 from .gru_decoder import run_rnnsearch_decoder
 
 CANNOT_TRANSLATE = "target foresight models align given a reference; they cannot translate"
@@ -167,11 +169,16 @@ class RNNSearch(nn.Module):
 
     # -- encoder ---------------------------------------------------------------------------------------------
     def encode(self, src: torch.Tensor, src_len: torch.Tensor) -> RNNSearchEncoderOutput:
+        from .seq2seq import lengths_on  # seq2seq imports this module (build_model)
+        src_len_cpu, src_len = lengths_on(src_len, src.device)
         emb = self.dropout(self.src_embed(src))
-        packed = pack_padded_sequence(emb, src_len.cpu(), batch_first=True, enforce_sorted=False)
-        out, _ = self.encoder(packed)
-        memory, _ = pad_packed_sequence(out, batch_first=True, total_length=src.size(1))
-        mask = torch.arange(src.size(1), device=src.device).unsqueeze(0) < src_len.to(src.device).unsqueeze(1)
+        if self._engine == "fast" and native.usable(emb) and not torch.is_autocast_enabled(emb.device.type):
+            memory = run_bidirectional_gru(self.encoder, emb, src_len_cpu)
+        else:
+            packed = pack_padded_sequence(emb, src_len_cpu, batch_first=True, enforce_sorted=False)
+            out, _ = self.encoder(packed)
+            memory, _ = pad_packed_sequence(out, batch_first=True, total_length=src.size(1))
+        mask = torch.arange(src.size(1), device=src.device).unsqueeze(0) < src_len.unsqueeze(1)
         # The backward RNN's state at the first word has read the whole sentence.
         init = torch.tanh(self.init_state(memory[:, 0, self.hidden_size:]))
         return RNNSearchEncoderOutput(memory=memory, mask=mask, keys=self.attention.keys(memory), init=init)

@@ -23,6 +23,8 @@ from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
 from ..data.vocab import PAD_ID
 from .attention import GlobalAttention
 from .dropout import Dropout
+from .. import native
+from .fast_lstm import run_lstm
 from .feed_decoder import run_decoder
 from .local_attention import LocalAttention
 from .monotonic import MonotonicAttention
@@ -61,10 +63,17 @@ class DecoderState:
         )
 
 
+def lengths_on(src_len: torch.Tensor, device: torch.device) -> tuple[torch.Tensor, torch.Tensor]:
+    """The sentence lengths on the CPU (what packing reads) and on `device` (masks). Training batches bring them
+    on the CPU in pinned memory (nmt.train.to_device), so that neither copy makes a GPU update wait."""
+    on_cpu = src_len if src_len.device.type == "cpu" else src_len.cpu()
+    return on_cpu, src_len.to(device, non_blocking=True)
+
+
 def reverse_padded(src: torch.Tensor, lengths: torch.Tensor) -> torch.Tensor:
     """Reverse each row's first `length` tokens, leaving its padding in place."""
     positions = torch.arange(src.size(1), device=src.device).unsqueeze(0)
-    lengths = lengths.to(src.device).unsqueeze(1)
+    lengths = lengths.to(src.device, non_blocking=True).unsqueeze(1)
     source_index = torch.where(positions < lengths, lengths - 1 - positions, positions)
     return src.gather(1, source_index)
 
@@ -104,15 +113,24 @@ class Seq2Seq(nn.Module):
     def engine(self, value: str) -> None:
         set_engine(self, value)
 
+    def _fast_lstm(self, x: torch.Tensor) -> bool:
+        """nmt.models.fast_lstm with the fast engine on a CPU in fp32 (not under autocast) where the fused cell kernels
+        are (nmt.native); elsewhere nn.LSTM (oneDNN on a CPU, cuDNN on a GPU)."""
+        return self._engine == "fast" and native.usable(x) and not torch.is_autocast_enabled(x.device.type)
+
     # -- encoder ---------------------------------------------------------------------------------------------
     def encode(self, src: torch.Tensor, src_len: torch.Tensor) -> EncoderOutput:
+        src_len_cpu, src_len = lengths_on(src_len, src.device)
         if self.reverse:
             src = reverse_padded(src, src_len)
         emb = self.dropout(self.src_embed(src))
-        packed = pack_padded_sequence(emb, src_len.cpu(), batch_first=True, enforce_sorted=False)
-        out, final = self.encoder(packed)
-        memory, _ = pad_packed_sequence(out, batch_first=True, total_length=src.size(1))
-        mask = torch.arange(src.size(1), device=src.device).unsqueeze(0) < src_len.to(src.device).unsqueeze(1)
+        if self._fast_lstm(emb):
+            memory, final = run_lstm(self.encoder, emb, src_len_cpu)
+        else:
+            packed = pack_padded_sequence(emb, src_len_cpu, batch_first=True, enforce_sorted=False)
+            out, final = self.encoder(packed)
+            memory, _ = pad_packed_sequence(out, batch_first=True, total_length=src.size(1))
+        mask = torch.arange(src.size(1), device=src.device).unsqueeze(0) < src_len.unsqueeze(1)
         keys = self.attention.keys(memory) if self.attention is not None else None
         return EncoderOutput(memory=memory, mask=mask, keys=keys, final=final)
 
@@ -160,7 +178,10 @@ class Seq2Seq(nn.Module):
         next_step = state.step + tgt_in.size(1)
         if not self.input_feed:
             # No dependency between steps beyond the LSTM: run all steps in one call.
-            top, hidden = self.decoder(emb, state.hidden)
+            if self._fast_lstm(emb):
+                top, hidden = run_lstm(self.decoder, emb, None, state.hidden)
+            else:
+                top, hidden = self.decoder(emb, state.hidden)
             htilde, weights, attention = self._attend(top, enc, state.step, state.attention)
             return htilde, DecoderState(hidden, None, next_step, attention), weights
         if self.engine == "fast":

@@ -1,4 +1,6 @@
-"""Small C kernels for the fast engine on a CPU (kernels.c: fused LSTM cell steps), compiled at first use.
+"""Small C kernels for the fast engine on a CPU, compiled at first use (kernels.c): the LSTM and GRU cell steps
+forward and backward, the soft monotonic attention recursion (Raffel et al.'s eq. 9), and the additive (concat,
+RNNsearch) attention energies and their backward pass.
 
 Why: on a CPU the step-by-step decoders of the demo's and small preset's models are bound by the cost of launching
 many small torch operations per step (a few microseconds each), not by arithmetic. One LSTM cell step is seven
@@ -44,6 +46,15 @@ _SIGNATURES = {
                            _ptr, _i64, _i64, _i64],
     "monotonic_forward": [_ptr, _ptr, _ptr, ctypes.c_float, _ptr, _ptr, _ptr, _ptr, _ptr, _i64, _i64],
     "monotonic_backward": [_ptr, _ptr, _ptr, ctypes.c_float, _ptr, _ptr, _ptr, _ptr, _ptr, _ptr, _i64, _i64],
+    "gru_cell_forward": [_ptr, _i64, _ptr, _i64, _ptr, _i64, _ptr, _i64, _i64, _i64],
+    "additive_energy_forward": [_ptr, _ptr, _i64, _ptr, _ptr, _ptr, _i64, _i64, _i64],
+    "additive_energy_backward": [_ptr, _ptr, _ptr, _ptr, _ptr, _ptr, _i64, _i64, _i64],
+    "additive_attention_forward": [_ptr, _ptr, _i64, _ptr, _ptr, _ptr, _i64, _ptr, _ptr, _ptr, _i64, _ptr, _i64,
+                                   _i64, _i64, _i64, _i64],
+    "additive_attention_backward": [_ptr, _i64, _ptr, _i64, _ptr, _ptr, _i64, _ptr, _ptr, _ptr, _ptr, _ptr, _i64,
+                                    _ptr, _i64, _i64, _i64, _i64, _i64],
+    "gru_cell_backward": [_ptr, _i64, _ptr, _i64, _ptr, _i64, _ptr, _i64, _ptr, _i64, _ptr, _i64, _ptr, _i64, _ptr,
+                          _i64, _i64, _i64],
 }
 
 
@@ -184,6 +195,62 @@ def monotonic_backward(lib, d_alpha, present, prev, eps: float, sig, p, cp, cs):
     lib.monotonic_backward(d_alpha.data_ptr(), present.data_ptr(), prev.data_ptr(), eps, sig.data_ptr(),
                            p.data_ptr(), cp.data_ptr(), cs.data_ptr(), d_energies.data_ptr(), d_prev.data_ptr(), B, S)
     return d_energies, d_prev
+
+
+def gru_cell_forward(lib, gi, gh, h_prev, h_out) -> None:
+    B, H = h_prev.shape
+    lib.gru_cell_forward(gi.data_ptr(), gi.stride(0), gh.data_ptr(), gh.stride(0), h_prev.data_ptr(), h_prev.stride(0),
+                         h_out.data_ptr(), h_out.stride(0), B, H)
+
+
+def gru_cell_backward(lib, d_h1, d_h2, act, gh, h_prev, d_gi, d_gh, d_hprev) -> None:
+    B, H = h_prev.shape
+    lib.gru_cell_backward(d_h1.data_ptr(), d_h1.stride(0), _ptr_of(d_h2), 0 if d_h2 is None else d_h2.stride(0),
+                          act.data_ptr(), act.stride(0), gh.data_ptr(), gh.stride(0), h_prev.data_ptr(),
+                          h_prev.stride(0), d_gi.data_ptr(), d_gi.stride(0), d_gh.data_ptr(), d_gh.stride(0),
+                          d_hprev.data_ptr(), d_hprev.stride(0), B, H)
+
+
+def additive_energy_forward(lib, keys, q, v):
+    """(z [B, S, A], e [B, S]): z_s = tanh(keys_s + q), e_s = v . z_s (kernels.c); keys and v contiguous."""
+    B, S, A = keys.shape
+    z, e = torch.empty(B, S, A), torch.empty(B, S)
+    lib.additive_energy_forward(keys.data_ptr(), q.data_ptr(), q.stride(0), v.data_ptr(), z.data_ptr(), e.data_ptr(),
+                                B, S, A)
+    return z, e
+
+
+def additive_energy_backward(lib, d_e, z, v, d_keys, d_v):
+    """Its backward: adds into d_keys [B, S, A] and d_v [A]; returns d q [B, A]. d_e contiguous."""
+    B, S, A = z.shape
+    d_q = torch.empty(B, A)
+    lib.additive_energy_backward(d_e.data_ptr(), z.data_ptr(), v.data_ptr(), d_keys.data_ptr(), d_v.data_ptr(),
+                                 d_q.data_ptr(), B, S, A)
+    return d_q
+
+
+def additive_attention_forward(lib, keys, q, v, present, noise, memory):
+    """(z [B, S, A], alpha [B, S], context [B, C]) of one step of additive attention (kernels.c); keys, memory, v and
+    present contiguous, q and noise with contiguous rows."""
+    B, S, A = keys.shape
+    C = memory.size(-1)
+    z, alpha, context = torch.empty(B, S, A), torch.empty(B, S), torch.empty(B, C)
+    lib.additive_attention_forward(keys.data_ptr(), q.data_ptr(), q.stride(0), v.data_ptr(), present.data_ptr(),
+                                   _ptr_of(noise), 0 if noise is None else noise.stride(0), memory.data_ptr(),
+                                   z.data_ptr(), alpha.data_ptr(), S, context.data_ptr(), C, B, S, A, C)
+    return z, alpha, context
+
+
+def additive_attention_backward(lib, d_context, d_alpha, memory, alpha, z, v, d_keys, d_v):
+    """Its backward (kernels.c): adds into d_keys [B, S, A] and d_v [A]; returns (d q [B, A], d e [B, S])."""
+    B, S, A = z.shape
+    C = memory.size(-1)
+    d_q, d_e = torch.empty(B, A), torch.empty(B, S)
+    lib.additive_attention_backward(d_context.data_ptr(), d_context.stride(0), _ptr_of(d_alpha),
+                                    0 if d_alpha is None else d_alpha.stride(0), memory.data_ptr(), alpha.data_ptr(),
+                                    alpha.stride(0), z.data_ptr(), v.data_ptr(), d_keys.data_ptr(), d_v.data_ptr(),
+                                    d_q.data_ptr(), A, d_e.data_ptr(), S, B, S, A, C)
+    return d_q, d_e
 
 
 def _self_check(lib) -> None:

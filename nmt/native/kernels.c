@@ -105,3 +105,173 @@ void monotonic_backward(const float *d_alpha, const float *present, const float 
         }
     }
 }
+
+/* GRU cell (nn.GRU / nn.GRUCell's formulas, gates r, z, n):
+ *   r = sigmoid(gi_r + gh_r), z = sigmoid(gi_z + gh_z), n = tanh(gi_n + r gh_n), h' = n + z (h - n)
+ * gi, gh [B, 3H]: the input and hidden products with their biases. gi is overwritten with (r, z, n). */
+void gru_cell_forward(float *gi, int64_t gis, const float *gh, int64_t ghs, const float *h_prev, int64_t hps,
+                      float *h_out, int64_t hos, int64_t B, int64_t H) {
+    for (int64_t b = 0; b < B; b++) {
+        float *a = gi + b * gis;
+        const float *g = gh + b * ghs, *hp = h_prev + b * hps;
+        float *ho = h_out + b * hos;
+        #pragma omp simd
+        for (int64_t j = 0; j < H; j++) {
+            float r = sigmoidf(a[j] + g[j]);
+            float z = sigmoidf(a[H + j] + g[H + j]);
+            float n = tanhf(a[2 * H + j] + r * g[2 * H + j]);
+            a[j] = r; a[H + j] = z; a[2 * H + j] = n;
+            ho[j] = n + z * (hp[j] - n);
+        }
+    }
+}
+
+/* Its backward: d h' = dh1 (+ dh2); act = (r, z, n) as the forward left them; gh: the hidden products (gh_n is read).
+ * Writes d gi, d gh [B, 3H] and d h_prev's direct part (dh z; the caller adds d gh W_hh). */
+void gru_cell_backward(const float *dh1, int64_t dh1s, const float *dh2, int64_t dh2s, const float *act, int64_t as,
+                       const float *gh, int64_t ghs, const float *h_prev, int64_t hps, float *d_gi, int64_t dgis,
+                       float *d_gh, int64_t dghs, float *d_hprev, int64_t dhps, int64_t B, int64_t H) {
+    for (int64_t b = 0; b < B; b++) {
+        const float *d1 = dh1 + b * dh1s, *d2 = dh2 ? dh2 + b * dh2s : 0;
+        const float *a = act + b * as, *g = gh + b * ghs, *hp = h_prev + b * hps;
+        float *dgi = d_gi + b * dgis, *dgh = d_gh + b * dghs, *dhp = d_hprev + b * dhps;
+        #pragma omp simd
+        for (int64_t j = 0; j < H; j++) {
+            float r = a[j], z = a[H + j], n = a[2 * H + j];
+            float dh = d2 ? d1[j] + d2[j] : d1[j];
+            float dn = dh * (1.0f - z) * (1.0f - n * n);       /* d (gi_n + r gh_n) */
+            float dr = dn * g[2 * H + j] * r * (1.0f - r);
+            float dz = dh * (hp[j] - n) * z * (1.0f - z);
+            dgi[j] = dr; dgi[H + j] = dz; dgi[2 * H + j] = dn;
+            dgh[j] = dr; dgh[H + j] = dz; dgh[2 * H + j] = dn * r;
+            dhp[j] = dh * z;
+        }
+    }
+}
+
+/* Additive (concat) attention, one decoder step per row b (RNNsearch's e_ij = v^T tanh(W s + U h_j + b), Luong et
+ * al.'s concat score):
+ *   z_s = tanh(keys_s + q), e_s = v . z_s (+ noise_s), alpha = softmax over the present positions (the others get 0),
+ *   context = sum_s alpha_s memory_s.
+ * keys [B, S, A], memory [B, S, C] contiguous; q [B, A], present [B, S] (1 or 0), noise [B, S] (or NULL) rows
+ * contiguous. Writes z [B, S, A] (kept for the backward pass), alpha [B, S], context [B, C]. No infinities are used:
+ * the file is compiled with -ffast-math. */
+void additive_attention_forward(const float *keys, const float *q, int64_t qs, const float *v, const float *present,
+                                const float *noise, int64_t ns, const float *memory, float *z, float *alpha,
+                                int64_t als, float *context, int64_t cs, int64_t B, int64_t S, int64_t A, int64_t C) {
+    for (int64_t b = 0; b < B; b++) {
+        const float *qb = q + b * qs, *pr = present + b * S, *nz = noise ? noise + b * ns : 0;
+        float *al = alpha + b * als, *cx = context + b * cs;
+        float top = 0.0f;
+        int first = 1;
+        for (int64_t s = 0; s < S; s++) {
+            const float *k = keys + (b * S + s) * A;
+            float *zz = z + (b * S + s) * A;
+            float e = 0.0f;
+            #pragma omp simd reduction(+:e)
+            for (int64_t a = 0; a < A; a++) {
+                float t = tanhf(k[a] + qb[a]);
+                zz[a] = t;
+                e += t * v[a];
+            }
+            if (nz) e += nz[s];
+            al[s] = e;
+            if (pr[s] != 0.0f && (first || e > top)) { top = e; first = 0; }
+        }
+        float total = 0.0f;
+        for (int64_t s = 0; s < S; s++) {
+            float p = pr[s] != 0.0f ? expf(al[s] - top) : 0.0f;
+            al[s] = p;
+            total += p;
+        }
+        for (int64_t c = 0; c < C; c++) cx[c] = 0.0f;
+        for (int64_t s = 0; s < S; s++) {
+            float p = al[s] / total;
+            al[s] = p;
+            const float *m = memory + (b * S + s) * C;
+            #pragma omp simd
+            for (int64_t c = 0; c < C; c++) cx[c] += p * m[c];
+        }
+    }
+}
+
+/* Its backward for one step: d_context [B, C] (and d_alpha_extra [B, S], or NULL) -> adds d keys [B, S, A] and d v [A]
+ * into their accumulators, writes d q [B, A] (the sum over s of d z_s) and d e [B, S]. */
+void additive_attention_backward(const float *d_context, int64_t dcs, const float *d_alpha_extra, int64_t des,
+                                 const float *memory, const float *alpha, int64_t als, const float *z, const float *v,
+                                 float *d_keys, float *d_v, float *d_q, int64_t dqs, float *d_e, int64_t dees,
+                                 int64_t B, int64_t S, int64_t A, int64_t C) {
+    for (int64_t b = 0; b < B; b++) {
+        const float *dc = d_context + b * dcs, *al = alpha + b * als;
+        float *dq = d_q + b * dqs, *de = d_e + b * dees;
+        float dot = 0.0f;
+        for (int64_t s = 0; s < S; s++) {
+            const float *m = memory + (b * S + s) * C;
+            float da = 0.0f;
+            #pragma omp simd reduction(+:da)
+            for (int64_t c = 0; c < C; c++) da += m[c] * dc[c];
+            if (d_alpha_extra) da += d_alpha_extra[b * des + s];
+            de[s] = da;
+            dot += da * al[s];
+        }
+        for (int64_t a = 0; a < A; a++) dq[a] = 0.0f;
+        for (int64_t s = 0; s < S; s++) {
+            float e = al[s] * (de[s] - dot);
+            de[s] = e;
+            const float *zz = z + (b * S + s) * A;
+            float *dk = d_keys + (b * S + s) * A;
+            #pragma omp simd
+            for (int64_t a = 0; a < A; a++) {
+                float t = zz[a];
+                float dz = e * v[a] * (1.0f - t * t);
+                dk[a] += dz;
+                dq[a] += dz;
+                d_v[a] += e * t;
+            }
+        }
+    }
+}
+
+/* The energies alone of additive attention, for the layers that do something else than a softmax with them (monotonic
+ * attention's eq15/eq16, local attention's window): z_s = tanh(keys_s + q), e_s = v . z_s, per row b.
+ * keys [B, S, A] contiguous, q [B, A] rows contiguous; writes z [B, S, A] and e [B, S]. */
+void additive_energy_forward(const float *keys, const float *q, int64_t qs, const float *v, float *z, float *e,
+                             int64_t B, int64_t S, int64_t A) {
+    for (int64_t b = 0; b < B; b++) {
+        const float *qb = q + b * qs;
+        for (int64_t s = 0; s < S; s++) {
+            const float *k = keys + (b * S + s) * A;
+            float *zz = z + (b * S + s) * A;
+            float acc = 0.0f;
+            #pragma omp simd reduction(+:acc)
+            for (int64_t a = 0; a < A; a++) {
+                float t = tanhf(k[a] + qb[a]);
+                zz[a] = t;
+                acc += t * v[a];
+            }
+            e[b * S + s] = acc;
+        }
+    }
+}
+
+/* Its backward: d e [B, S] -> adds d keys [B, S, A] and d v [A] into their accumulators, writes d q [B, A]. */
+void additive_energy_backward(const float *d_e, const float *z, const float *v, float *d_keys, float *d_v, float *d_q,
+                              int64_t B, int64_t S, int64_t A) {
+    for (int64_t b = 0; b < B; b++) {
+        float *dq = d_q + b * A;
+        for (int64_t a = 0; a < A; a++) dq[a] = 0.0f;
+        for (int64_t s = 0; s < S; s++) {
+            float de = d_e[b * S + s];
+            const float *zz = z + (b * S + s) * A;
+            float *dk = d_keys + (b * S + s) * A;
+            #pragma omp simd
+            for (int64_t a = 0; a < A; a++) {
+                float t = zz[a];
+                float dz = de * v[a] * (1.0f - t * t);
+                dk[a] += dz;
+                dq[a] += dz;
+                d_v[a] += de * t;
+            }
+        }
+    }
+}
