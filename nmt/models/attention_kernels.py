@@ -104,10 +104,11 @@ class GlobalKernel:
         elif self.score == "location":
             scores = torch.addmm(self.neg, query, self.location_t)
         elif self.fused:  # concat, compiled
-            z, weights, context = native.additive_attention_forward(
-                self.lib, self.keys, F.linear(query, self.W_q), self.v_a, self.present, None, self.memory)
+            pre_q = F.linear(query, self.W_q)
+            weights, context = native.additive_attention_forward(
+                self.lib, self.keys, pre_q, self.v_a, self.present, None, self.memory)
             if self.save:
-                self.Z.append(z)
+                self.Z.append(pre_q)  # the backward pass recomputes z from it
             self.A.append(weights)
             return context
         else:  # concat: v_a^T tanh(W_q h_t + W_k hbar_s)
@@ -127,7 +128,7 @@ class GlobalKernel:
         if self.score == "concat" and self.fused:
             d_pre_q, _ = native.additive_attention_backward(
                 self.lib, d_context, None if d_weights is None else d_weights.contiguous(), self.memory, a,
-                self.Z[t], self.v_a, self.d_keys, self.d_v)
+                self.keys, self.Z[t], self.v_a, self.d_keys, self.d_v)
             self.D_CTX.append(d_context)
             self.D_PRE_Q.append(d_pre_q)
             return torch.mm(d_pre_q, self.W_q)

@@ -49,7 +49,7 @@ def _run(plan: _Plan, pre_emb, W_ic, W_hh, b_hh, h0, ctx0, memory, keys, W, v, f
     weights = memory.new_empty(T, B, memory.size(1))
     GI = pre_emb.clone()                                   # becomes each step's gate activations (r, z, n)
     GH = pre_emb.new_empty(T, B, 3 * H)
-    Z = [] if save else None
+    Z = [] if save else None   # per step: z [B, S, A], or with the compiled kernels the query pre [B, A]
     noise = plan.noise
     fused = native.usable(keys, memory, pre_emb)
     if fused:
@@ -64,10 +64,11 @@ def _run(plan: _Plan, pre_emb, W_ic, W_hh, b_hh, h0, ctx0, memory, keys, W, v, f
         else:
             states[t] = hidden
         pre = torch.mm(hidden, W_t) if fore is None else torch.addmm(fore[t], hidden, W_t)
-        if fused:  # one pass (kernels.c) for what the next four lines do
-            z_att, weights[t], contexts[t] = native.additive_attention_forward(
+        if fused:  # one pass (kernels.c) for what the next four lines do; the backward pass recomputes z from pre
+            weights[t], contexts[t] = native.additive_attention_forward(
                 lib, keys, pre, v, present, None if noise is None else noise[t], memory)
             context = contexts[t]
+            z_att = pre
         else:
             z_att = torch.tanh(keys + pre.unsqueeze(1))                           # [B, S, A]
             energies = torch.matmul(z_att, v) + (neg if noise is None else neg + noise[t])
@@ -101,7 +102,7 @@ class _RNNSearchDecoder(torch.autograd.Function):
         T, B, H = states.shape
         fused = native.usable(keys, memory, states)
         if fused:
-            lib, memory = native.library(), memory.contiguous()
+            lib, memory, keys = native.library(), memory.contiguous(), keys.contiguous()
         else:
             memory_t = memory.transpose(1, 2).contiguous()
         d_hidden_next = states.new_zeros(B, H)
@@ -121,10 +122,10 @@ class _RNNSearchDecoder(torch.autograd.Function):
             else:
                 torch.add(d_contexts[t], d_ctx_next, out=d_ctx)
             alpha, z_att = weights[t], Z[t]
-            if fused:
+            if fused:  # Z[t] is the step's query
                 D_PRE[t], _ = native.additive_attention_backward(
-                    lib, d_ctx, None if d_weights is None else d_weights[t].contiguous(), memory, alpha, z_att, v,
-                    d_keys, d_v)
+                    lib, d_ctx, None if d_weights is None else d_weights[t].contiguous(), memory, alpha, keys, z_att,
+                    v, d_keys, d_v)
                 d_pre = D_PRE[t]
             else:
                 d_alpha = torch.bmm(d_ctx.unsqueeze(1), memory_t).squeeze(1)

@@ -49,10 +49,10 @@ _SIGNATURES = {
     "gru_cell_forward": [_ptr, _i64, _ptr, _i64, _ptr, _i64, _ptr, _i64, _i64, _i64],
     "additive_energy_forward": [_ptr, _ptr, _i64, _ptr, _ptr, _ptr, _i64, _i64, _i64],
     "additive_energy_backward": [_ptr, _ptr, _ptr, _ptr, _ptr, _ptr, _i64, _i64, _i64],
-    "additive_attention_forward": [_ptr, _ptr, _i64, _ptr, _ptr, _ptr, _i64, _ptr, _ptr, _ptr, _i64, _ptr, _i64,
+    "additive_attention_forward": [_ptr, _ptr, _i64, _ptr, _ptr, _ptr, _i64, _ptr, _ptr, _i64, _ptr, _i64,
                                    _i64, _i64, _i64, _i64],
-    "additive_attention_backward": [_ptr, _i64, _ptr, _i64, _ptr, _ptr, _i64, _ptr, _ptr, _ptr, _ptr, _ptr, _i64,
-                                    _ptr, _i64, _i64, _i64, _i64, _i64],
+    "additive_attention_backward": [_ptr, _i64, _ptr, _i64, _ptr, _ptr, _i64, _ptr, _ptr, _i64, _ptr, _ptr, _ptr,
+                                    _ptr, _i64, _ptr, _i64, _i64, _i64, _i64, _i64],
     "gru_cell_backward": [_ptr, _i64, _ptr, _i64, _ptr, _i64, _ptr, _i64, _ptr, _i64, _ptr, _i64, _ptr, _i64, _ptr,
                           _i64, _i64, _i64],
 }
@@ -95,7 +95,9 @@ def _build(cc: str, target: Path) -> None:
             partial.replace(target)
             return
         partial.unlink(missing_ok=True)
-        errors.append(done.stderr.strip().splitlines()[-1] if done.stderr.strip() else f"exit {done.returncode}")
+        lines = done.stderr.strip().splitlines()
+        # the first "error:" line names the cause; the last one is often just "compilation terminated."
+        errors.append(next((line for line in lines if "error" in line), lines[-1] if lines else f"exit {done.returncode}"))
     raise RuntimeError(f"{cc} could not compile {SOURCE.name} ({errors[-1]}; compiler: "
                        f"{version.splitlines()[0] if version else '?'})")
 
@@ -230,26 +232,26 @@ def additive_energy_backward(lib, d_e, z, v, d_keys, d_v):
 
 
 def additive_attention_forward(lib, keys, q, v, present, noise, memory):
-    """(z [B, S, A], alpha [B, S], context [B, C]) of one step of additive attention (kernels.c); keys, memory, v and
-    present contiguous, q and noise with contiguous rows."""
+    """(alpha [B, S], context [B, C]) of one step of additive attention (kernels.c); keys, memory, v and present
+    contiguous, q and noise with contiguous rows. The backward pass needs the step's q again (z is recomputed)."""
     B, S, A = keys.shape
     C = memory.size(-1)
-    z, alpha, context = torch.empty(B, S, A), torch.empty(B, S), torch.empty(B, C)
+    alpha, context = torch.empty(B, S), torch.empty(B, C)
     lib.additive_attention_forward(keys.data_ptr(), q.data_ptr(), q.stride(0), v.data_ptr(), present.data_ptr(),
                                    _ptr_of(noise), 0 if noise is None else noise.stride(0), memory.data_ptr(),
-                                   z.data_ptr(), alpha.data_ptr(), S, context.data_ptr(), C, B, S, A, C)
-    return z, alpha, context
+                                   alpha.data_ptr(), S, context.data_ptr(), C, B, S, A, C)
+    return alpha, context
 
 
-def additive_attention_backward(lib, d_context, d_alpha, memory, alpha, z, v, d_keys, d_v):
+def additive_attention_backward(lib, d_context, d_alpha, memory, alpha, keys, q, v, d_keys, d_v):
     """Its backward (kernels.c): adds into d_keys [B, S, A] and d_v [A]; returns (d q [B, A], d e [B, S])."""
-    B, S, A = z.shape
+    B, S, A = keys.shape
     C = memory.size(-1)
     d_q, d_e = torch.empty(B, A), torch.empty(B, S)
     lib.additive_attention_backward(d_context.data_ptr(), d_context.stride(0), _ptr_of(d_alpha),
                                     0 if d_alpha is None else d_alpha.stride(0), memory.data_ptr(), alpha.data_ptr(),
-                                    alpha.stride(0), z.data_ptr(), v.data_ptr(), d_keys.data_ptr(), d_v.data_ptr(),
-                                    d_q.data_ptr(), A, d_e.data_ptr(), S, B, S, A, C)
+                                    alpha.stride(0), keys.data_ptr(), q.data_ptr(), q.stride(0), v.data_ptr(),
+                                    d_keys.data_ptr(), d_v.data_ptr(), d_q.data_ptr(), A, d_e.data_ptr(), S, B, S, A, C)
     return d_q, d_e
 
 

@@ -154,10 +154,11 @@ void gru_cell_backward(const float *dh1, int64_t dh1s, const float *dh2, int64_t
  *   z_s = tanh(keys_s + q), e_s = v . z_s (+ noise_s), alpha = softmax over the present positions (the others get 0),
  *   context = sum_s alpha_s memory_s.
  * keys [B, S, A], memory [B, S, C] contiguous; q [B, A], present [B, S] (1 or 0), noise [B, S] (or NULL) rows
- * contiguous. Writes z [B, S, A] (kept for the backward pass), alpha [B, S], context [B, C]. No infinities are used:
- * the file is compiled with -ffast-math. */
+ * contiguous. Writes alpha [B, S] and context [B, C]; z is not kept (the backward pass recomputes it: writing and
+ * reading back [B, S, A] per step, fresh memory each batch, cost more than the tanh). No infinities are used: the
+ * file is compiled with -ffast-math. */
 void additive_attention_forward(const float *keys, const float *q, int64_t qs, const float *v, const float *present,
-                                const float *noise, int64_t ns, const float *memory, float *z, float *alpha,
+                                const float *noise, int64_t ns, const float *memory, float *alpha,
                                 int64_t als, float *context, int64_t cs, int64_t B, int64_t S, int64_t A, int64_t C) {
     for (int64_t b = 0; b < B; b++) {
         const float *qb = q + b * qs, *pr = present + b * S, *nz = noise ? noise + b * ns : 0;
@@ -166,14 +167,9 @@ void additive_attention_forward(const float *keys, const float *q, int64_t qs, c
         int first = 1;
         for (int64_t s = 0; s < S; s++) {
             const float *k = keys + (b * S + s) * A;
-            float *zz = z + (b * S + s) * A;
             float e = 0.0f;
             #pragma omp simd reduction(+:e)
-            for (int64_t a = 0; a < A; a++) {
-                float t = tanhf(k[a] + qb[a]);
-                zz[a] = t;
-                e += t * v[a];
-            }
+            for (int64_t a = 0; a < A; a++) e += tanhf(k[a] + qb[a]) * v[a];
             if (nz) e += nz[s];
             al[s] = e;
             if (pr[s] != 0.0f && (first || e > top)) { top = e; first = 0; }
@@ -195,10 +191,12 @@ void additive_attention_forward(const float *keys, const float *q, int64_t qs, c
     }
 }
 
-/* Its backward for one step: d_context [B, C] (and d_alpha_extra [B, S], or NULL) -> adds d keys [B, S, A] and d v [A]
- * into their accumulators, writes d q [B, A] (the sum over s of d z_s) and d e [B, S]. */
+/* Its backward for one step, from the step's keys and q (z recomputed): d_context [B, C] (and d_alpha_extra [B, S], or
+ * NULL) -> adds d keys [B, S, A] and d v [A] into their accumulators, writes d q [B, A] (the sum over s of d z_s) and
+ * d e [B, S]. */
 void additive_attention_backward(const float *d_context, int64_t dcs, const float *d_alpha_extra, int64_t des,
-                                 const float *memory, const float *alpha, int64_t als, const float *z, const float *v,
+                                 const float *memory, const float *alpha, int64_t als, const float *keys,
+                                 const float *q, int64_t qs, const float *v,
                                  float *d_keys, float *d_v, float *d_q, int64_t dqs, float *d_e, int64_t dees,
                                  int64_t B, int64_t S, int64_t A, int64_t C) {
     for (int64_t b = 0; b < B; b++) {
@@ -218,11 +216,11 @@ void additive_attention_backward(const float *d_context, int64_t dcs, const floa
         for (int64_t s = 0; s < S; s++) {
             float e = al[s] * (de[s] - dot);
             de[s] = e;
-            const float *zz = z + (b * S + s) * A;
+            const float *k = keys + (b * S + s) * A, *qb = q + b * qs;
             float *dk = d_keys + (b * S + s) * A;
             #pragma omp simd
             for (int64_t a = 0; a < A; a++) {
-                float t = zz[a];
+                float t = tanhf(k[a] + qb[a]);  /* recomputed: storing z [B, S, A] per step costs more */
                 float dz = e * v[a] * (1.0f - t * t);
                 dk[a] += dz;
                 dq[a] += dz;
