@@ -7,6 +7,7 @@ import sys
 from pathlib import Path
 
 from . import config as cfg
+from . import eflomal_runner
 from .data.fetch import FetchError
 from .data.text import CorpusError, write_json_atomic
 from .dvc_vars import DEFAULT_PATH as DVC_VARS_PATH
@@ -256,7 +257,7 @@ def cmd_attention(args) -> None:
 
 def cmd_unk_dict(args) -> None:
     from .unk import build_dictionary
-    stats = build_dictionary(args.src, args.tgt, args.out, seed=args.seed,
+    stats = build_dictionary(args.src, args.tgt, args.out, seed=args.seed, samplers=args.samplers,
                              progress=lambda m: print(m, file=sys.stderr))
     print(json.dumps(stats))
 
@@ -494,6 +495,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--tgt", required=True, help="tokenised training target")
     p.add_argument("--out", required=True, help="dictionary TSV (source, target, links)")
     p.add_argument("--seed", type=int, default=1, help="seed of eflomal's sampler (default: %(default)s)")
+    p.add_argument("--samplers", type=eflomal_runner.samplers_argument, default=3,
+                   help="eflomal's independent samplers, averaged; each costs a full run (default: %(default)s)")
     p.set_defaults(func=cmd_unk_dict)
     p = unk.add_parser("replace", help="replace each <unk> by the dictionary entry of its attended source word")
     p.add_argument("--hyp", required=True)

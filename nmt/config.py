@@ -517,6 +517,11 @@ def statistical_aligners(config: dict, root: str | Path = ".") -> dict[tuple[str
             if a["kind"] == "aligner"}
 
 
+def eflomal_samplers(config: dict) -> int:
+    """How many samplers every eflomal run of the preset averages (`eflomal.samplers`; eflomal's own default 3)."""
+    return (config.get("eflomal") or {}).get("samplers", 3)
+
+
 def aligner_label(settings: dict) -> str:
     """How a heat map names a statistical aligner's links: its model and symmetrisation."""
     from .align.statistical import LABELS

@@ -99,7 +99,7 @@ def dvc_vars(config: dict, root: str | Path = ".") -> dict:
             "training_links": training_links, "evaluations": evaluations, "attention_maps": attention,
             "alignment_maps": alignment_maps,
             "model_alignments": model_alignments, "merged_alignments": merged, "model_scores": model_scores,
-            "aligners": aligners}
+            "aligners": aligners, "eflomal_samplers": cfg.eflomal_samplers(config)}
 
 
 def render(config: dict, root: str | Path = ".") -> str:

@@ -11,6 +11,7 @@ result is then recorded as not reproducible.
 """
 from __future__ import annotations
 
+import argparse
 import os
 import shutil
 import subprocess
@@ -67,9 +68,22 @@ def _environment(**values: str):
                 os.environ[k] = v
 
 
-def align(src_lines: list[str], tgt_lines: list[str], workdir: Path, *, seed: int = 1, model: int = 3
-          ) -> tuple[Path, Path, bool]:
-    """Forward and reverse Pharaoh link files of eflomal, and whether the run was seeded (reproducible)."""
+def samplers_argument(text: str) -> int:
+    """argparse type of --samplers (nmt align eflomal, nmt unk dict): a whole number of samplers, at least 1."""
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of samplers (a whole number, at least 1)")
+    return value
+
+
+def align(src_lines: list[str], tgt_lines: list[str], workdir: Path, *, seed: int = 1, model: int = 3,
+          samplers: int = 3) -> tuple[Path, Path, bool]:
+    """Forward and reverse Pharaoh link files of eflomal, and whether the run was seeded (reproducible).
+    `samplers`: eflomal's independent samplers (its default 3), whose link marginals it averages; each one costs a
+    full run."""
     import eflomal  # only the alignment steps need it
 
     workdir = Path(workdir)
@@ -81,6 +95,6 @@ def align(src_lines: list[str], tgt_lines: list[str], workdir: Path, *, seed: in
             preload = os.environ.get("LD_PRELOAD")
             env.update(NMT_EFLOMAL_SEED=str(seed), LD_PRELOAD=f"{shim}:{preload}" if preload else str(shim))
         with _environment(**env):  # eflomal runs its core as a child process, which inherits this
-            eflomal.Aligner(model=model).align(src_lines, tgt_lines, links_filename_fwd=str(forward),
+            eflomal.Aligner(model=model, n_samplers=samplers).align(src_lines, tgt_lines, links_filename_fwd=str(forward),
                                                links_filename_rev=str(reverse), quiet=True)
     return forward, reverse, shim is not None

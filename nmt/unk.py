@@ -76,13 +76,14 @@ def best_translations(counts: dict[str, Counter]) -> dict[str, tuple[str, int]]:
 
 
 def build_dictionary(src_path: str | Path, tgt_path: str | Path, out_path: str | Path, *, seed: int = 1,
-                     progress=print) -> dict:
+                     samplers: int = 3, progress=print) -> dict:
     src_lines, tgt_lines = read_lines(src_path), read_lines(tgt_path)  # empty lines are refused with file:line
     if len(src_lines) != len(tgt_lines):
         raise UnkError(f"{src_path} has {len(src_lines)} lines but {tgt_path} has {len(tgt_lines)}")
     progress(f"aligning {len(src_lines):,} sentence pairs with eflomal (both directions)")
     with tempfile.TemporaryDirectory(prefix="nmt-unk-") as tmp:
-        forward, reverse, seeded = eflomal_runner.align(src_lines, tgt_lines, Path(tmp), seed=seed)
+        forward, reverse, seeded = eflomal_runner.align(src_lines, tgt_lines, Path(tmp), seed=seed,
+                                                           samplers=samplers)
         dictionary = best_translations(count_links(src_lines, tgt_lines, [forward, reverse]))
     if not seeded:
         progress("warning: eflomal could not be seeded here (no C compiler or not Linux): this dictionary is not "

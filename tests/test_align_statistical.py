@@ -62,6 +62,35 @@ def test_aligns_only_the_test_pairs_and_learns_the_mapping(model):
         assert again.links == result.links and again.forward == result.forward
 
 
+
+def test_one_sampler_is_enough_for_an_easy_mapping_and_repeats(monkeypatch):
+    """`samplers` reaches eflomal (n_samplers), a single seeded sampler still learns the mapping and repeats."""
+    import eflomal
+    asked = []
+    original = eflomal.Aligner.__init__
+
+    def spy(self, *args, **kwargs):
+        asked.append(kwargs.get("n_samplers"))
+        original(self, *args, **kwargs)
+
+    monkeypatch.setattr(eflomal.Aligner, "__init__", spy)
+    pairs = synthetic(300, seed=4)
+    src, tgt = [s for s, _, _ in pairs], [t for _, t, _ in pairs]
+    one = align(src, tgt, model=3, seed=2, samplers=1)
+    assert asked == [1]
+    gold = [Alignment(links, set(links)) for _, _, links in pairs]
+    assert score(gold, one.links).aer < 0.05
+    if one.info["reproducible"]:
+        assert align(src, tgt, model=3, seed=2, samplers=1).links == one.links
+
+
+def test_samplers_option_is_checked(tmp_path, capsys):
+    for command in (["align", "eflomal", "--out", "x"], ["unk", "dict", "--out", "x"]):
+        with pytest.raises(SystemExit) as stop:
+            main([*command, "--src", "a", "--tgt", "b", "--samplers", "0"])
+        assert stop.value.code == 2
+        assert "'0' is not a number of samplers" in capsys.readouterr().err
+
 def test_symmetrisation_method_is_applied():
     pairs = synthetic(120)
     src, tgt = [s for s, _, _ in pairs], [t for _, t, _ in pairs]

@@ -13,6 +13,7 @@ import codecs
 import json
 import sys
 
+from .. import eflomal_runner
 from .formats import FORMATS  # plain constants; formats.py imports nothing heavy besides numpy
 
 
@@ -133,7 +134,7 @@ def cmd_eflomal(args) -> None:
     try:
         info = align_files(args.src, args.tgt, args.out, encoding=args.encoding, extra_src_path=args.extra_src,
                            extra_tgt_path=args.extra_tgt, extra_encoding=args.extra_encoding, model=args.model,
-                           method=args.method, seed=args.seed, forward_out=args.forward_out,
+                           method=args.method, seed=args.seed, samplers=args.samplers, forward_out=args.forward_out,
                            reverse_out=args.reverse_out)
     except AlignerError as err:
         _fail(err)
@@ -219,6 +220,8 @@ def register(subparsers) -> None:
     p.add_argument("--model", type=int, choices=sorted(LABELS), default=3, help="eflomal model (default: %(default)s)")
     p.add_argument("--method", choices=METHODS, default="grow-diag-final-and", help="default: %(default)s")
     p.add_argument("--seed", type=int, default=1, help="seed of eflomal's sampler (default: %(default)s)")
+    p.add_argument("--samplers", type=eflomal_runner.samplers_argument, default=3,
+                   help="eflomal's independent samplers, averaged; each costs a full run (default: %(default)s)")
     p.add_argument("--out", required=True, help="merged links of the test pairs (Pharaoh, source first)")
     p.add_argument("--forward-out", help="also write the forward direction's links of the test pairs")
     p.add_argument("--reverse-out", help="also write the reverse direction's links (source first, as eflomal writes)")

@@ -84,7 +84,7 @@ def check_sentences(lines: Sequence[str], name: str | Path, first_line: int = 1)
 
 
 def align(src: Sequence[str], tgt: Sequence[str], *, extra_src: Sequence[str] = (), extra_tgt: Sequence[str] = (),
-          model: int = 3, method: str = "grow-diag-final-and", seed: int = 1,
+          model: int = 3, method: str = "grow-diag-final-and", seed: int = 1, samplers: int = 3,
           names: tuple[str, str, str, str] = ("source", "target", "extra source", "extra target")
           ) -> StatisticalAlignment:
     """Align the test pairs (src[k], tgt[k]) with eflomal trained on extra_src/extra_tgt followed by them.
@@ -108,7 +108,8 @@ def align(src: Sequence[str], tgt: Sequence[str], *, extra_src: Sequence[str] = 
     start = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="nmt-align-eflomal-") as tmp:
         fwd_path, rev_path, seeded = eflomal_runner.align(list(extra_src) + list(src), list(extra_tgt) + list(tgt),
-                                                          Path(tmp), seed=seed, model=model)
+                                                          Path(tmp), seed=seed, model=model,
+                                                          samplers=samplers)
         directions = []
         for path, what in ((fwd_path, "forward"), (rev_path, "reverse")):
             if not Path(path).is_file():
@@ -133,7 +134,7 @@ def align(src: Sequence[str], tgt: Sequence[str], *, extra_src: Sequence[str] = 
 def align_files(src_path: str | Path, tgt_path: str | Path, out_path: str | Path, *, encoding: str = "utf-8",
                 extra_src_path: str | Path | None = None, extra_tgt_path: str | Path | None = None,
                 extra_encoding: str = "utf-8", model: int = 3, method: str = "grow-diag-final-and", seed: int = 1,
-                forward_out: str | Path | None = None, reverse_out: str | Path | None = None) -> dict:
+                samplers: int = 3, forward_out: str | Path | None = None, reverse_out: str | Path | None = None) -> dict:
     """`align` on tokenised text files; writes the merged links of the test pairs to `out_path` (Pharaoh,
     source-first, one line per test pair; written atomically) and, if asked, each direction's links."""
     if (extra_src_path is None) != (extra_tgt_path is None):
@@ -144,7 +145,7 @@ def align_files(src_path: str | Path, tgt_path: str | Path, out_path: str | Path
     if extra_src_path is not None:
         extra_src, extra_tgt = read_parallel_sentences(extra_src_path, extra_tgt_path, encoding=extra_encoding)
     result = align(src, tgt, extra_src=extra_src, extra_tgt=extra_tgt, model=model, method=method, seed=seed,
-                   names=(str(src_path), str(tgt_path), str(extra_src_path), str(extra_tgt_path)))
+                   samplers=samplers, names=(str(src_path), str(tgt_path), str(extra_src_path), str(extra_tgt_path)))
     write_pharaoh(out_path, result.links)
     if forward_out:
         write_pharaoh(forward_out, result.forward)

@@ -92,7 +92,7 @@ rule align_training_data:
         "logs/{preset}/{pair}/align/{system}.train.log",
     shell:
         "nmt align eflomal --src {input.src} --tgt {input.tgt} --model {params.model} --method {params.method}"
-        " --out {output} > {log} 2>&1"
+        " --out {output}" + EFLOMAL_SAMPLERS + " > {log} 2>&1"
 
 
 rule align_statistical:
@@ -115,7 +115,7 @@ rule align_statistical:
     shell:
         "nmt align eflomal --src {input.src} --tgt {input.tgt} --extra-src {input.train_src}"
         " --extra-tgt {input.train_tgt} --model {params.model} --method {params.method}"
-        " --out {output} > {log} 2>&1"
+        " --out {output}" + EFLOMAL_SAMPLERS + " > {log} 2>&1"
 
 
 def alignment_links(wildcards):

@@ -42,6 +42,7 @@ def device_option(resources):
 TRAIN_DEVICE = device_option(TRAIN_JOB)
 DECODE_DEVICE = device_option(DECODE_JOB)
 CPU_DEVICE = device_option(CPU_JOB)  # " --device cpu" in every preset: e.g. evaluate's test perplexity
+EFLOMAL_SAMPLERS = f" --samplers {nmtcfg.eflomal_samplers(config)}"  # every eflomal run: unk dictionary, aligners
 
 
 

@@ -13,7 +13,7 @@ rule unk_dictionary:
     log:
         "logs/{preset}/{pair}/unk_dictionary.log",
     shell:
-        "nmt unk dict --src {input.src} --tgt {input.tgt} --out {output} > {log} 2>&1"
+        "nmt unk dict --src {input.src} --tgt {input.tgt} --out {output}" + EFLOMAL_SAMPLERS + " > {log} 2>&1"
 
 
 rule evaluate:
