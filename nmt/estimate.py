@@ -5,7 +5,8 @@ The estimate is plain arithmetic on measured numbers, nothing is assumed about h
 
     hours(system) = epochs(system) * trained target tokens per epoch / measured target tokens per second / 3600
 
-- epochs come from the resolved system config (dropout systems use `train.dropout_schedule`);
+- epochs come from the resolved system config (dropout systems use `train.dropout_schedule`); the schedule's, not
+  the up to `train.until_flat.extra_epochs` more that a system still falling may take;
 - trained target tokens per epoch = target words + one </s> per sentence of the training split, taken from the
   prepared data (`data/{preset}/{task}/prepared/prep.json`) when it exists, otherwise from the preset's
   `data.tasks.{task}.size` (counts published with the corpus; the preset says where they come from);
@@ -21,6 +22,7 @@ from __future__ import annotations
 import datetime
 import json
 import platform
+import statistics
 import tempfile
 from pathlib import Path
 
@@ -157,22 +159,37 @@ def measure_throughput(model_cfg: dict, train_cfg: dict, src_vocab: int, tgt_voc
 
 
 def epoch_check(config: dict, root: str | Path, table_path: str, system: str, data_dir: Path, *,
-                device: torch.device, threads: int | None, progress=print) -> dict:
+                device: torch.device, threads: int | None, seeds: list[int] | None = None, progress=print) -> dict:
     """Train `system` for one epoch on its prepared data (`nmt train`, real batches) with the preset's engine and
-    precision and again with the plain eager fp32 path, from the same initialisation: dev perplexity and throughput
-    of both. What --epoch-check adds to `nmt bench train`: the fast path's numbers are the plain path's."""
+    precision and again with the plain eager fp32 path, from the same initialisation, once per seed (default: the
+    preset's): dev perplexity and throughput of both. What --epoch-check adds to `nmt bench train`: the fast path's
+    numbers are the plain path's.
+
+    The two paths draw their dropout masks from different generators (nmt.models.dropout), so with dropout one
+    seed's pair differs by the training noise as well as by the engine; several seeds give that noise's size
+    (`dev_ppl_spread`, the largest relative gap between two seeds of one path) and a ratio of means that averages
+    it out (`dev_ppl_ratio`)."""
     table = cfg.load_table(Path(root) / table_path)
     resolved = cfg.system_config(config, table, system, table_path)
-    out = {}
+    seeds = list(seeds or [resolved["train"]["seed"]])
+    runs: dict[str, list[dict]] = {"fast": [], "eager": []}
     with tempfile.TemporaryDirectory(prefix="nmt-epoch-check-") as tmp:
-        for name, overrides in (("fast", {}), ("eager", {"engine": "eager", "precision": "fp32"})):
-            run = {**resolved, "train": {**resolved["train"], "epochs": 1, "halve_after": 1,
-                                         "dropout_schedule": {"epochs": 1, "halve_after": 1}, **overrides}}
-            progress(f"epoch check {system}: one epoch with the {name} path")
-            record = train(run, data_dir, Path(tmp) / name, system=system, threads=threads, device=str(device),
-                           progress=False)[-1]
-            out[name] = {"dev_ppl": record["dev_ppl"], "tokens_per_s": record["tgt_tokens_per_s"],
-                         "elapsed_s": record["elapsed_s"]}
+        for seed in seeds:
+            for name, overrides in (("fast", {}), ("eager", {"engine": "eager", "precision": "fp32"})):
+                run = {**resolved, "train": {**resolved["train"], "epochs": 1, "halve_after": 1, "seed": seed,
+                                             "dropout_schedule": {"epochs": 1, "halve_after": 1}, **overrides}}
+                progress(f"epoch check {system}: one epoch with the {name} path, seed {seed}")
+                record = train(run, data_dir, Path(tmp) / f"{name}-{seed}", system=system, threads=threads,
+                               device=str(device), progress=False)[-1]
+                runs[name].append({"seed": seed, "dev_ppl": record["dev_ppl"],
+                                   "tokens_per_s": record["tgt_tokens_per_s"], "elapsed_s": record["elapsed_s"]})
+    out: dict = {"seeds": seeds}
+    for name, per_seed in runs.items():
+        ppls = [run["dev_ppl"] for run in per_seed]
+        out[name] = {"dev_ppl": statistics.fmean(ppls),
+                     "tokens_per_s": statistics.fmean(run["tokens_per_s"] for run in per_seed),
+                     "elapsed_s": sum(run["elapsed_s"] for run in per_seed),
+                     "dev_ppl_spread": max(ppls) / min(ppls) - 1, "runs": per_seed}
     out["dev_ppl_ratio"] = out["fast"]["dev_ppl"] / out["eager"]["dev_ppl"]
     out["speedup"] = out["fast"]["tokens_per_s"] / out["eager"]["tokens_per_s"]
     return out
@@ -180,9 +197,10 @@ def epoch_check(config: dict, root: str | Path, table_path: str, system: str, da
 
 def bench_train(config: dict, root: str | Path, data_root: str | Path | None, *, updates: int, warmup: int,
                 device: torch.device, compare_eager: bool = False, systems: list[str] | None = None,
-                epoch_check_systems: list[str] | None = None, threads: int | None = None, progress=print) -> dict:
+                epoch_check_systems: list[str] | None = None, epoch_check_seeds: list[int] | None = None,
+                threads: int | None = None, progress=print) -> dict:
     """Measure each distinct cost of the preset once (only `systems`, when given); the result is what `nmt estimate`
-    reads. `epoch_check_systems` also train one real epoch each (epoch_check)."""
+    reads. `epoch_check_systems` also train one real epoch each, once per seed of `epoch_check_seeds` (epoch_check)."""
     if systems:
         known = {name for found in cfg.collect_systems(config, root).values() for name in found}
         unknown = sorted(set(systems) - known)
@@ -220,11 +238,14 @@ def bench_train(config: dict, root: str | Path, data_root: str | Path | None, *,
                                   f"snakemake --cores all data/{config['preset']}/{task}/prepared/prep.json "
                                   f"--config preset={config['preset']})")
         checks[f"{task}/{name}"] = epoch_check(config, root, tables[task][name], name, data_dir, device=device,
-                                               threads=threads, progress=progress)
+                                               threads=threads, seeds=epoch_check_seeds, progress=progress)
         check = checks[f"{task}/{name}"]
-        progress(f"  dev ppl after one epoch: {check['fast']['dev_ppl']:.3f} (eager fp32 {check['eager']['dev_ppl']:.3f},"
-                 f" ratio {check['dev_ppl_ratio']:.4f}); {check['fast']['tokens_per_s']:.0f} vs "
-                 f"{check['eager']['tokens_per_s']:.0f} target tokens/s ({check['speedup']:.2f}x)")
+        over = f"mean of {len(check['seeds'])} seeds, " if len(check["seeds"]) > 1 else ""
+        progress(f"  dev ppl after one epoch ({over}fast/eager): {check['fast']['dev_ppl']:.3f} / "
+                 f"{check['eager']['dev_ppl']:.3f}, ratio {check['dev_ppl_ratio']:.4f} (between seeds: fast "
+                 f"{100 * check['fast']['dev_ppl_spread']:.1f}%, eager {100 * check['eager']['dev_ppl_spread']:.1f}%); "
+                 f"{check['fast']['tokens_per_s']:.0f} vs {check['eager']['tokens_per_s']:.0f} target tokens/s "
+                 f"({check['speedup']:.2f}x)")
     result = {"preset": config["preset"], "device": device_description(device), "device_type": device.type,
               "torch": torch.__version__, "date": datetime.date.today().isoformat(),
               "compare_eager": compare_eager, "measurements": measured}

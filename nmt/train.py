@@ -19,6 +19,11 @@ Beyond the plain recipe (Peter et al. 2017's variants of RNNsearch training):
                            are given to the optimiser and get gradients; all others stay bit-identical.
   train.max_updates        stop after this many updates in all (0 = no limit); the epoch in progress is evaluated
                            and recorded as it stands.
+  train.until_flat         {within: w, extra_epochs: n}: after the scheduled epochs, up to n more (the learning rate
+                           still halving) while the last two epochs' dev perplexities differ by more than the fraction
+                           w, so that systems which converge more slowly than the schedule assumed (the demo's location
+                           attention) end flat like the rest. Decided from the recorded metrics, so a resumed run
+                           decides as an uninterrupted one.
   train.guided_alignment   weight w > 0: the loss of a batch is (cross-entropy + w * L_al) / sentences, with L_al the
                            alignment cross-entropy of Chen et al. (2016) against `file`'s links (nmt.data.links,
                            nmt.likelihood.alignment_loss); both terms are summed over a sentence and averaged over
@@ -127,6 +132,25 @@ def alignment_credit(model: torch.nn.Module) -> str:
     return credit_rule(model.config)
 
 
+def still_falling(metrics: list[dict], within: float) -> bool:
+    """Whether the last two epochs' dev perplexities differ by more than the fraction `within` of the earlier one
+    (True with fewer than two epochs: nothing says the model has flattened)."""
+    if len(metrics) < 2:
+        return True
+    before, last = metrics[-2]["dev_ppl"], metrics[-1]["dev_ppl"]
+    return abs(last - before) > within * before
+
+
+def wants_epoch(epoch: int, epochs: int, until_flat: dict | None, metrics: list[dict]) -> bool:
+    """Whether 1-based `epoch` is trained: every scheduled one, then (train.until_flat) up to `extra_epochs` more while
+    the dev perplexity has not flattened."""
+    if epoch <= epochs:
+        return True
+    if not until_flat or epoch > epochs + until_flat["extra_epochs"]:
+        return False
+    return still_falling(metrics, until_flat["within"])
+
+
 def learning_rate(base_lr: float, epoch: int, halve_after: int) -> float:
     """lr for a 1-based epoch: constant up to `halve_after`, then halved every epoch."""
     return base_lr * 0.5 ** max(0, epoch - halve_after)
@@ -181,6 +205,7 @@ def train(config: dict, data_dir: str | Path, out_dir: str | Path, *, system: st
         train_links = load_training_links(links_path if links_path.is_absolute() else data_dir / links_path,
                                           train_src, train_tgt)
     max_updates = train_cfg.get("max_updates", 0)
+    until_flat = train_cfg.get("until_flat")
 
     torch.manual_seed(seed)
     model = build_model(model_cfg, len(src_vocab), len(tgt_vocab))
@@ -227,11 +252,13 @@ def train(config: dict, data_dir: str | Path, out_dir: str | Path, *, system: st
         meta = {"system": system, "config": config, "parameters": count_parameters(model),
                 "trainable_parameters": sum(p.numel() for p in params),
                 "src_vocab": len(src_vocab), "tgt_vocab": len(tgt_vocab), "epochs": epochs,
-                "halve_after": halve_after, "train_sentences": len(train_src), "device": str(dev)}
+                "halve_after": halve_after, "until_flat": until_flat, "train_sentences": len(train_src),
+                "device": str(dev)}
         write_text_atomic(out_dir / "model.json", json.dumps(meta, indent=2, sort_keys=True) + "\n")
+        more = f" (+ up to {until_flat['extra_epochs']} until flat)" if until_flat else ""
         log(f"[{system}] {meta['parameters']:,} parameters ({meta['trainable_parameters']:,} trained), "
-            f"{len(train_src):,} training pairs, {epochs} epochs, device {dev}, {torch.get_num_threads()} threads, "
-            f"engine {update.engine}, {'fp32' if update.dtype is None else 'bf16'}")
+            f"{len(train_src):,} training pairs, {epochs} epochs{more}, device {dev}, {torch.get_num_threads()} "
+            f"threads, engine {update.engine}, {'fp32' if update.dtype is None else 'bf16'}")
 
         def limit_reached() -> bool:
             return bool(max_updates) and state["updates"] >= max_updates
@@ -240,7 +267,7 @@ def train(config: dict, data_dir: str | Path, out_dir: str | Path, *, system: st
             state.update(epoch=epoch, batch=batch, **rng_states(dev))  # CPU RNG, and on a GPU its CUDA RNG too
             save_checkpoint(ckpt_path, config, model, optimizer, state)
 
-        while state["epoch"] <= epochs:
+        while wants_epoch(state["epoch"], epochs, until_flat, state["metrics"]):
             if limit_reached() and state["batch"] == 0:
                 log(f"[{system}] {state['updates']} updates: train.max_updates reached")
                 break
@@ -260,7 +287,7 @@ def train(config: dict, data_dir: str | Path, out_dir: str | Path, *, system: st
                     log(f"[{system}] {ckpt_path}: {inexact}")
             model.train()
             started = time.perf_counter() - state["elapsed"]
-            bar = tqdm(total=len(batches), initial=state["batch"], desc=f"{system} epoch {epoch}/{epochs}",
+            bar = tqdm(total=len(batches), initial=state["batch"], desc=f"{system} epoch {epoch}/{epochs}{'+' if until_flat else ''}",
                        unit="batch", disable=None if progress is None else not progress, leave=False)
             # The sums stay on the device (float64, as the Python floats of the checkpoint) and are read when a
             # checkpoint or the epoch's record needs them: no update waits for the device.

@@ -12,8 +12,10 @@ import yaml
 
 from nmt.data.prepare import prepare
 from nmt.data.synth import generate
+from nmt import config as cfg
+from nmt.estimate import epoch_check
 from nmt.models.io import load_checkpoint, read_model_file
-from nmt.train import learning_rate
+from nmt.train import learning_rate, wants_epoch
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -70,6 +72,54 @@ def assert_same_run(a, b):
 
 def test_learning_rate_schedule():
     assert [learning_rate(1.0, e, 5) for e in range(1, 9)] == [1, 1, 1, 1, 1, 0.5, 0.25, 0.125]
+
+
+def test_until_flat_adds_epochs_only_while_the_dev_perplexity_still_moves():
+    def records(*ppls):
+        return [{"dev_ppl": ppl} for ppl in ppls]
+
+    rule = {"within": 0.03, "extra_epochs": 2}
+    assert wants_epoch(3, 3, None, records(9.0, 5.0))  # scheduled epochs are always trained
+    assert not wants_epoch(4, 3, None, records(9.0, 6.0, 5.0))  # without the rule, the schedule is all
+    assert wants_epoch(4, 3, rule, records(9.0, 6.0, 5.0))  # 16.7% apart: one more
+    assert not wants_epoch(4, 3, rule, records(9.0, 5.1, 5.0))  # 2.0% apart: flat
+    assert wants_epoch(4, 3, rule, records(9.0, 4.9, 5.2))  # rising by 6.1% is not flat either
+    assert wants_epoch(5, 3, rule, records(9.0, 6.0, 5.0, 4.0))
+    assert not wants_epoch(6, 3, rule, records(9.0, 6.0, 5.0, 4.0, 3.0))  # the extra epochs are spent
+    assert wants_epoch(2, 1, rule, records(9.0))  # one epoch says nothing about flatness
+
+
+def test_until_flat_trains_on_past_the_schedule_and_a_killed_run_resumes_exactly(workspace):
+    """`train.until_flat` end to end: a threshold no run meets trains every extra epoch, one every run meets stops
+    one epoch after the schedule, and a run killed in its extra epochs resumes to the uninterrupted result (the
+    decision comes from the recorded metrics)."""
+    root, _ = workspace
+    preset = yaml.safe_load((root / "presets" / "unit.yaml").read_text())
+    preset["train"].update(epochs=1, dropout_schedule={"epochs": 1, "halve_after": 1})
+    for name, within in (("unit_never_flat", 1e-9), ("unit_always_flat", 1.0)):
+        preset["train"]["until_flat"] = {"within": within, "extra_epochs": 3}
+        (root / "presets" / f"{name}.yaml").write_text(yaml.safe_dump(preset))
+    subprocess.run(train_cmd(root, "unit_always_flat", root / "flat"), check=True, capture_output=True)
+    assert [m["epoch"] for m in final_state(root / "flat")[0]] == [1, 2]
+    subprocess.run(train_cmd(root, "unit_never_flat", root / "falling"), check=True, capture_output=True)
+    reference = final_state(root / "falling")
+    assert [m["epoch"] for m in reference[0]] == [1, 2, 3, 4]
+    assert [m["lr"] for m in reference[0]] == [learning_rate(reference[0][0]["lr"], e, 1) for e in range(1, 5)]
+
+    out = root / "falling_killed"
+    proc = subprocess.Popen(train_cmd(root, "unit_never_flat", out), stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL)
+    deadline = time.time() + 120
+    while time.time() < deadline and proc.poll() is None:  # kill in the extra epochs: after the second one's record
+        metrics = out / "metrics.jsonl"
+        if metrics.exists() and len(metrics.read_text().splitlines()) >= 2:
+            break
+        time.sleep(0.01)
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    assert proc.returncode == -signal.SIGKILL, "the run finished before it could be killed; make it longer"
+    subprocess.run(train_cmd(root, "unit_never_flat", out), check=True, capture_output=True)
+    assert_same_run(reference, final_state(out))
 
 
 def test_seeded_runs_are_identical_and_sigkill_resume_equals_uninterrupted(workspace):
@@ -201,3 +251,30 @@ def test_a_cuda_run_checkpoints_its_cuda_rng_state_and_restores_it_on_resume(wor
     assert len(fake.sets) == 1  # restored once, where the epoch resumed, into the run's device
     assert fake.sets[0][0] == torch.device("cpu") and torch.equal(fake.sets[0][1], saved)
     assert_same_run(final_state(tmp_path / "whole"), final_state(tmp_path / "term"))
+
+
+def test_epoch_check_trains_both_paths_once_per_seed(workspace, tmp_path):
+    """`nmt bench train --epoch-check`: without dropout the fast and eager paths end the epoch at the same dev
+    perplexity; with dropout their masks come from different generators, and each seed's pair is kept beside the
+    means and the spread between seeds."""
+    root, preset = workspace
+    table = {**TABLE, "systems": {"feed": TABLE["systems"]["feed"],
+                                  "feed_no_dropout": {"model": {**TABLE["systems"]["feed"]["model"], "dropout": 0.0}}}}
+    table_path = tmp_path / "table.yaml"
+    table_path.write_text(yaml.safe_dump(table))
+    config = cfg.load_params(root / "params.yaml", preset)
+    cpu = torch.device("cpu")
+    same = epoch_check(config, root, str(table_path), "feed_no_dropout", root / "prep", device=cpu, threads=1,
+                       progress=lambda message: None)
+    assert same["seeds"] == [config["train"]["seed"]]
+    assert same["dev_ppl_ratio"] == pytest.approx(1.0, abs=1e-4)
+
+    check = epoch_check(config, root, str(table_path), "feed", root / "prep", device=cpu, threads=1, seeds=[1, 2],
+                        progress=lambda message: None)
+    assert check["seeds"] == [1, 2]
+    for path in ("fast", "eager"):
+        ppls = [run["dev_ppl"] for run in check[path]["runs"]]
+        assert [run["seed"] for run in check[path]["runs"]] == [1, 2] and ppls[0] != ppls[1]
+        assert check[path]["dev_ppl"] == pytest.approx(sum(ppls) / 2)
+        assert check[path]["dev_ppl_spread"] == pytest.approx(max(ppls) / min(ppls) - 1)
+    assert check["dev_ppl_ratio"] == pytest.approx(check["fast"]["dev_ppl"] / check["eager"]["dev_ppl"])

@@ -48,7 +48,24 @@ def _transposed(x: torch.Tensor) -> torch.Tensor:
     return x.transpose(1, 2).contiguous()
 
 
-class GlobalKernel:
+class _StepGradients:
+    """What a backward pass collects step by step: lists of per-step gradients (DS: scores, D_CTX: contexts, D_PRE_Q:
+    concat's query projections, D_PRE_P / D_E: local-p's position predictor) and the tensors `accumulators` that
+    steps add into (concat's key and v_a gradients). begin_backward empties both: a backward pass may run more than
+    once (gradcheck does)."""
+
+    accumulators: tuple[torch.Tensor, ...] = ()
+
+    def empty_lists(self) -> None:
+        self.DS, self.D_CTX, self.D_PRE_Q, self.D_PRE_P, self.D_E = [], [], [], [], []
+
+    def begin_backward(self) -> None:
+        self.empty_lists()
+        for accumulator in self.accumulators:
+            accumulator.zero_()
+
+
+class GlobalKernel(_StepGradients):
     """Global attention (nmt.models.attention.GlobalAttention): a_t = softmax(score(h_t, hbar)), c_t = sum a_t hbar."""
 
     def __init__(self, layer: nn.Module, memory: torch.Tensor, keys: torch.Tensor | None, mask: torch.Tensor,
@@ -78,22 +95,14 @@ class GlobalKernel:
             if save:
                 self.d_keys = torch.zeros_like(keys)
                 self.d_v = torch.zeros_like(self.v_a)
+                self.accumulators = (self.d_keys, self.d_v)
         self.memory_t = _transposed(memory) if save else None
         self.keys_t = None
         if save and self.score in ("dot", "general"):
             self.keys_t = self.memory_t if keys is memory else _transposed(keys)
         self.A: list[torch.Tensor] = []
         self.Z: list[torch.Tensor] = []
-        self.DS: list[torch.Tensor] = []
-        self.D_CTX: list[torch.Tensor] = []
-        self.D_PRE_Q: list[torch.Tensor] = []
-
-    def begin_backward(self) -> None:
-        """Empty the gradient accumulators: a backward pass may run more than once (gradcheck does)."""
-        self.DS, self.D_CTX, self.D_PRE_Q = [], [], []
-        if self.score == "concat" and self.save:
-            self.d_keys.zero_()
-            self.d_v.zero_()
+        self.empty_lists()
 
     def forward(self, t: int, query: torch.Tensor) -> torch.Tensor:
         if self.score in ("dot", "general"):
@@ -170,7 +179,7 @@ class GlobalKernel:
         return d_memory, self.d_keys, [d_W_q, self.d_v.view_as(self.params[1])]
 
 
-class LocalKernel:
+class LocalKernel(_StepGradients):
     """Local attention (nmt.models.local_attention.LocalAttention), local-m or local-p: the window of 2D+1 encoder
     positions around p_t; scores, softmax over the window, local-p's Gaussian; positions outside the sentence get no
     weight. Reads only the window's rows of the encoder states, like the layer itself (local-m's windows do not depend
@@ -204,6 +213,7 @@ class LocalKernel:
             if save:
                 self.d_flat_keys = torch.zeros_like(self.flat_keys)
                 self.d_v = torch.zeros_like(self.v_a)
+                self.accumulators = (self.d_flat_keys, self.d_v)
         if self.mode == "local-p":
             self.W_p, self.v_p = layer.W_p.weight, layer.v_p.weight.view(-1)
             self.v_p_sum = self.v_p.sum()
@@ -224,13 +234,7 @@ class LocalKernel:
                                   if self.score in ("dot", "general") else None)
         self.index, self.outside, self.rows, self.A, self.W = [], [], [], [], []
         self.saved: list[tuple] = []
-        self.DS, self.D_CTX, self.D_PRE_Q, self.D_PRE_P, self.D_E = [], [], [], [], []
-
-    def begin_backward(self) -> None:
-        self.DS, self.D_CTX, self.D_PRE_Q, self.D_PRE_P, self.D_E = [], [], [], [], []
-        if self.score == "concat" and self.save:
-            self.d_flat_keys.zero_()
-            self.d_v.zero_()
+        self.empty_lists()
 
     def _windows(self, centre: torch.Tensor):
         """Window positions for centres [..., B]: index (clamped into the batch's rows) [..., B, W], outside [..., B, W],
@@ -365,7 +369,7 @@ class LocalKernel:
         return d_memory, d_keys, param_grads
 
 
-class LocalBandKernel:
+class LocalBandKernel(_StepGradients):
     """Local attention (local-m, local-p) for short sources: the same weights as LocalKernel, computed over all source
     positions with everything outside the window (and the sentence) masked, like global attention. Reading the window's
     rows costs a copy of them per step (2 B W H numbers for memory and keys); when the source is not much longer than the
@@ -392,6 +396,7 @@ class LocalBandKernel:
             if save:
                 self.d_keys = torch.zeros_like(keys)
                 self.d_v = torch.zeros_like(self.v_a)
+                self.accumulators = (self.d_keys, self.d_v)
         else:
             self.keys_t = _transposed(keys) if save else None
         if self.mode == "local-p":
@@ -407,13 +412,7 @@ class LocalBandKernel:
             self.negs = self._band(torch.minimum(aligned.clamp(min=0), last)).unbind(0)
         self.memory_t = _transposed(memory) if save else None
         self.A, self.W, self.saved = [], [], []
-        self.DS, self.D_CTX, self.D_PRE_Q, self.D_PRE_P, self.D_E = [], [], [], [], []
-
-    def begin_backward(self) -> None:
-        self.DS, self.D_CTX, self.D_PRE_Q, self.D_PRE_P, self.D_E = [], [], [], [], []
-        if self.score == "concat" and self.save:
-            self.d_keys.zero_()
-            self.d_v.zero_()
+        self.empty_lists()
 
     def _band(self, centre: torch.Tensor) -> torch.Tensor:
         """0 inside the window [centre - D, centre + D] and the sentence, -inf elsewhere: [..., B, S]."""

@@ -88,6 +88,7 @@ class _FastLSTM(torch.autograd.Function):
             finals_c.append(cells[-1])
             layer_in = out if masks is None or layer == L - 1 else out * masks[layer]
         ctx.active, ctx.masks, ctx.saved, ctx.inputs = active, masks, saved, inputs
+        ctx.set_materialize_grads(False)  # final states the loss does not reach get None, not zeros
         ctx.initial = h0 is not None
         ctx.save_for_backward(*weights)
         return out, torch.stack(finals_h), torch.stack(finals_c)

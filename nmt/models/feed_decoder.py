@@ -120,6 +120,9 @@ class _FeedDecoder(torch.autograd.Function):
         L = plan.layers
         recurrent, biases = list(rest[:L]), list(rest[L:2 * L - 1])
         HT, weights, saved = _run(plan, pre0, h0, c0, feed0, W_c, memory, recurrent, biases, save=True)
+        # an output the loss does not use (the weights, unless guided alignment trains them) gets None in backward,
+        # not a [T, B, S] tensor of zeros added step by step
+        ctx.set_materialize_grads(False)
         ctx.plan, ctx.saved = plan, saved
         ctx.save_for_backward(W_c, *recurrent)
         ctx.has_keys = keys is not None

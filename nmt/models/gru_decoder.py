@@ -89,6 +89,7 @@ class _RNNSearchDecoder(torch.autograd.Function):
         states, contexts, weights, saved = _run(plan, pre_emb, W_ic, W_hh, b_hh, h0, ctx0, memory, keys, W, v, fore,
                                                 save=True)
         ctx.plan, ctx.saved = plan, saved
+        ctx.set_materialize_grads(False)  # unused outputs (the weights, the contexts) get None, not zeros
         ctx.save_for_backward(W_ic, W_hh, memory, keys, W, v, h0, states, contexts, weights)
         ctx.has = (ctx0 is not None, fore is not None)
         ctx.ctx0 = ctx0

@@ -54,6 +54,8 @@ def report_context(config: dict, data_dir: Path, results_dir: Path) -> dict:
         training[meta["system"]] = {"optimizer": train["optimizer"], "lr": train["lr"], "epochs": meta["epochs"],
                                     "halve_after": meta["halve_after"], "batch_size": train["batch_size"],
                                     "clip_norm": train["clip_norm"], "device": meta.get("device")}
+        if meta.get("until_flat"):  # the epochs above are the schedule's; the metrics say how many were trained
+            training[meta["system"]]["until_flat"] = meta["until_flat"]
     revision = _git_revision()
     return {
         "corpus": next(iter(corpora.values()), {}),
