@@ -8,9 +8,9 @@ from pathlib import Path
 
 from . import config as cfg
 from . import eflomal_runner
-from .data.fetch import FetchError
-from .data.text import CorpusError, write_json_atomic
+from .data.text import write_json_atomic
 from .dvc_vars import DEFAULT_PATH as DVC_VARS_PATH
+from .errors import UserError
 
 
 def _add_config_args(p: argparse.ArgumentParser) -> None:
@@ -549,7 +549,7 @@ def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
         args.func(args)
-    except (cfg.ConfigError, CorpusError, FetchError) as err:  # messages already name the file, line or key
+    except UserError as err:  # (nmt.errors) its message already names the file, line or key
         print(f"nmt: error: {err}", file=sys.stderr)
         return 2
     return 0

@@ -17,13 +17,14 @@ import jsonschema
 import yaml
 
 from .figures import figure_systems
+from .errors import UserError
 from .figures import load_figures as parse_figures
 from .tables import load_table as parse_table
 
 SCHEMA_PATH = Path(__file__).with_name("schemas") / "params.schema.yaml"
 
 
-class ConfigError(ValueError):
+class ConfigError(UserError, ValueError):
     """A configuration problem; the message names the file and the key."""
 
 

@@ -13,6 +13,7 @@ from tqdm import tqdm
 
 from .data.batches import bucketed_batches, make_batch
 from .data.vocab import BOS_ID, EOS_ID
+from .errors import InputError
 from .models.feed_decoder import decoding_cache
 
 
@@ -244,7 +245,7 @@ def load_models(paths: list[str], device=None, combine: str = "prob"):
     for path, (_, src_v, tgt_v, _) in zip(paths[1:], loaded[1:]):
         for side, mine, first in (("source", src_v, src_vocab), ("target", tgt_v, tgt_vocab)):
             if mine.itos != first.itos:
-                raise ValueError(f"{path}: its {side} vocabulary differs from that of {paths[0]} "
+                raise InputError(f"{path}: its {side} vocabulary differs from that of {paths[0]} "
                                  f"({len(mine)} vs {len(first)} words); ensemble members must share vocabularies")
     return Ensemble([m for m, *_ in loaded], combine), src_vocab, tgt_vocab, config
 

@@ -22,12 +22,13 @@ from . import eflomal_runner
 from .align.formats import read_pharaoh
 from .data.text import CorpusError, read_lines, write_lines_atomic
 from .data.vocab import UNK
+from .errors import UserError
 
 DICT_HEADER = "# source\ttarget\tlinks"
 
 
-class UnkError(ValueError):
-    pass
+class UnkError(UserError, ValueError):
+    """A dictionary, alignment, positions or hypothesis file that unk replacement cannot use."""
 
 
 def read_links(path: str | Path) -> list[set[tuple[int, int]]]:

@@ -25,6 +25,7 @@ import numpy as np
 import torch
 
 from ..data.batches import bucketed_batches, make_batch
+from ..errors import InputError
 
 CONTENT_SCORES = ("dot", "general", "concat")
 
@@ -51,13 +52,13 @@ def soft_alignments(model, sources: list[list[int]], targets: list[list[int]], *
     attention. Each member's steps are credited by its own rule (credit_rule), or all by `credit` ('read' or
     'predicted') when given. Rows sum to 1."""
     if credit not in (None, "read", "predicted"):
-        raise ValueError(f"unknown crediting {credit!r}: read or predicted")
+        raise InputError(f"unknown crediting {credit!r}: read or predicted")
     members = members_of(model)
     for member in members:
         if getattr(member, "attention", None) is None and member.config.get("arch", "luong") == "luong":
-            raise ValueError("a model without attention (attention: none) has no alignment to extract")
+            raise InputError("a model without attention (attention: none) has no alignment to extract")
     if len(sources) != len(targets):
-        raise ValueError(f"{len(sources)} source sentences but {len(targets)} targets")
+        raise InputError(f"{len(sources)} source sentences but {len(targets)} targets")
     out: list[np.ndarray | None] = [None] * len(sources)
     for index in bucketed_batches(sources, targets, batch_size, seed=None):
         batch = make_batch([sources[i] for i in index], [targets[i] for i in index], index).to(device)
@@ -103,7 +104,7 @@ def extract_files(model_paths: list[str], src_path, tgt_path, links_out, soft_ou
     for number, (s, t, m) in enumerate(zip(src_lines, tgt_lines, matrices), start=1):
         # the model must have read every word as written (word-level vocabularies: one id per token)
         if m.shape != (len(t.split()), len(s.split())):
-            raise ValueError(f"{src_path}:{number}: the model read {m.shape[1]} source and {m.shape[0]} target "
+            raise InputError(f"{src_path}:{number}: the model read {m.shape[1]} source and {m.shape[0]} target "
                              f"tokens, the line has {len(s.split())} and {len(t.split())}")
     links = [hard_links(m) for m in matrices]
     write_pharaoh(links_out, links)

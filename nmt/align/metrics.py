@@ -25,10 +25,11 @@ from typing import Iterable, Sequence
 
 import numpy as np
 
+from ..errors import UserError
 from .formats import Alignment, Link
 
 
-class MetricError(ValueError):
+class MetricError(UserError, ValueError):
     """The metric is undefined for these inputs, or the inputs do not fit together."""
 
 

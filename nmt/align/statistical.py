@@ -41,6 +41,7 @@ from pathlib import Path
 from typing import Sequence
 
 from .. import eflomal_runner
+from ..errors import UserError
 from ..data.text import CorpusError
 from .formats import Link, check_lengths, load_pharaoh, read_parallel_sentences, write_pharaoh
 from .symmetrize import METHODS, symmetrize_corpus
@@ -54,7 +55,7 @@ LABELS = {
 MAX_TOKENS = 1023  # eflomal's input format writes a longer sentence as an empty one
 
 
-class AlignerError(ValueError):
+class AlignerError(UserError, ValueError):
     """eflomal cannot be run on this input, or did not produce what it should have."""
 
 

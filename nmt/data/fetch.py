@@ -37,6 +37,8 @@ from typing import Any, Iterator
 
 import yaml
 
+from ..errors import UserError
+
 log = logging.getLogger(__name__)
 
 DEFAULT_REGISTRY = Path(__file__).with_name("corpora.yaml")
@@ -54,7 +56,7 @@ _URL_SCHEMES = {"http", "https", "ftp", "file"}
 _CHUNK = 1 << 16
 
 
-class FetchError(RuntimeError):
+class FetchError(UserError, RuntimeError):
     """A corpus file could not be provided. The message names the corpus and file, where it was looked for, and what
     to do about it."""
 

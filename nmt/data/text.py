@@ -16,12 +16,14 @@ import tempfile
 from pathlib import Path
 from typing import Any, Callable, Iterable, IO
 
+from ..errors import UserError
+
 _BOM = b"\xef\xbb\xbf"
 
 PathLike = str | os.PathLike
 
 
-class CorpusError(ValueError):
+class CorpusError(UserError, ValueError):
     """A corpus file cannot be used. The message always names the file, the 1-based line (when there is one) and
     the problem; the parts are also available as attributes ``path``, ``line`` (``None`` for whole-file problems)
     and ``problem``."""

@@ -54,6 +54,7 @@ from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
 
 from ..data.vocab import EOS_ID, PAD_ID
 from .. import native
+from ..errors import UserError
 from .dropout import Dropout
 from .fast_gru import run_bidirectional_gru
 from .gru_decoder import run_rnnsearch_decoder
@@ -61,7 +62,7 @@ from .gru_decoder import run_rnnsearch_decoder
 CANNOT_TRANSLATE = "target foresight models align given a reference; they cannot translate"
 
 
-class CannotTranslateError(ValueError):
+class CannotTranslateError(UserError, ValueError):
     """Free decoding asked of a target foresight model."""
 
 

@@ -1,0 +1,14 @@
+"""The one base class of the errors a user can cause: `nmt`'s main catches it and prints its message as one line,
+exit status 2, never a traceback. Each subclass lives beside the code that raises it (ConfigError in nmt.config,
+CorpusError in nmt.data.text, ...) and its message names the file, line or key and the problem.
+
+It depends on nothing, so that every layer may raise one."""
+from __future__ import annotations
+
+
+class UserError(Exception):
+    """Bad input, not a bug: the message says which file, line or key, and what is wrong with it."""
+
+
+class InputError(UserError, ValueError):
+    """A file given on the command line does not fit what the command needs (line counts, vocabularies, links)."""

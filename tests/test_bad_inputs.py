@@ -1,0 +1,79 @@
+"""Bad input through the command line: one line on stderr that names the file, line or key ("nmt: error: ..."),
+exit status 2, no traceback, and no output file left behind. Every error a user can cause derives from
+nmt.errors.UserError, which `nmt`'s main catches; each case here is one documented bad input (add yours)."""
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import torch
+
+from nmt.data.vocab import Vocab
+from nmt.models.io import save_model
+from nmt.models.seq2seq import Seq2Seq
+from nmt.unk import write_dictionary
+
+SRC_WORDS, TGT_WORDS = [f"s{i}" for i in range(16)], [f"t{i}" for i in range(11)]
+
+
+def model_file(path: Path, seed: int, tgt_words: list[str], **overrides) -> Path:
+    torch.manual_seed(seed)
+    config = {"layers": 1, "hidden": 8, "embed": 8, "dropout": 0.0, "reverse": True, "attention": "global",
+              "score": "general", "input_feed": True, "max_src_len": 12, **overrides}
+    model = Seq2Seq(config, src_vocab=len(Vocab(SRC_WORDS)), tgt_vocab=len(Vocab(tgt_words)))
+    save_model(path, model, Vocab(SRC_WORDS), Vocab(tgt_words), {"model": config, "translate": {"beam": 2}})
+    return path
+
+
+@pytest.fixture(scope="module")
+def files(tmp_path_factory) -> Path:
+    root = tmp_path_factory.mktemp("bad")
+    model_file(root / "a.pt", 1, TGT_WORDS)
+    model_file(root / "other_vocab.pt", 2, TGT_WORDS[:-1] + ["other"])
+    model_file(root / "no_attention.pt", 3, TGT_WORDS, attention="none", input_feed=False)
+    (root / "src").write_text("s1 s2 s3\n")
+    (root / "tgt").write_text("t1 t2\n")
+    (root / "hyp").write_text("t1 <unk> t2\n")
+    (root / "pos_outside").write_text("0 1 5\n")
+    (root / "pos_short").write_text("0 1\n")
+    (root / "pos_words").write_text("0 one 2\n")
+    (root / "pos_two_lines").write_text("0 1 2\n0\n")
+    write_dictionary(root / "dict.tsv", {"s2": ("t9", 3)})
+    return root
+
+
+UNK = ["unk", "replace", "--hyp", "{d}/hyp", "--src", "{d}/src", "--dict", "{d}/dict.tsv", "--out", "{d}/out"]
+CASES = {
+    "ensemble members with different vocabularies (translate)": (
+        ["translate", "--model", "{d}/a.pt", "{d}/other_vocab.pt", "--src", "{d}/src", "--out", "{d}/out"],
+        "{d}/other_vocab.pt: its target vocabulary differs from that of {d}/a.pt"),
+    "ensemble members with different vocabularies (align extract)": (
+        ["align", "extract", "--model", "{d}/a.pt", "{d}/other_vocab.pt", "--src", "{d}/src", "--tgt", "{d}/tgt",
+         "--out", "{d}/out"],
+        "{d}/other_vocab.pt: its target vocabulary differs from that of {d}/a.pt"),
+    "a model without attention given to align extract": (
+        ["align", "extract", "--model", "{d}/no_attention.pt", "--src", "{d}/src", "--tgt", "{d}/tgt",
+         "--out", "{d}/out"],
+        "has no alignment to extract"),
+    "a model file that does not exist": (
+        ["translate", "--model", "{d}/missing.pt", "--src", "{d}/src", "--out", "{d}/out"], "{d}/missing.pt"),
+    "unk replace: a position outside the source sentence": (
+        UNK + ["--positions", "{d}/pos_outside"], "{d}/pos_outside:1: a position lies outside the 3-word source"),
+    "unk replace: fewer positions than words": (
+        UNK + ["--positions", "{d}/pos_short"], "{d}/pos_short:1: 2 positions for 3 words of {d}/hyp:1"),
+    "unk replace: a position that is not an integer": (
+        UNK + ["--positions", "{d}/pos_words"], "{d}/pos_words:1: positions must be integers"),
+    "unk replace: files of different lengths": (
+        UNK + ["--positions", "{d}/pos_two_lines"], "line counts differ"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_bad_input_gets_one_line_and_exit_status_2(files, case):
+    argv, expected = CASES[case]
+    done = subprocess.run([sys.executable, "-m", "nmt.cli", *[a.format(d=files) for a in argv]],
+                          capture_output=True, text=True)
+    lines = done.stderr.strip().splitlines()
+    assert done.returncode == 2 and len(lines) == 1 and "Traceback" not in done.stderr, done.stderr
+    assert lines[0].startswith("nmt: error: ") and expected.format(d=files) in lines[0], lines[0]
+    assert not (files / "out").exists()
