@@ -4,13 +4,12 @@ A test says which runs it reads with @pytest.mark.pipeline("snakemake" | "dvc" |
 `tiny_runs` fixture. Once the tests are collected, every run that a selected test names starts in the
 background, all at once, and the unit tests run meanwhile: on two cores the whole suite then takes little more
 than its longest run. `dvc repro` is that run (one stage at a time), so the others run at a lower CPU priority
-(nice 10) and do not hold it back. A run whose tool is missing is skipped with the reason, except the SLURM run
-when NMT_REQUIRE_SLURM=1 (set by .ci/run, which installs SLURM): then a cluster that cannot start is a failure.
+(nice 10) and do not hold it back. A run whose tool is missing is skipped with the reason, except in CI
+(NMT_REQUIRE_ALL=1, set by .ci/run, which installs snakemake, DVC and SLURM): then it is a failure (tests/required.py).
 """
 from __future__ import annotations
 
 import importlib.util
-import os
 import shutil
 import tempfile
 import threading
@@ -19,6 +18,7 @@ from pathlib import Path
 import pytest
 
 import pipelines
+import required
 
 
 class TinyRuns:
@@ -63,9 +63,7 @@ class TinyRuns:
 
     def __getitem__(self, name: str) -> pipelines.Pipeline:
         if name in self.unavailable:
-            if name == "slurm" and os.environ.get("NMT_REQUIRE_SLURM") == "1":
-                pytest.fail(f"NMT_REQUIRE_SLURM=1 but no test cluster: {self.unavailable[name]}")
-            pytest.skip(self.unavailable[name])
+            required.unavailable(self.unavailable[name])
         return self.pipelines[name].wait().check()
 
 

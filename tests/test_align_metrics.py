@@ -7,6 +7,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+import required
 from nmt.align.formats import Alignment
 from nmt.align.metrics import MetricError, score, score_soft
 from nmt.cli import main
@@ -81,7 +82,7 @@ def test_no_links_at_all_is_an_error_not_a_number():
     # an empty hypothesis against real gold links is defined: AER 1, precision undefined
     result = score([gold({(0, 0)})], [set()])
     assert (result.aer, result.precision, result.recall) == (1.0, None, 0.0)
-    json.dumps(result.to_dict())  # null, not NaN
+    json.dumps(result.to_dict(), allow_nan=False)  # null, not NaN (which json.dumps would write otherwise)
 
 
 def test_sentence_counts_must_agree():
@@ -180,8 +181,8 @@ def parse_talp(path):
     return out
 
 
-needs_rwth = pytest.mark.skipif(not (RWTH / "alignmentDeEn.talp").is_file(),
-                                reason="../shared/data/rwth_de_en_gold_alignment is absent")
+needs_rwth = required.skip_unless((RWTH / "alignmentDeEn.talp").is_file(),
+                                   "../shared/data/rwth_de_en_gold_alignment is absent")
 
 
 @needs_rwth

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+import required
 from nmt.align.formats import Alignment, read_pharaoh
 from nmt.align.metrics import score
 from nmt.align.statistical import LABELS, AlignerError, align, align_files
@@ -160,8 +161,8 @@ def plain_links(text, base, sure_mark="-", possible_mark=None):
     return out
 
 
-@pytest.mark.skipif(not (RWTH / "alignmentDeEn.talp").is_file() or not NEWSTEST.is_dir(),
-                    reason="../shared/data lacks the RWTH gold alignments or the tokenised newstests")
+@required.skip_unless((RWTH / "alignmentDeEn.talp").is_file() and NEWSTEST.is_dir(),
+                       "../shared/data lacks the RWTH gold alignments or the tokenised newstests")
 def test_eflomal_on_the_rwth_gold_set(tmp_path, capsys):
     # extra training text: newstest2013 + 2014 De-En (5,737 pairs; tiny next to the papers' 1M+ Europarl pairs)
     for side in ("de", "en"):

@@ -91,17 +91,6 @@ def test_attention_growth_is_the_growth_over_the_baseline():
     assert attention_growth(rows, ["softmax", "hard-monotonic"]) == {}
 
 
-def monotonic_available():
-    try:
-        from nmt.models.monotonic import set_monotonic_mode  # noqa: F401
-        from nmt.models.seq2seq import build_model
-        base = cfg.load_params(ROOT / "params.yaml", "tiny")["model"]
-        build_model({**base, **DECODERS[1][1]}, 10, 10)
-    except (ImportError, ValueError, KeyError):
-        return False
-    return True
-
-
 def test_decoding_benchmark_with_softmax_attention():
     base = cfg.load_params(ROOT / "params.yaml", "tiny")["model"]
     result = bench_decoding(base_model=base, lengths=[4, 8], hidden=16, layers=1, vocab=20, repeats=1,
@@ -114,7 +103,6 @@ def test_decoding_benchmark_with_softmax_attention():
     assert result["baseline"] is None and result["attention_growth"] == {}
 
 
-@pytest.mark.skipif(not monotonic_available(), reason="the model has no monotonic attention yet")
 def test_decoding_benchmark_with_hard_monotonic_attention():
     base = cfg.load_params(ROOT / "params.yaml", "tiny")["model"]
     result = bench_decoding(base_model=base, lengths=[5, 10], hidden=16, layers=1, vocab=20, repeats=1,

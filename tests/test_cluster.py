@@ -7,6 +7,7 @@ import re
 
 import pytest
 
+import required
 from pipelines import ROOT, assert_same_tables, run, systems
 
 pytestmark = pytest.mark.e2e
@@ -65,7 +66,7 @@ def test_a_training_job_requeued_mid_training_resumes_from_its_checkpoint(tiny_r
 
 
 def test_a_dry_run_at_paper_scale_lists_every_job_with_what_it_asks_the_cluster_for():
-    pytest.importorskip("snakemake_executor_plugin_slurm")
+    required.module("snakemake_executor_plugin_slurm")
     out = run(["snakemake", "-n", "--workflow-profile", "workflow/profiles/slurm", "--config", "preset=paper"],
               ROOT, timeout=300).stdout
     blocks = [b for b in out.split("\n\n") if re.search(r"^(local)?rule \w+:", b, re.M)]

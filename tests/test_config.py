@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 import yaml
 
+import required
 from nmt import config as cfg
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -92,7 +93,7 @@ def test_cli_reports_config_errors_without_a_traceback(tmp_path):
 
 
 def test_snakemake_rejects_overrides_other_than_the_preset(tmp_path):
-    pytest.importorskip("snakemake")
+    required.module("snakemake")
     result = subprocess.run(["snakemake", "-n", "--cores", "1", "--config", "preset=tiny", "beam_size=3"],
                             cwd=ROOT, capture_output=True, text=True)
     assert result.returncode != 0
@@ -100,7 +101,7 @@ def test_snakemake_rejects_overrides_other_than_the_preset(tmp_path):
 
 
 def test_snakemake_names_a_bad_key_in_a_preset(tmp_path):
-    pytest.importorskip("snakemake")
+    required.module("snakemake")
     work = tmp_path / "wf"
     shutil.copytree(ROOT / "workflow", work / "workflow")
     shutil.copy2(ROOT / "Snakefile", work / "Snakefile")

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 from sacrebleu.metrics import BLEU
 
+import required
 from nmt.data.text import CorpusError, read_lines, write_lines_atomic
 from nmt.data.tokenize import detokenize
 from nmt.evaluate import (SCORE_KEYS, bleu_by_length, bleu_detokenized, bleu_tokenized, evaluate_files,
@@ -219,7 +220,7 @@ def test_write_json_atomic(tmp_path):
 def _need(*paths: Path) -> None:
     for p in paths:
         if not p.is_file():
-            pytest.skip(f"shared data not available: {p}")
+            required.unavailable(f"shared data not available: {p}")
 
 
 def test_multi30k_test_against_itself_is_100(tmp_path):

@@ -11,6 +11,7 @@ import pytest
 import torch
 import torch.nn.functional as F
 
+import required
 from nmt import native
 from nmt.data.batches import make_batch, token_batches
 from nmt.data.vocab import PAD_ID
@@ -227,7 +228,7 @@ def torch_formulas():
 @pytest.mark.parametrize("overrides", [LUONG[1], LUONG[9], LUONG[-3], LUONG[-1]], ids=name)
 def test_compiled_kernels_compute_the_torch_formulas(overrides, monkeypatch):
     if native.library() is None:
-        pytest.skip(f"no compiled kernels here: {native.reason()}")
+        required.unavailable(f"no compiled kernels here: {native.reason()}")
     # nmt.models.fast_lstm both times (it falls back to the torch formulas too), so both draw the same dropout masks
     monkeypatch.setattr(Seq2Seq, "_fast_lstm", lambda self, x: self._engine == "fast")
     results = []

@@ -16,11 +16,12 @@ from pathlib import Path
 import pytest
 import yaml
 
+import required
 from nmt.data.fetch import (DEFAULT_CHECKSUMS, FetchError, fetch_corpus, fetch_file, load_registry, read_checksums,
                             record_checksum, sha256_file)
 
 SHARED = Path(__file__).resolve().parents[2] / "shared" / "data"
-needs_shared = pytest.mark.skipif(not SHARED.is_dir(), reason="../shared/data is not present")
+needs_shared = required.skip_unless(SHARED.is_dir(), "../shared/data is not present")
 
 REQUIRED_CORPORA = {"multi30k", "wmt14_en_de_stanford", "iwslt15_en_vi_stanford", "europarl_v7_de_en",
                     "rwth_de_en_gold", "wmt_opennmt_sample"}

@@ -8,10 +8,12 @@ from pathlib import Path
 import pytest
 import yaml
 
+import required
+
 ROOT = Path(__file__).resolve().parents[1]
 SHARED = ROOT.parent / "shared" / "data"
 
-pytestmark = pytest.mark.skipif(not (SHARED / "multi30k").is_dir(), reason="../shared/data/multi30k is absent")
+pytestmark = required.skip_unless((SHARED / "multi30k").is_dir(), "../shared/data/multi30k is absent")
 
 
 def nmt(*args, cwd):
@@ -73,8 +75,8 @@ def test_real_corpus_slice_runs_offline_from_the_mirror(workdir):
     assert "tok:13a" in scores["bleu_detok_signature"]
 
 
-@pytest.mark.skipif(not (SHARED / "opennmt_sample").is_dir() or not (SHARED / "wmt_newstest_ende_tok").is_dir(),
-                    reason="the WMT sample or the newstests are absent from ../shared/data")
+@required.skip_unless((SHARED / "opennmt_sample").is_dir() and (SHARED / "wmt_newstest_ende_tok").is_dir(),
+                       "the WMT sample or the newstests are absent from ../shared/data")
 def test_news_task_mixes_corpora_drops_the_empty_pair_and_keeps_the_tokenisation(workdir):
     common = ["--params", "params.yaml", "--preset", "slice"]
     got = json.loads(nmt("data", "get", *common, "--task", "en-de-news", "--out", "news", "--offline",
@@ -94,7 +96,7 @@ def test_news_task_mixes_corpora_drops_the_empty_pair_and_keeps_the_tokenisation
     assert test_src == (SHARED / "wmt_newstest_ende_tok/newstest2014.filtered.tok.en").read_text(encoding="utf-8")
 
 
-@pytest.mark.skipif(not (SHARED / "opennmt_sample").is_dir(), reason="../shared/data/opennmt_sample is absent")
+@required.skip_unless((SHARED / "opennmt_sample").is_dir(), "../shared/data/opennmt_sample is absent")
 def test_an_empty_training_line_is_an_error_unless_the_preset_drops_them(tmp_path):
     from nmt.data.corpus import get_task_corpus
     from nmt.data.text import CorpusError

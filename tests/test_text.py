@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 
+import required
 from nmt.data.text import CorpusError, read_lines, read_parallel, write_lines_atomic, write_text_atomic
 from nmt.data.tokenize import detokenize, tokenize
 
@@ -224,7 +225,7 @@ def test_tokenizer_objects_are_cached():
 def _need(*paths: Path) -> None:
     for p in paths:
         if not p.is_file():
-            pytest.skip(f"shared data not available: {p}")
+            required.unavailable(f"shared data not available: {p}")
 
 
 @pytest.mark.parametrize("lang", ["en", "de"])

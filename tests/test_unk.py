@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 
+import required
 from nmt.unk import (UnkError, best_translations, build_dictionary, count_links, read_dictionary, replace_file,
                      replace_unks, write_dictionary)
 
@@ -69,7 +70,7 @@ def test_replace_file_counts_and_rejects_inconsistent_inputs(tmp_path):
 def test_eflomal_dictionary_learns_a_word_for_word_code(tmp_path):
     """A corpus where each source word has one translation (and word order is kept): the dictionary built from
     eflomal's links recovers the code for every frequent word."""
-    pytest.importorskip("eflomal")
+    required.module("eflomal")
     import random
     rng = random.Random(0)
     code = {f"s{i}": f"T{i}" for i in range(30)}
@@ -98,7 +99,7 @@ def test_dictionary_refuses_mismatched_corpora(tmp_path):
 
 def test_eflomal_runs_are_reproducible_with_a_seed(tmp_path):
     """eflomal has no seed option of its own; seeded through nmt.eflomal_runner, two runs give the same links."""
-    pytest.importorskip("eflomal")
+    required.module("eflomal")
     from nmt import eflomal_runner
     import random
     rng = random.Random(1)
@@ -110,6 +111,6 @@ def test_eflomal_runs_are_reproducible_with_a_seed(tmp_path):
         (tmp_path / str(i)).mkdir()
         fwd, rev, seeded = eflomal_runner.align(src, tgt, tmp_path / str(i), seed=5)
         if not seeded:
-            pytest.skip("no C compiler / not Linux: eflomal cannot be seeded here")
+            required.unavailable("no C compiler / not Linux: eflomal cannot be seeded here")
         runs.append((fwd.read_text(), rev.read_text()))
     assert runs[0] == runs[1]
