@@ -312,7 +312,9 @@ class ReadWatcher:
 @pytest.mark.parametrize("beam", [1, 3])
 def test_search_reads_nothing_back_inside_its_step_loop(overrides, beam, monkeypatch):
     """Between the first and the last step the search reads at most one value back every DONE_CHECK_EVERY (8)
-    steps (whether every sentence is done); the reference, which reads every step, shows the watcher works."""
+    steps (whether every sentence is done), as on a GPU (on a CPU it reads after every step: the read costs nothing
+    there); the reference, which reads every step, shows the watcher works."""
+    monkeypatch.setattr(translate, "done_check_every", lambda device: translate.DONE_CHECK_EVERY)
     model = LengthPressure(make_model(overrides, seed=1), -1.0)  # most sentences run to their length limit
     srcs = sources()
     batch = make_batch(srcs, None, list(range(len(srcs))))
@@ -330,3 +332,26 @@ def test_search_reads_nothing_back_inside_its_step_loop(overrides, beam, monkeyp
     assert len(reads) <= steps // 8
     steps, reads = runs["reference"]
     assert len(set(reads)) == steps - 1  # after every step but the last
+
+
+@pytest.mark.parametrize("beam", [1, 3])
+def test_on_a_cpu_the_search_stops_at_the_step_where_the_last_sentence_ends(beam, monkeypatch):
+    """No step past the end of the batch's longest output (a GPU may take up to DONE_CHECK_EVERY - 1 more), and the
+    same output as with the GPU's rule."""
+    model = make_model(CONFIGS[1], seed=1)
+    srcs = sources()
+    batch = make_batch(srcs, None, list(range(len(srcs))))
+    search = (lambda m: greedy(m, batch.src, batch.src_len)) if beam == 1 else \
+        (lambda m: beam_search(m, batch.src, batch.src_len, beam))
+    with monkeypatch.context() as patch:
+        watcher = ReadWatcher(model, patch)
+        every_step = search(watcher)
+    with monkeypatch.context() as patch:
+        patch.setattr(translate, "done_check_every", lambda device: translate.DONE_CHECK_EVERY)
+        watcher_gpu_rule = ReadWatcher(model, patch)
+        every_eighth = search(watcher_gpu_rule)
+    assert [(h.tokens, h.score) for h in every_step] == [(h.tokens, h.score) for h in every_eighth]
+    if beam == 1:  # greedy: a sentence is done at its </s> (one step after its words) or at its length limit
+        limits = max_lengths(batch.src_len, 2.0).tolist()
+        assert watcher.steps == max(min(len(h.tokens) + 1, limit) for h, limit in zip(every_step, limits))
+    assert watcher.steps <= watcher_gpu_rule.steps
