@@ -499,8 +499,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--tgt", required=True, help="tokenised training target")
     p.add_argument("--out", required=True, help="dictionary TSV (source, target, links)")
     p.add_argument("--seed", type=int, default=1, help="seed of eflomal's sampler (default: %(default)s)")
-    p.add_argument("--samplers", type=eflomal_runner.samplers_argument, default=3,
-                   help="eflomal's independent samplers, averaged; each costs a full run (default: %(default)s)")
+    eflomal_runner.add_samplers_argument(p)
     p.set_defaults(func=cmd_unk_dict)
     p = unk.add_parser("replace", help="replace each <unk> by the dictionary entry of its attended source word")
     p.add_argument("--hyp", required=True)

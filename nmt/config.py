@@ -16,8 +16,9 @@ from typing import Any
 import jsonschema
 import yaml
 
-from .figures import figure_systems
+from . import eflomal_runner
 from .errors import UserError
+from .figures import figure_systems
 from .figures import load_figures as parse_figures
 from .tables import load_table as parse_table
 
@@ -519,8 +520,8 @@ def statistical_aligners(config: dict, root: str | Path = ".") -> dict[tuple[str
 
 
 def eflomal_samplers(config: dict) -> int:
-    """How many samplers every eflomal run of the preset averages (`eflomal.samplers`; eflomal's own default 3)."""
-    return (config.get("eflomal") or {}).get("samplers", 3)
+    """How many samplers every eflomal run of the preset averages (`eflomal.samplers`; eflomal's own default)."""
+    return (config.get("eflomal") or {}).get("samplers", eflomal_runner.DEFAULT_SAMPLERS)
 
 
 def aligner_label(settings: dict) -> str:

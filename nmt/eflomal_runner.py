@@ -68,6 +68,9 @@ def _environment(**values: str):
                 os.environ[k] = v
 
 
+DEFAULT_SAMPLERS = 3  # eflomal's own default
+
+
 def samplers_argument(text: str) -> int:
     """argparse type of --samplers (nmt align eflomal, nmt unk dict): a whole number of samplers, at least 1."""
     try:
@@ -79,8 +82,14 @@ def samplers_argument(text: str) -> int:
     return value
 
 
+def add_samplers_argument(parser: argparse.ArgumentParser) -> None:
+    """--samplers of the commands that run eflomal (nmt align eflomal, nmt unk dict)."""
+    parser.add_argument("--samplers", type=samplers_argument, default=DEFAULT_SAMPLERS,
+                        help="eflomal's independent samplers, averaged; each costs a full run (default: %(default)s)")
+
+
 def align(src_lines: list[str], tgt_lines: list[str], workdir: Path, *, seed: int = 1, model: int = 3,
-          samplers: int = 3) -> tuple[Path, Path, bool]:
+          samplers: int = DEFAULT_SAMPLERS) -> tuple[Path, Path, bool]:
     """Forward and reverse Pharaoh link files of eflomal, and whether the run was seeded (reproducible).
     `samplers`: eflomal's independent samplers (its default 3), whose link marginals it averages; each one costs a
     full run."""
@@ -95,6 +104,7 @@ def align(src_lines: list[str], tgt_lines: list[str], workdir: Path, *, seed: in
             preload = os.environ.get("LD_PRELOAD")
             env.update(NMT_EFLOMAL_SEED=str(seed), LD_PRELOAD=f"{shim}:{preload}" if preload else str(shim))
         with _environment(**env):  # eflomal runs its core as a child process, which inherits this
-            eflomal.Aligner(model=model, n_samplers=samplers).align(src_lines, tgt_lines, links_filename_fwd=str(forward),
-                                               links_filename_rev=str(reverse), quiet=True)
+            aligner = eflomal.Aligner(model=model, n_samplers=samplers)
+            aligner.align(src_lines, tgt_lines, links_filename_fwd=str(forward), links_filename_rev=str(reverse),
+                          quiet=True)
     return forward, reverse, shim is not None

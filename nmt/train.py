@@ -287,7 +287,8 @@ def train(config: dict, data_dir: str | Path, out_dir: str | Path, *, system: st
                     log(f"[{system}] {ckpt_path}: {inexact}")
             model.train()
             started = time.perf_counter() - state["elapsed"]
-            bar = tqdm(total=len(batches), initial=state["batch"], desc=f"{system} epoch {epoch}/{epochs}{'+' if until_flat else ''}",
+            scheduled = f"{epochs}{'+' if until_flat else ''}"  # '+': more epochs may follow (until_flat)
+            bar = tqdm(total=len(batches), initial=state["batch"], desc=f"{system} epoch {epoch}/{scheduled}",
                        unit="batch", disable=None if progress is None else not progress, leave=False)
             # The sums stay on the device (float64, as the Python floats of the checkpoint) and are read when a
             # checkpoint or the epoch's record needs them: no update waits for the device.

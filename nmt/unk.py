@@ -77,7 +77,7 @@ def best_translations(counts: dict[str, Counter]) -> dict[str, tuple[str, int]]:
 
 
 def build_dictionary(src_path: str | Path, tgt_path: str | Path, out_path: str | Path, *, seed: int = 1,
-                     samplers: int = 3, progress=print) -> dict:
+                     samplers: int = eflomal_runner.DEFAULT_SAMPLERS, progress=print) -> dict:
     src_lines, tgt_lines = read_lines(src_path), read_lines(tgt_path)  # empty lines are refused with file:line
     if len(src_lines) != len(tgt_lines):
         raise UnkError(f"{src_path} has {len(src_lines)} lines but {tgt_path} has {len(tgt_lines)}")

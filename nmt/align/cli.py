@@ -28,12 +28,6 @@ def _encoding(name: str) -> str:
     return codec
 
 
-def _fail(err: Exception) -> None:
-    """Stop like nmt.cli.main does for the errors it knows (our own error types are not among them)."""
-    print(f"nmt: error: {err}", file=sys.stderr)
-    raise SystemExit(2)
-
-
 def cmd_score(args) -> None:
     from ..data.text import CorpusError, write_json_atomic
     from .formats import check_count, check_lengths, load_alignments, read_parallel_sentences
@@ -59,21 +53,18 @@ def cmd_score(args) -> None:
         return [a.sure for a in f.sentences] if args.test_sure_only else f.sentences
 
     hypotheses = hypotheses_of(test)
-    try:
-        scores = score(gold.sentences, hypotheses)
-        scores_predicted = score(gold.sentences, hypotheses_of(predicted)) if predicted else None
-        soft = None
-        if args.soft:
-            matrices = load_soft(args.soft)
-            check_count(matrices, len(gold.sentences), args.soft, f"gold sentences in {gold.path}")
-            if lengths:
-                for k, (matrix, n_src, n_tgt) in enumerate(zip(matrices, *lengths), start=1):
-                    if matrix.shape != (n_tgt, n_src):
-                        raise CorpusError(args.soft, None, f"sentence {k}: matrix of shape {matrix.shape}, expected "
-                                                           f"({n_tgt}, {n_src}) (target x source words)")
-            soft = score_soft(gold.sentences, matrices)
-    except MetricError as err:
-        _fail(err)
+    scores = score(gold.sentences, hypotheses)
+    scores_predicted = score(gold.sentences, hypotheses_of(predicted)) if predicted else None
+    soft = None
+    if args.soft:
+        matrices = load_soft(args.soft)
+        check_count(matrices, len(gold.sentences), args.soft, f"gold sentences in {gold.path}")
+        if lengths:
+            for k, (matrix, n_src, n_tgt) in enumerate(zip(matrices, *lengths), start=1):
+                if matrix.shape != (n_tgt, n_src):
+                    raise CorpusError(args.soft, None, f"sentence {k}: matrix of shape {matrix.shape}, expected "
+                                                       f"({n_tgt}, {n_src}) (target x source words)")
+        soft = score_soft(gold.sentences, matrices)
     record = {"system": args.system, "testset": args.testset, "preset": args.preset_name, "pair": args.pair,
               **scores.to_dict(),
               "gold": {"path": gold.path, "format": gold.format, "reverse": gold.reverse, "skipped": gold.skipped},
@@ -129,15 +120,12 @@ def cmd_symmetrize(args) -> None:
 
 def cmd_eflomal(args) -> None:
     from ..data.text import write_json_atomic
-    from .statistical import AlignerError, align_files
+    from .statistical import align_files
 
-    try:
-        info = align_files(args.src, args.tgt, args.out, encoding=args.encoding, extra_src_path=args.extra_src,
-                           extra_tgt_path=args.extra_tgt, extra_encoding=args.extra_encoding, model=args.model,
-                           method=args.method, seed=args.seed, samplers=args.samplers, forward_out=args.forward_out,
-                           reverse_out=args.reverse_out)
-    except AlignerError as err:
-        _fail(err)
+    info = align_files(args.src, args.tgt, args.out, encoding=args.encoding, extra_src_path=args.extra_src,
+                       extra_tgt_path=args.extra_tgt, extra_encoding=args.extra_encoding, model=args.model,
+                       method=args.method, seed=args.seed, samplers=args.samplers, forward_out=args.forward_out,
+                       reverse_out=args.reverse_out)
     if not info["reproducible"]:
         print("nmt: warning: eflomal could not be seeded here (no C compiler or not Linux): these links are not "
               "reproducible", file=sys.stderr)
@@ -220,8 +208,7 @@ def register(subparsers) -> None:
     p.add_argument("--model", type=int, choices=sorted(LABELS), default=3, help="eflomal model (default: %(default)s)")
     p.add_argument("--method", choices=METHODS, default="grow-diag-final-and", help="default: %(default)s")
     p.add_argument("--seed", type=int, default=1, help="seed of eflomal's sampler (default: %(default)s)")
-    p.add_argument("--samplers", type=eflomal_runner.samplers_argument, default=3,
-                   help="eflomal's independent samplers, averaged; each costs a full run (default: %(default)s)")
+    eflomal_runner.add_samplers_argument(p)
     p.add_argument("--out", required=True, help="merged links of the test pairs (Pharaoh, source first)")
     p.add_argument("--forward-out", help="also write the forward direction's links of the test pairs")
     p.add_argument("--reverse-out", help="also write the reverse direction's links (source first, as eflomal writes)")

@@ -41,8 +41,8 @@ from pathlib import Path
 from typing import Sequence
 
 from .. import eflomal_runner
-from ..errors import UserError
 from ..data.text import CorpusError
+from ..errors import UserError
 from .formats import Link, check_lengths, load_pharaoh, read_parallel_sentences, write_pharaoh
 from .symmetrize import METHODS, symmetrize_corpus
 
@@ -85,7 +85,8 @@ def check_sentences(lines: Sequence[str], name: str | Path, first_line: int = 1)
 
 
 def align(src: Sequence[str], tgt: Sequence[str], *, extra_src: Sequence[str] = (), extra_tgt: Sequence[str] = (),
-          model: int = 3, method: str = "grow-diag-final-and", seed: int = 1, samplers: int = 3,
+          model: int = 3, method: str = "grow-diag-final-and", seed: int = 1,
+          samplers: int = eflomal_runner.DEFAULT_SAMPLERS,
           names: tuple[str, str, str, str] = ("source", "target", "extra source", "extra target")
           ) -> StatisticalAlignment:
     """Align the test pairs (src[k], tgt[k]) with eflomal trained on extra_src/extra_tgt followed by them.
@@ -135,7 +136,7 @@ def align(src: Sequence[str], tgt: Sequence[str], *, extra_src: Sequence[str] = 
 def align_files(src_path: str | Path, tgt_path: str | Path, out_path: str | Path, *, encoding: str = "utf-8",
                 extra_src_path: str | Path | None = None, extra_tgt_path: str | Path | None = None,
                 extra_encoding: str = "utf-8", model: int = 3, method: str = "grow-diag-final-and", seed: int = 1,
-                samplers: int = 3, forward_out: str | Path | None = None, reverse_out: str | Path | None = None) -> dict:
+                samplers: int = eflomal_runner.DEFAULT_SAMPLERS, forward_out: str | Path | None = None, reverse_out: str | Path | None = None) -> dict:
     """`align` on tokenised text files; writes the merged links of the test pairs to `out_path` (Pharaoh,
     source-first, one line per test pair; written atomically) and, if asked, each direction's links."""
     if (extra_src_path is None) != (extra_tgt_path is None):
