@@ -6,6 +6,7 @@ from pathlib import Path
 from snakemake.utils import min_version
 
 from nmt import config as nmtcfg
+from nmt.align.statistical import aligner_label
 
 min_version("8.0")
 

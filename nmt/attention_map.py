@@ -12,9 +12,11 @@ from pathlib import Path
 
 import torch
 
-from .config import ConfigError
+from .align.extract import members_of, soft_alignments
+from .data.alignments import check_lengths, links_to_matrix, read_pharaoh
 from .data.text import CorpusError, read_parallel
-from .align.extract import credit_rule, members_of, soft_alignments
+from .errors import ConfigError
+from .models.registry import credit_rule, label
 from .translate import load_models
 
 
@@ -44,16 +46,6 @@ def forced_attention(model, src_ids: list[int], tgt_ids: list[int]) -> torch.Ten
     return torch.from_numpy(soft_alignments(model, [src_ids], [tgt_ids], device=device)[0]).float()
 
 
-def attention_label(model_config: dict) -> str:
-    """How the papers label a model: "local-p (general)" (Luong et al., Figure 7), "RNNsearch + target
-    foresight" (Peter et al.)."""
-    if model_config.get("arch", "luong") == "rnnsearch":
-        return "RNNsearch" + (" + target foresight" if model_config.get("target_foresight") else "")
-    if model_config["attention"] == "monotonic":
-        return f"monotonic ({model_config.get('energy', 'eq17').replace('eq', 'eq. ')})"
-    return f"{model_config['attention']} ({model_config['score']})"
-
-
 def attention_map(model_paths: str | Path | list, src_path: str | Path, tgt_path: str | Path, *,
                   line: int | None = None, length: tuple[int, int] | None = None, system: str | None = None,
                   device: str | None = None, combine: str = "prob") -> dict:
@@ -72,7 +64,7 @@ def attention_map(model_paths: str | Path | list, src_path: str | Path, tgt_path
     src_text, tgt_text = src_lines[number - 1], tgt_lines[number - 1]
     # Unknown words are fed as <unk> but reported as written.
     weights = forced_attention(model, src_vocab.encode(src_text), tgt_vocab.encode(tgt_text))
-    labels = sorted({attention_label(m.config) for m in members})
+    labels = sorted({label(m.config) for m in members})
     return {"models": paths, "system": system, "line": number, "src": src_text.split(), "tgt": tgt_text.split(),
             "weights": weights.tolist(),
             "attention": labels[0] if len(members) == 1 else f"ensemble of {len(members)}: {', '.join(labels)}",
@@ -84,7 +76,6 @@ def links_map(links_path: str | Path, src_path: str | Path, tgt_path: str | Path
               ) -> dict:
     """The same record for a word aligner's links (Pharaoh, source first, one line per sentence pair of the files):
     1 for a sure link, 0.5 for a possible-only one, 0 elsewhere, in place of attention weights."""
-    from .align.formats import check_lengths, links_to_matrix, read_pharaoh
 
     src_lines, tgt_lines = read_parallel(src_path, tgt_path)
     number = select_line(src_lines, src_path, line=line, length=length)

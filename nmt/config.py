@@ -17,16 +17,13 @@ import jsonschema
 import yaml
 
 from . import eflomal_runner
-from .errors import UserError
+from .data.tasks import corpus_for_task, licence_allows
+from .errors import ConfigError
 from .figures import figure_systems
 from .figures import load_figures as parse_figures
 from .tables import load_table as parse_table
 
 SCHEMA_PATH = Path(__file__).with_name("schemas") / "params.schema.yaml"
-
-
-class ConfigError(UserError, ValueError):
-    """A configuration problem; the message names the file and the key."""
 
 
 def read_yaml(path: str | Path) -> Any:
@@ -178,14 +175,6 @@ def training_schedule(train: dict, dropout: float) -> tuple[int, int]:
     return train["epochs"], train["halve_after"]
 
 
-def corpus_for_task(config: dict, task: str) -> dict:
-    """The corpus spec that plays a table's task (e.g. en-de) in this preset."""
-    tasks = (config.get("data") or {}).get("tasks") or {}
-    if task not in tasks:
-        raise ConfigError(f"preset {config['preset']!r} has no corpus for task {task!r} (data.tasks.{task})")
-    return tasks[task]
-
-
 def task_splits(config: dict, task: str) -> list[str]:
     """The splits the task's corpus provides, train/dev/test first: what `nmt data get` writes and
     `nmt data prepare` binarises. A synthetic corpus also has its gold-aligned `align` split, and `test2`
@@ -197,28 +186,6 @@ def task_splits(config: dict, task: str) -> list[str]:
         extra = [s for s, source in (spec.get("splits") or {}).items()
                  if s not in ("train", "dev", "test") and licence_allows(config, source)]
     return ["train", "dev", "test", *extra]
-
-
-def licence_allows(config: dict, source) -> bool:
-    """Whether a split from a licence-gated corpus (the RWTH gold alignments) can be used: you stated that you
-    accepted its licence (its accept flag, e.g. data.accept_rwth_licence: true), or your own copy of every file
-    is in the mirror (data.mirror, relative to the working directory). Otherwise the split does not exist for
-    this preset: the tables that need it are reported as not run, and nothing is downloaded."""
-    if not isinstance(source, dict) or "corpus" not in source:
-        return True
-    from .data.fetch import load_registry
-    registry = load_registry()
-    corpus = registry.get(source["corpus"])
-    if corpus is None or not corpus.get("licence_gated"):
-        return True
-    data = config.get("data") or {}
-    flag = (corpus.get("accept_flag") or "").split(".")[-1]
-    if flag and data.get(flag) is True:
-        return True
-    mirror = data.get("mirror")
-    names = [source["src"], source["tgt"]] + ([source["gold"]] if source.get("gold") else [])
-    return bool(mirror) and all((Path(mirror) / corpus["files"][n]["mirror"]).is_file() for n in names
-                                if n in corpus["files"] and corpus["files"][n].get("mirror"))
 
 
 def gold_splits(config: dict, task: str) -> list[str]:
@@ -522,12 +489,6 @@ def statistical_aligners(config: dict, root: str | Path = ".") -> dict[tuple[str
 def eflomal_samplers(config: dict) -> int:
     """How many samplers every eflomal run of the preset averages (`eflomal.samplers`; eflomal's own default)."""
     return (config.get("eflomal") or {}).get("samplers", eflomal_runner.DEFAULT_SAMPLERS)
-
-
-def aligner_label(settings: dict) -> str:
-    """How a heat map names a statistical aligner's links: its model and symmetrisation."""
-    from .align.statistical import LABELS
-    return f"{LABELS[settings['model']]}, {settings['symmetrize']}"
 
 
 def collect_attention_maps(config: dict, root: str | Path = ".") -> dict[tuple[str, str, str], list[int]]:

@@ -90,3 +90,13 @@ def pick_device(name: str | None = None) -> torch.device:
 
 def _stderr(message: str) -> None:
     print(message, file=sys.stderr, flush=True)
+
+
+def set_threads(threads: int | None) -> None:
+    """Use exactly the threads the scheduler granted, so jobs side by side do not oversubscribe the CPU."""
+    if threads:
+        torch.set_num_threads(threads)
+        try:
+            torch.set_num_interop_threads(1)
+        except RuntimeError:  # only settable before the first parallel work; harmless if already set
+            pass

@@ -1,6 +1,7 @@
 """The one base class of the errors a user can cause: `nmt`'s main catches it and prints its message as one line,
-exit status 2, never a traceback. Each subclass lives beside the code that raises it (ConfigError in nmt.config,
-CorpusError in nmt.data.text, ...) and its message names the file, line or key and the problem.
+exit status 2, never a traceback. Each subclass lives beside the code that raises it (CorpusError in
+nmt.data.text, FetchError in nmt.data.fetch, ...; ConfigError is here, as every layer reads configuration) and its
+message names the file, line or key and the problem.
 
 It depends on nothing, so that every layer may raise one."""
 from __future__ import annotations
@@ -12,3 +13,7 @@ class UserError(Exception):
 
 class InputError(UserError, ValueError):
     """A file given on the command line does not fit what the command needs (line counts, vocabularies, links)."""
+
+
+class ConfigError(UserError, ValueError):
+    """A configuration problem; the message names the file and the key."""

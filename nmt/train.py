@@ -47,18 +47,19 @@ from pathlib import Path
 import torch
 from tqdm import tqdm
 
-from .config import LATER_DEFAULTS, ConfigError, comparable_settings, training_schedule  # noqa: F401 (LATER_DEFAULTS: re-exported)
+from .config import ConfigError, comparable_settings, training_schedule
 from .data.batches import epoch_batches, make_batch
 from .data.links import load_training_links
 from .data.prepare import load_split
 from .data.text import write_atomic, write_text_atomic
 from .data.vocab import Vocab
-from .devices import pick_device
+from .devices import pick_device, set_threads
 from .likelihood import corpus_nll, perplexity
-from .models.io import (load_checkpoint, load_model, plain, read_init_from, restore_rng_states,  # noqa: F401
-                        rng_states, save_checkpoint, save_model)  # (load_model: re-exported)
-from .models.seq2seq import build_model, count_parameters
-from .train_step import TrainingStep, make_optimizer  # noqa: F401 (make_optimizer: re-exported)
+from .models.common import count_parameters
+from .models.io import (load_checkpoint, plain, read_init_from, restore_rng_states, rng_states, save_checkpoint,
+                        save_model)
+from .models.registry import build_model, credit_rule
+from .train_step import TrainingStep
 
 CHECKPOINT = "checkpoint.pt"
 FINAL = "model.pt"
@@ -66,16 +67,6 @@ FINAL = "model.pt"
 
 def log(message: str) -> None:
     print(message, file=sys.stderr, flush=True)
-
-
-def set_threads(threads: int | None) -> None:
-    """Use exactly the threads the scheduler granted, so jobs side by side do not oversubscribe the CPU."""
-    if threads:
-        torch.set_num_threads(threads)
-        try:
-            torch.set_num_interop_threads(1)
-        except RuntimeError:  # only settable before the first parallel work; harmless if already set
-            pass
 
 
 def attention_parameter_names(model: torch.nn.Module) -> list[str]:
@@ -125,10 +116,9 @@ def initialise_from(model: torch.nn.Module, path: str | Path, model_cfg: dict, s
 
 def alignment_credit(model: torch.nn.Module) -> str:
     """Which step's attention weights guided alignment trains for a target word (as alignment extraction credits
-    them, nmt.align.extract.credit_rule). A model without attention cannot be trained with guided alignment."""
+    them, nmt.models.registry.credit_rule). A model without attention cannot be trained with guided alignment."""
     if getattr(model, "attention", None) is None:
         raise ConfigError("train.guided_alignment needs a model with attention (this one has attention: none)")
-    from .align.extract import credit_rule
     return credit_rule(model.config)
 
 
@@ -362,7 +352,7 @@ class Sums:
 
 def to_device(batch, device: torch.device):
     """The batch on `device`; to a GPU from pinned memory without waiting (the copy overlaps the running update), the
-    sentence lengths left on the CPU (pinned), where packing reads them (nmt.models.seq2seq.lengths_on)."""
+    sentence lengths left on the CPU (pinned), where packing reads them (nmt.models.common.lengths_on)."""
     if device.type != "cuda":
         return batch.to(device)
     pinned = batch.pin_memory()

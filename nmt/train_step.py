@@ -24,13 +24,13 @@ import contextlib
 
 import torch
 
-from .config import ConfigError
 from .data.batches import Batch
 from .data.vocab import PAD_ID
+from .errors import ConfigError
 from .likelihood import alignment_loss, token_nll
+from .models.common import ENGINES
 from .models.fused_loss import linear_cross_entropy
 
-ENGINES = ("fast", "eager")
 PRECISIONS = ("auto", "fp32", "bf16")
 
 

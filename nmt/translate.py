@@ -13,8 +13,11 @@ from tqdm import tqdm
 
 from .data.batches import bucketed_batches, make_batch
 from .data.vocab import BOS_ID, EOS_ID
-from .errors import InputError
+from .errors import ConfigError, InputError
+from .models.ensemble import Ensemble
 from .models.feed_decoder import decoding_cache
+from .models.io import load_model
+from .models.rnnsearch import CANNOT_TRANSLATE
 
 
 @dataclass
@@ -29,10 +32,8 @@ class Hypothesis:
 def ensure_can_translate(model) -> None:
     """A ConfigError naming the model file when `model` (or a member of an ensemble) cannot decode freely: a target
     foresight model needs the reference word in its attention, so it aligns but does not translate."""
-    from .config import ConfigError
     for member in getattr(model, "models", None) or [model]:
         if getattr(member, "target_foresight", False):
-            from .models.rnnsearch import CANNOT_TRANSLATE
             where = getattr(member, "source_path", None) or "this model"
             raise ConfigError(f"{where}: {CANNOT_TRANSLATE} (model.target_foresight: true); use it with "
                               "forced decoding (nmt attention, alignment extraction) instead")
@@ -244,8 +245,6 @@ def load_models(paths: list[str], device=None, combine: str = "prob"):
 
     Ensemble members must share both vocabularies, since they read the same source ids and their
     distributions are combined word by word; a mismatch names the offending file."""
-    from .models.ensemble import Ensemble
-    from .models.io import load_model
     loaded = [load_model(path, device) for path in paths]
     model, src_vocab, tgt_vocab, config = loaded[0]
     if len(loaded) == 1:

@@ -19,7 +19,7 @@ from collections import Counter, defaultdict
 from pathlib import Path
 
 from . import eflomal_runner
-from .align.formats import read_pharaoh
+from .data.alignments import read_pharaoh
 from .data.text import CorpusError, read_lines, write_lines_atomic
 from .data.vocab import UNK
 from .errors import UserError

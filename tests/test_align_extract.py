@@ -4,7 +4,8 @@ import numpy as np
 import pytest
 import torch
 
-from nmt.align.extract import credit_rule, hard_links, soft_alignments
+from nmt.align.extract import hard_links, soft_alignments
+from nmt.models.registry import credit_rule
 from nmt.align.soft import hard_matrix
 from nmt.data.batches import make_batch
 from nmt.models.ensemble import Ensemble
@@ -107,7 +108,7 @@ def test_hard_links_are_one_argmax_per_target_word():
 def test_extract_command_writes_links_and_soft_matrices_that_score_reads(tmp_path, score):
     import json
 
-    from nmt.align.formats import read_pharaoh
+    from nmt.data.alignments import read_pharaoh
     from nmt.align.soft import load_soft
     from nmt.cli import main
     from nmt.data.vocab import Vocab

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 import required
-from nmt.align.formats import Alignment
+from nmt.data.alignments import Alignment
 from nmt.align.metrics import MetricError, score, score_soft
 from nmt.cli import main
 
@@ -215,7 +215,7 @@ def test_rwth_block_file_against_the_talp_file(tmp_path, capsys):
     status, out, err = run(base + ["--skip-negative", "--out", str(tmp_path / "block.json")], capsys)
     assert status == 0 and "skipped 'S 21 -100'" in err
     gold = parse_talp(RWTH / "alignmentDeEn.talp")
-    from nmt.align.formats import read_rwth
+    from nmt.data.alignments import read_rwth
     blocks = read_rwth(block, skip_negative=True)
     differing = [k for k, (g, b) in enumerate(zip(gold, blocks)) if (g[0], g[1]) != (b.sure, b.possible)]
     assert differing == [178]

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 import required
-from nmt.align.formats import Alignment, read_pharaoh
+from nmt.data.alignments import Alignment, read_pharaoh
 from nmt.align.metrics import score
 from nmt.align.statistical import LABELS, AlignerError, align, align_files
 from nmt.cli import main

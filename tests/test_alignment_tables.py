@@ -125,7 +125,7 @@ def test_the_rwth_split_exists_only_once_its_licence_is_accepted_or_a_copy_is_in
 def test_the_rwth_split_is_written_as_utf8_text_and_pharaoh_links_in_the_tasks_orientation(tmp_path):
     if not (SHARED / "rwth_de_en_gold_alignment" / "alignmentDeEn.talp").is_file():
         required.unavailable("../shared/data/rwth_de_en_gold_alignment is absent")
-    from nmt.align.formats import read_pharaoh, read_talp
+    from nmt.data.alignments import read_pharaoh, read_talp
     from nmt.data.corpus import get_task_corpus
     gold_file = SHARED / "rwth_de_en_gold_alignment" / "alignmentDeEn.talp"
     rwth = {"corpus": "rwth_de_en_gold", "encoding": "latin-1", "gold": "alignmentDeEn.talp", "gold_format": "talp"}

@@ -4,7 +4,7 @@ import re
 import numpy as np
 import pytest
 
-from nmt.align.formats import links_to_matrix, read_pharaoh
+from nmt.data.alignments import links_to_matrix, read_pharaoh
 
 
 def test_sure_and_possible_links(tmp_path):

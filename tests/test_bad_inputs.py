@@ -39,9 +39,25 @@ def files(tmp_path_factory) -> Path:
     (root / "pos_words").write_text("0 one 2\n")
     (root / "pos_two_lines").write_text("0 1 2\n0\n")
     write_dictionary(root / "dict.tsv", {"s2": ("t9", 3)})
+    (root / "gold").write_text("0-0 1-1\n0-0\n")
+    (root / "links_cr").write_bytes(b"0-0 1-1\r0-0\r")  # old Mac line endings: one "line" holding the whole file
+    (root / "links_nul").write_bytes(b"0-0 1-1\n0-0\x00\n")
+    for split in ("train", "dev", "test"):
+        (root / "raw" / split).parent.mkdir(exist_ok=True)
+        (root / "raw" / f"{split}.src").write_text("" if split == "train" else "s1 s2\n")
+        (root / "raw" / f"{split}.tgt").write_text("" if split == "train" else "t1 t2\n")
+    (root / "long" / "train.src").parent.mkdir()
+    for split in ("train", "dev", "test"):
+        (root / "long" / f"{split}.src").write_text(" ".join(["s1"] * 60) + "\n")
+        (root / "long" / f"{split}.tgt").write_text("t1 t2\n")
+    (root / "scores.json").write_text('{"bleu_tok": 12.5,\n "ppl": }\n')
     return root
 
 
+ROOT = Path(__file__).resolve().parents[1]
+SCORE = ["align", "score", "--gold", "{d}/gold", "--out", "{d}/out"]
+PREPARE = ["data", "prepare", "--params", str(ROOT / "params.yaml"), "--task", "en-de", "--out", "{d}/out",
+           "--splits", "train", "dev", "test"]
 UNK = ["unk", "replace", "--hyp", "{d}/hyp", "--src", "{d}/src", "--dict", "{d}/dict.tsv", "--out", "{d}/out"]
 CASES = {
     "ensemble members with different vocabularies (translate)": (
@@ -63,6 +79,16 @@ CASES = {
         UNK + ["--positions", "{d}/pos_short"], "{d}/pos_short:1: 2 positions for 3 words of {d}/hyp:1"),
     "unk replace: a position that is not an integer": (
         UNK + ["--positions", "{d}/pos_words"], "{d}/pos_words:1: positions must be integers"),
+    "an alignment file with lone CR line endings": (
+        SCORE + ["--test", "{d}/links_cr"], "{d}/links_cr:1: carriage return inside the line"),
+    "a NUL byte in an alignment file": (
+        SCORE + ["--test", "{d}/links_nul"], "{d}/links_nul:2: NUL byte"),
+    "a NUL byte in a corpus": (
+        ["align", "eflomal", "--src", "{d}/links_nul", "--tgt", "{d}/gold", "--out", "{d}/out"],
+        "{d}/links_nul:2: NUL byte"),
+    "an empty training split": (PREPARE + ["--raw", "{d}/raw"], "{d}/raw/train.src: the train split is empty"),
+    "no training pair within prepare.max_len": (
+        PREPARE + ["--raw", "{d}/long"], "{d}/long/train.src: none of its 1 training pairs is at most"),
     "unk replace: files of different lengths": (
         UNK + ["--positions", "{d}/pos_two_lines"], "line counts differ"),
 }

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from nmt.bench_attention import METHODS, bench_attention, speedups
+from nmt.bench.attention import METHODS, bench_attention, speedups
 from nmt.report.render import render_report
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -9,7 +9,7 @@ import pytest
 import torch
 
 from nmt import config as cfg
-from nmt.estimate import estimate, measure_throughput, preset_systems, training_size
+from nmt.bench.estimate import estimate, measure_throughput, preset_systems, training_size
 
 ROOT = Path(__file__).resolve().parents[1]
 

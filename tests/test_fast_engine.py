@@ -19,7 +19,8 @@ from nmt.models import attention_kernels, feed_decoder
 from nmt.models.dropout import keep_mask
 from nmt.models.fast_lstm import run_lstm
 from nmt.models.fused_loss import linear_cross_entropy
-from nmt.models.seq2seq import Seq2Seq, build_model
+from nmt.models.registry import build_model
+from nmt.models.seq2seq import Seq2Seq
 from nmt.train_step import TrainingStep, clip_gradients
 from nmt.translate import beam_search, greedy
 

@@ -4,7 +4,7 @@ import struct
 import numpy as np
 import pytest
 
-from nmt.align.formats import links_to_matrix
+from nmt.data.alignments import links_to_matrix
 from nmt.report.heatmaps import attention_heatmaps
 
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"

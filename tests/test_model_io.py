@@ -15,7 +15,7 @@ from nmt.models import io as model_io
 from nmt.models.io import (load_checkpoint, load_model, plain, read_init_from, restore_rng_states, rng_states,
                            save_checkpoint, save_model)
 from nmt.models.seq2seq import Seq2Seq
-from nmt.train import make_optimizer
+from nmt.train_step import make_optimizer
 
 SRC_WORDS, TGT_WORDS = [f"s{i}" for i in range(16)], [f"t{i}" for i in range(11)]  # + 4 specials: 20, 15
 MODEL_CFG = {"layers": 1, "hidden": 16, "embed": 8, "dropout": 0.0, "reverse": True, "attention": "global",
@@ -58,9 +58,6 @@ def test_model_file_is_plain_data_and_loads_back(tmp_path):
     assert config["translate"] == {"beam": 2} and not model.training and model.source_path == str(path)
     reference = make_model().state_dict()
     assert all(torch.equal(reference[k], v) for k, v in model.state_dict().items())
-    # the old entry point still works
-    from nmt.train import load_model as train_load_model
-    assert train_load_model is load_model
 
 
 def test_plain_refuses_objects_naming_where_they_are():

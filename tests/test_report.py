@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 import yaml
 
+from nmt.errors import UserError
 from nmt.report import build_table, learning_curves, load_table, render_report
 
 REPO = Path(__file__).resolve().parents[1]
@@ -225,6 +226,14 @@ def test_build_table_rejects_mismatched_scores(tmp_path):
     f.write_text(json.dumps(data))
     table = load_table(write_yaml(tmp_path / "t.yaml", TABLE))
     with pytest.raises(ValueError, match="base.test.json"):
+        build_table(table, results / "synth" / "scores", "synth", "demo")
+
+
+def test_a_malformed_scores_file_is_a_user_error_naming_file_line_and_column(tmp_path):
+    results = make_results(tmp_path)
+    (results / "synth" / "scores" / "base.test.json").write_text('{"bleu_tok": 12.5,\n "ppl": }\n')
+    table = load_table(write_yaml(tmp_path / "t.yaml", TABLE))
+    with pytest.raises(UserError, match=r"base\.test\.json: invalid JSON: Expecting value: line 2 column 9"):
         build_table(table, results / "synth" / "scores", "synth", "demo")
 
 

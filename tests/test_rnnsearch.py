@@ -24,8 +24,9 @@ from nmt.data.text import CorpusError
 from nmt.data.vocab import BOS_ID, EOS_ID, PAD_ID
 from nmt.likelihood import alignment_loss, batch_nll
 from nmt.models.rnnsearch import AdditiveAttention, CannotTranslateError, RNNSearch, next_words
-from nmt.models.seq2seq import build_model
+from nmt.models.registry import build_model
 from nmt.train import attention_parameter_names, save_atomic, train
+from nmt.train_step import make_optimizer
 from nmt.translate import beam_search, greedy, load_models, translate_ids
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -418,23 +419,23 @@ class StopAfter:
 
 
 def test_settings_added_later_at_their_defaults_do_not_invalidate_checkpoints():
-    from nmt.estimate import cost_key
+    from nmt.bench.estimate import cost_key
     config = system_config()
     config["model"].update(arch="luong", attention_dim=0)  # params.yaml's defaults
     older = {**config, "model": {k: v for k, v in config["model"].items()
-                                 if k not in train_module.LATER_DEFAULTS["model"]},
-             "train": {k: v for k, v in config["train"].items() if k not in train_module.LATER_DEFAULTS["train"]}}
-    assert train_module.comparable_settings(older) == train_module.comparable_settings(config)
+                                 if k not in cfg.LATER_DEFAULTS["model"]},
+             "train": {k: v for k, v in config["train"].items() if k not in cfg.LATER_DEFAULTS["train"]}}
+    assert cfg.comparable_settings(older) == cfg.comparable_settings(config)
     size = {"src_vocab": 10, "tgt_vocab": 10}
     assert cost_key(older, size) == cost_key(config, size)
     config["model"]["arch"] = "rnnsearch"
-    assert train_module.comparable_settings(older) != train_module.comparable_settings(config)
+    assert cfg.comparable_settings(older) != cfg.comparable_settings(config)
 
 
 def test_seeded_training_is_reproducible_and_frozen_tf_training_changes_only_the_attention(corpus, monkeypatch):
     data = corpus / "prep"
     # AdaDelta as in Blocks / Bahdanau et al.: rho 0.95, eps 1e-6, lr 1.0
-    group = train_module.make_optimizer([torch.nn.Parameter(torch.zeros(1))], system_config()["train"]).param_groups[0]
+    group = make_optimizer([torch.nn.Parameter(torch.zeros(1))], system_config()["train"]).param_groups[0]
     assert (group["rho"], group["eps"], group["lr"]) == (0.95, 1e-6, 1.0)
     base = system_config(train={"max_updates": 6})
     train(base, data, corpus / "base_a", progress=False)

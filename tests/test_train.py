@@ -13,7 +13,7 @@ import yaml
 from nmt.data.prepare import prepare
 from nmt.data.synth import generate
 from nmt import config as cfg
-from nmt.estimate import epoch_check
+from nmt.bench.estimate import epoch_check
 from nmt.models.io import load_checkpoint, read_model_file
 from nmt.train import learning_rate, wants_epoch
 

@@ -11,7 +11,8 @@ from nmt.data.vocab import EOS_ID
 from nmt.likelihood import batch_nll
 from nmt.models.ensemble import Ensemble
 from nmt.models.monotonic import set_monotonic_mode
-from nmt.models.seq2seq import Seq2Seq, build_model
+from nmt.models.registry import build_model
+from nmt.models.seq2seq import Seq2Seq
 from nmt.search_reference import beam_search_reference, greedy_reference
 from nmt.translate import beam_search, greedy, max_lengths, translate_ids
 

@@ -4,13 +4,9 @@ The reference translation y_1 .. y_T is fed to the decoder (<s> y_1 .. y_T) and 
 step are kept: a soft alignment matrix with one row per reference word and one column per source word, in the
 order the source is written (a reversed encoder is undone by the model itself).
 
-Which step's weights belong to which target word (Luong et al. 2015, footnote 14):
-  predicted  the weights computed while predicting y_t belong to y_t. Location-based scores (a_t = softmax(W_a h_t)
-             does not look at the source words) and RNNsearch (alpha_i comes from s_{i-1}, before y_i is
-             emitted; with target foresight it even reads y_i) are credited this way.
-  read       content-based scores of the Luong model (dot, general, concat) compare the decoder state that has
-             just read y_{t-1} with the source words, so they align y_{t-1}: the weights of the step that reads
-             y_t (and predicts y_{t+1}, or </s> after the last word) belong to y_t.
+Which step's weights belong to which target word (Luong et al. 2015, footnote 14) is the model's credit rule
+(nmt.models.registry.credit_rule): "predicted" (the step that predicts y_t: location-based scores, RNNsearch) or
+"read" (the step that reads y_t: content-based scores, monotonic attention); nmt.models.variants explains why.
 Hard links are one per target word: the source word with the largest weight (Luong et al.'s one-to-one protocol;
 Peter et al. then merge both translation directions, see nmt.align.symmetrize). An ensemble's matrix is the
 average of its members' credited matrices.
@@ -24,19 +20,13 @@ from __future__ import annotations
 import numpy as np
 import torch
 
+from ..data.alignments import write_pharaoh
 from ..data.batches import bucketed_batches, make_batch
+from ..data.text import read_parallel
 from ..errors import InputError
-
-CONTENT_SCORES = ("dot", "general", "concat")
-
-
-def credit_rule(model_config: dict) -> str:
-    """'read' or 'predicted': which decoder step's weights are credited to a target word (see the module doc)."""
-    if model_config.get("arch", "luong") == "luong" and (model_config.get("score") in CONTENT_SCORES
-                                                          or model_config.get("attention") == "monotonic"):
-        return "read"  # monotonic attention's energies are content-based too (Raffel et al. eq. 15-17)
-    return "predicted"
-
+from ..models.registry import credit_rule
+from ..translate import load_models
+from .soft import save_soft
 
 def members_of(model) -> list:
     """The models whose attention is averaged: an ensemble's members, or the model itself."""
@@ -90,11 +80,6 @@ def extract_files(model_paths: list[str], src_path, tgt_path, links_out, soft_ou
     pair; with `predicted_out`, also the hard links with every step credited to the word it predicts (for a
     content-based model: the other reading of footnote 14). Returns a summary (sentences, links, how the rows
     were credited). `device`: cpu, cuda, or None for a free GPU when there is one (nmt.devices)."""
-    from ..data.text import read_parallel
-    from ..translate import load_models
-    from .formats import write_pharaoh
-    from .soft import save_soft
-
     model, src_vocab, tgt_vocab, _ = load_models(list(model_paths), device, combine)
     model.eval()
     device = next(model.parameters()).device

@@ -26,7 +26,7 @@ from typing import Iterable, Sequence
 import numpy as np
 
 from ..errors import UserError
-from .formats import Alignment, Link
+from ..data.alignments import Alignment, Link
 
 
 class MetricError(UserError, ValueError):

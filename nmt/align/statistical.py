@@ -41,9 +41,9 @@ from pathlib import Path
 from typing import Sequence
 
 from .. import eflomal_runner
+from ..data.alignments import Link, check_lengths, load_pharaoh, read_parallel_sentences, write_pharaoh
 from ..data.text import CorpusError
 from ..errors import UserError
-from .formats import Link, check_lengths, load_pharaoh, read_parallel_sentences, write_pharaoh
 from .symmetrize import METHODS, symmetrize_corpus
 
 LABELS = {
@@ -51,6 +51,13 @@ LABELS = {
     2: "eflomal -m 2 (IBM-1 + HMM; fast_align analogue)",
     3: "eflomal -m 3 (IBM-1 + HMM + fertility; GIZA++/Berkeley analogue)",
 }
+
+
+
+def aligner_label(settings: dict) -> str:
+    """How a heat map names a statistical aligner's links: its model and symmetrisation."""
+    return f"{LABELS[settings['model']]}, {settings['symmetrize']}"
+
 
 MAX_TOKENS = 1023  # eflomal's input format writes a longer sentence as an empty one
 

@@ -38,7 +38,7 @@ from __future__ import annotations
 from bisect import insort
 from typing import Iterable, Sequence
 
-from .formats import Link
+from ..data.alignments import Link
 
 METHODS = ("intersection", "union", "grow-diag", "grow-diag-final", "grow-diag-final-and", "refined")
 

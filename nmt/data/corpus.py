@@ -10,6 +10,11 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from ..errors import ConfigError
+from . import synth
+from .alignments import check_lengths, load_alignments, read_parallel_sentences, write_pharaoh
+from .fetch import DEFAULT_CHECKSUMS, fetch_file
+from .tasks import corpus_for_task, licence_allows
 from .text import read_parallel, write_lines_atomic, write_text_atomic
 
 SYNTH_OPTIONS = ("seed", "n_train", "n_dev", "n_test", "n_align", "n_test2", "max_len", "swap", "clause_weights")
@@ -18,11 +23,9 @@ SYNTH_OPTIONS = ("seed", "n_train", "n_dev", "n_test", "n_align", "n_test2", "ma
 def get_task_corpus(config: dict, task: str, out_dir: str | Path, *, root: str | Path = ".",
                     downloads: str | Path = "data/downloads", allow_network: bool = True) -> dict:
     """Write the task's corpus into out_dir; returns the summary also written to out_dir/stats.json."""
-    from ..config import corpus_for_task
     spec = corpus_for_task(config, task)
     out_dir = Path(out_dir)
     if spec["corpus"] == "synth":
-        from . import synth
         return synth.generate(out_dir, **{k: spec[k] for k in SYNTH_OPTIONS if k in spec})
     return _registry_corpus(config, spec, out_dir, Path(root), Path(downloads), allow_network)
 
@@ -31,7 +34,6 @@ def split_sources(spec: dict) -> dict[str, tuple[str, str, str]]:
     """{split: (corpus, src file, tgt file)} for a registry task: a split is a file stem of the task's corpus
     (STEM.SRC_LANG / STEM.TGT_LANG) or an explicit {corpus, src, tgt, ...} (other names, or another corpus;
     `split_options` has the rest: encoding, gold links)."""
-    from ..config import ConfigError
     splits = spec.get("splits") or {}
     missing = [s for s in ("train", "dev", "test") if s not in splits]
     if missing:
@@ -55,7 +57,6 @@ def split_options(spec: dict, split: str) -> dict:
 
 def _gold_links(path: Path, options: dict, src: list[str], tgt: list[str], out: Path) -> dict:
     """Write the split's gold links as out (Pharaoh, 0-based, source index first), checked against the text."""
-    from ..align.formats import check_lengths, load_alignments, write_pharaoh
     gold = load_alignments(path, options["gold_format"], reverse=options["gold_reverse"])
     check_lengths(gold.sentences, [len(s.split()) for s in src], [len(t.split()) for t in tgt], gold.path,
                   lines=gold.lines, spell=gold.spell)
@@ -74,11 +75,9 @@ def _drop_empty_pairs(src: list[str], tgt: list[str]) -> tuple[list[str], list[s
 
 def _registry_corpus(config: dict, spec: dict, out_dir: Path, root: Path, downloads: Path,
                      allow_network: bool) -> dict:
-    from .fetch import DEFAULT_CHECKSUMS, fetch_file
     data = config["data"]
     mirror = root / data["mirror"] if data.get("mirror") else None
     summary = {"corpus": spec["corpus"], "mirror": data.get("mirror"), "splits": {}, "files": {}}
-    from ..config import licence_allows
     for split, (corpus, src_name, tgt_name) in split_sources(spec).items():
         if not licence_allows(config, (spec.get("splits") or {}).get(split)):
             continue  # a licence-gated split you have not accepted: it does not exist for this preset
@@ -93,7 +92,6 @@ def _registry_corpus(config: dict, spec: dict, out_dir: Path, root: Path, downlo
         lenient = split == "train" and spec.get("drop_empty_train", False)
         if options["encoding"] != "utf-8" or options["gold"]:
             # e.g. the RWTH texts: latin-1, a trailing empty line; written out as UTF-8 like every other split
-            from ..align.formats import read_parallel_sentences
             src, tgt = read_parallel_sentences(*paths, encoding=options["encoding"])
         else:
             src, tgt = read_parallel(*paths, allow_empty_src=lenient, allow_empty_tgt=lenient)

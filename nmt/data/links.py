@@ -18,18 +18,14 @@ from pathlib import Path
 
 import numpy as np
 
+from .alignments import read_pharaoh
 from .text import CorpusError
-
-
-def _read_pharaoh(path: str | Path):
-    from ..align.formats import read_pharaoh  # imported here: nmt.data needs nmt.align only for links
-    return read_pharaoh(path)
 
 
 def read_links(path: str | Path) -> list[np.ndarray]:
     """One int32 array [n_links, 2] of (source index, target index) per line, sorted."""
     out = []
-    for alignment in _read_pharaoh(path):
+    for alignment in read_pharaoh(path):
         links = getattr(alignment, "possible", alignment)  # possible links include the sure ones
         out.append(np.array(sorted(links), dtype=np.int32).reshape(-1, 2))
     return out

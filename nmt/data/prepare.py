@@ -29,7 +29,7 @@ LINKS = "train.links"  # the prepared training pairs' links, for guided alignmen
 
 def _normalise(lines: list[str], lang: str, tokenize: bool, lowercase: bool) -> list[str]:
     if tokenize:
-        from .tokenize import tokenize as moses_tokenize
+        from .tokenize import tokenize as moses_tokenize  # sacremoses only for corpora that need tokenising
         lines = moses_tokenize(lines, lang)
     if lowercase:
         lines = [line.lower() for line in lines]
@@ -63,15 +63,19 @@ def prepare(raw_dir: str | Path, out_dir: str | Path, *, splits: list[str], trai
             tokenize: bool = False, lowercase: bool = False, links: str | Path | None = None) -> dict:
     """`links`: the raw training split's word alignment (default: {raw_dir}/{train_split}.links when it exists)."""
     raw_dir, out_dir = Path(raw_dir), Path(out_dir)
-    out_dir.mkdir(parents=True, exist_ok=True)
     texts = {}
     for split in splits:
         src, tgt = read_parallel(raw_dir / f"{split}.src", raw_dir / f"{split}.tgt")
+        if not src:  # nothing to train on, to validate or to score: every later step would fail without saying why
+            raise CorpusError(raw_dir / f"{split}.src", None, f"the {split} split is empty (no sentence pairs)")
         texts[split] = (_normalise(src, src_lang, tokenize, lowercase), _normalise(tgt, tgt_lang, tokenize, lowercase))
 
     # Length filter on the training data only: test sentences are never dropped.
     src, tgt = texts[train_split]
     keep = [i for i in range(len(src)) if len(src[i].split()) <= max_len and len(tgt[i].split()) <= max_len]
+    if not keep:
+        raise CorpusError(raw_dir / f"{train_split}.src", None, f"none of its {len(src)} training pairs is at most "
+                                                                 f"prepare.max_len ({max_len}) words on both sides")
     texts[train_split] = ([src[i] for i in keep], [tgt[i] for i in keep])
     dropped = len(src) - len(keep)
     links_path = Path(links) if links is not None else raw_dir / f"{train_split}.links"
@@ -83,6 +87,7 @@ def prepare(raw_dir: str | Path, out_dir: str | Path, *, splits: list[str], trai
     stats = {"src_lang": src_lang, "tgt_lang": tgt_lang, "tokenize": "sacremoses" if tokenize else "none",
              "lowercase": lowercase, "max_len": max_len, "train_dropped_by_length": dropped,
              "src_vocab": len(vocabs[0]), "tgt_vocab": len(vocabs[1]), "splits": {}}
+    out_dir.mkdir(parents=True, exist_ok=True)
     for split, (s, t) in texts.items():
         write_lines_atomic(out_dir / f"{split}.src", s)
         write_lines_atomic(out_dir / f"{split}.tgt", t)

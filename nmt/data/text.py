@@ -48,6 +48,10 @@ def _read_bytes(path: PathLike) -> bytes:
         raise CorpusError(path, None, f"cannot be read ({exc.strerror or exc})") from None
 
 
+_FORBIDDEN_BYTES = ((b"\x00", "NUL byte (a binary or UTF-16 file?)"),
+                    (b"\r", "carriage return inside the line (old Mac line endings? lines must end with \\n or \\r\\n)"))
+
+
 def read_lines(path: PathLike, *, allow_empty: bool = False, encoding: str = "utf-8") -> list[str]:
     """Read a text file (UTF-8 unless ``encoding`` names another codec) as a list of lines without their line endings.
 
@@ -58,6 +62,8 @@ def read_lines(path: PathLike, *, allow_empty: bool = False, encoding: str = "ut
       ASCII-compatible (UTF-8, latin-1, ...); UTF-16 and the like raise ``ValueError``.
     - Line endings ``\\n`` and ``\\r\\n`` are both removed; a final line without a newline is kept; a file that
       ends with a newline does not get an extra empty last line.
+    - A NUL byte (a binary file, or UTF-16 text) or a carriage return inside a line (a file with old Mac line
+      endings, where every "line" is one whole file) raises ``CorpusError('path:LINE: ... at column C')``.
     - A UTF-8 byte order mark at the very start of a UTF-8 file is dropped (it would otherwise stick to the first word).
     - Unless ``allow_empty`` is true, an empty line, or one made only of whitespace (it has no tokens, so it is just
       as unusable), raises ``CorpusError('path:LINE: empty line')``.
@@ -79,6 +85,10 @@ def read_lines(path: PathLike, *, allow_empty: bool = False, encoding: str = "ut
     for number, raw in enumerate(raw_lines, start=1):
         if raw.endswith(b"\r"):
             raw = raw[:-1]
+        for byte, what in _FORBIDDEN_BYTES:
+            if byte in raw:  # the same column rule as for invalid bytes: characters before it, plus one
+                column = len(raw[: raw.index(byte)].decode(codec, errors="replace")) + 1
+                raise CorpusError(path, number, f"{what} at column {column}")
         try:
             text = raw.decode(codec, errors="strict")
         except UnicodeDecodeError as exc:

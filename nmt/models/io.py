@@ -4,7 +4,7 @@ Both files hold plain data only: dicts, lists, str, int, float, bool, None and t
 optimiser's state, the RNG states). They are read with ``torch.load(..., weights_only=True)``, which unpickles
 nothing else, so a model file from elsewhere cannot run code here. A file it refuses (pickled Python objects:
 one written by other software, or by a version of nmt that stored such objects), a missing, truncated or
-foreign file, raises `nmt.config.ConfigError`: one line that names the file and says what to do (the command
+foreign file, raises `nmt.errors.ConfigError`: one line that names the file and says what to do (the command
 line prints it and exits with status 2).
 
   model.pt        {"model_config", "model" (state dict), "src_vocab", "tgt_vocab" (lists of words),
@@ -14,7 +14,7 @@ line prints it and exits with status 2).
 Either can start another system's training (train.init_from): `read_init_from`.
 
 Every file is written atomically (nmt.data.text.write_atomic): a kill mid-save never leaves half a file under
-the final name. This module uses nmt.models, nmt.data, nmt.devices and nmt.config's ConfigError, never nmt.train
+the final name. This module uses nmt.models, nmt.data, nmt.devices and nmt.errors, never nmt.train
 (which uses it).
 """
 from __future__ import annotations
@@ -27,11 +27,11 @@ from typing import Any
 
 import torch
 
-from ..config import ConfigError
+from ..errors import ConfigError
 from ..data.text import write_atomic
 from ..data.vocab import Vocab
 from ..devices import pick_device
-from .seq2seq import build_model
+from .registry import build_model
 
 MODEL_KEYS = ("model_config", "model", "src_vocab", "tgt_vocab", "config")
 CHECKPOINT_KEYS = ("config", "model", "optimizer", "state")

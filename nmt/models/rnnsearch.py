@@ -55,6 +55,7 @@ from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
 from ..data.vocab import EOS_ID, PAD_ID
 from .. import native
 from ..errors import UserError
+from .common import init_uniform, lengths_on, set_engine
 from .dropout import Dropout
 from .fast_gru import run_bidirectional_gru
 from .gru_decoder import run_rnnsearch_decoder
@@ -155,7 +156,7 @@ class RNNSearch(nn.Module):
         self.readout = nn.Linear(hidden + embed + 2 * hidden, 2 * self.maxout_units)  # [U_o V_o C_o], b_o
         self.generator = nn.Linear(self.maxout_units, tgt_vocab)                     # W_o
         self.dropout = Dropout(model.get("dropout", 0.0))
-        self.source_path: str | None = None  # set by nmt.train.load_model, for error messages
+        self.source_path: str | None = None  # set by nmt.models.io.load_model, for error messages
         self.engine = "fast"
 
     @property
@@ -165,12 +166,10 @@ class RNNSearch(nn.Module):
 
     @engine.setter
     def engine(self, value: str) -> None:
-        from .seq2seq import set_engine  # seq2seq imports this module (build_model)
         set_engine(self, value)
 
     # -- encoder ---------------------------------------------------------------------------------------------
     def encode(self, src: torch.Tensor, src_len: torch.Tensor) -> RNNSearchEncoderOutput:
-        from .seq2seq import lengths_on  # seq2seq imports this module (build_model)
         src_len_cpu, src_len = lengths_on(src_len, src.device)
         emb = self.dropout(self.src_embed(src))
         if self._engine == "fast" and native.usable(emb) and not torch.is_autocast_enabled(emb.device.type):
@@ -256,5 +255,4 @@ class RNNSearch(nn.Module):
 
     def init_uniform(self, init_range: float) -> None:
         """Uniform initialisation of every parameter in [-r, r] (the recipe `nmt train` applies to every model)."""
-        from .seq2seq import init_uniform  # seq2seq imports this module (build_model)
         init_uniform(self, init_range)

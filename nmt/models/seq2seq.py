@@ -1,6 +1,6 @@
 """The stacked-LSTM encoder-decoder of Luong et al. (2015): no attention, global or local attention, or Raffel et
-al.'s (2017) monotonic attention in place of the softmax (model.arch: luong; `build_model` below also builds
-RNNsearch, nmt.models.rnnsearch).
+al.'s (2017) monotonic attention in place of the softmax (model.arch: luong; its attention layers are the
+variants of nmt.models.variants, and nmt.models.registry builds it).
 
 - Encoder and decoder: L-layer LSTMs; dropout on the non-recurrent connections (embeddings, between layers,
   before the softmax), as in Zaremba et al. (2015).
@@ -21,13 +21,13 @@ from torch import nn
 from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
 
 from ..data.vocab import PAD_ID
-from .attention import GlobalAttention
+from .common import init_uniform, lengths_on, set_engine
 from .dropout import Dropout
 from .. import native
 from .fast_lstm import run_lstm
 from .feed_decoder import run_decoder
-from .local_attention import LocalAttention
 from .monotonic import MonotonicAttention
+from .variants import build_attention
 
 
 @dataclass
@@ -61,13 +61,6 @@ class DecoderState:
             step=self.step,
             attention=None if self.attention is None else self.attention.index_select(0, index),
         )
-
-
-def lengths_on(src_len: torch.Tensor, device: torch.device) -> tuple[torch.Tensor, torch.Tensor]:
-    """The sentence lengths on the CPU (what packing reads) and on `device` (masks). Training batches bring them
-    on the CPU in pinned memory (nmt.train.to_device), so that neither copy makes a GPU update wait."""
-    on_cpu = src_len if src_len.device.type == "cpu" else src_len.cpu()
-    return on_cpu, src_len.to(device, non_blocking=True)
 
 
 def reverse_padded(src: torch.Tensor, lengths: torch.Tensor) -> torch.Tensor:
@@ -225,69 +218,3 @@ class Seq2Seq(nn.Module):
     def init_uniform(self, init_range: float) -> None:
         """Uniform initialisation of every parameter in [-r, r] (the paper's recipe)."""
         init_uniform(self, init_range)
-
-
-def init_uniform(model: nn.Module, init_range: float) -> None:
-    """Every parameter uniform in [-r, r], then the padding rows of both embeddings zero (`nmt train`'s recipe for
-    every architecture: Luong et al.'s, and ours for RNNsearch)."""
-    for param in model.parameters():
-        nn.init.uniform_(param, -init_range, init_range)
-    for module in model.modules():
-        if isinstance(module, MonotonicAttention):
-            module.reset_scalars()  # its scale g and bias r have initial values of their own (Raffel et al. 2.4)
-    with torch.no_grad():
-        model.src_embed.weight[PAD_ID].zero_()
-        model.tgt_embed.weight[PAD_ID].zero_()
-
-
-ENGINES = ("fast", "eager")
-
-
-def set_engine(model: nn.Module, engine: str) -> None:
-    """Switch a model (Seq2Seq, RNNSearch) between the fast and the plain eager path; see Seq2Seq.engine."""
-    if engine not in ENGINES:
-        raise ValueError(f"unknown engine {engine!r}; choose one of {', '.join(ENGINES)}")
-    object.__setattr__(model, "_engine", engine)
-    for module in model.modules():
-        if isinstance(module, Dropout):
-            module.fast = engine == "fast"
-
-
-def build_attention(model: dict) -> nn.Module | None:
-    """The attention layer a model config asks for: none, global, local-m, local-p or monotonic."""
-    kind = model["attention"]
-    if kind == "none":
-        return None
-    if kind == "global":
-        return GlobalAttention(model["hidden"], model["score"], model["max_src_len"])
-    if kind == "monotonic":
-        return MonotonicAttention(model["hidden"], model.get("energy", "eq17"), model.get("attention_dim") or None,
-                                  bias_init=float(model.get("energy_bias", -1.0)),
-                                  noise=float(model.get("attention_noise", 0.0)))
-    return LocalAttention(model["hidden"], model["score"], kind, model.get("window", 10), model["reverse"])
-
-
-ARCHITECTURES = ("luong", "rnnsearch")
-# Settings only RNNsearch implements, and the value that means "off" (monotonic attention has noise too).
-RNNSEARCH_ONLY = {"target_foresight": False, "attention_noise": 0.0}
-
-
-def build_model(model: dict, src_vocab: int, tgt_vocab: int) -> nn.Module:
-    """The model `model.arch` names: luong (default; Seq2Seq, also for configs written before `arch` existed) or
-    rnnsearch (nmt.models.rnnsearch.RNNSearch)."""
-    arch = model.get("arch", "luong")
-    if arch == "rnnsearch":
-        from .rnnsearch import RNNSearch
-        return RNNSearch(model, src_vocab, tgt_vocab)
-    if arch != "luong":
-        raise ValueError(f"unknown model.arch {arch!r}; choose one of {', '.join(ARCHITECTURES)}")
-    for key, off in RNNSEARCH_ONLY.items():
-        if key == "attention_noise" and model.get("attention") == "monotonic":
-            continue
-        if model.get(key, off) != off:
-            raise ValueError(f"model.{key} is implemented for model.arch: rnnsearch only (this model is luong)")
-    return Seq2Seq(model, src_vocab, tgt_vocab)
-
-
-def count_parameters(model: nn.Module) -> int:
-    return sum(p.numel() for p in model.parameters())

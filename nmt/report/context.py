@@ -10,6 +10,7 @@ import subprocess
 from pathlib import Path
 
 from .. import __version__
+from ..data.synth import describe
 
 
 def _read_json(path: Path) -> dict | None:
@@ -35,7 +36,6 @@ def report_context(config: dict, data_dir: Path, results_dir: Path) -> dict:
         prep = _read_json(data_dir / pair / "prepared" / "prep.json") or {}
         description = spec["corpus"]
         if spec["corpus"] == "synth":
-            from ..data.synth import describe
             description = describe()
         corpora[task] = {
             "name": f"{spec['corpus']} (in the role of {task})",

@@ -12,7 +12,7 @@ from pathlib import Path
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
-from ..align.formats import links_to_matrix, read_pharaoh
+from ..data.alignments import links_to_matrix, read_pharaoh
 from ..data.text import read_lines
 from .heatmaps import attention_heatmaps
 from .plots import save_png

@@ -28,6 +28,7 @@ from .tables import (
     build_table,
     dataframe_records,
     load_table,
+    read_json_object,
     read_scores,
     scores_path,
 )
@@ -145,16 +146,6 @@ def _shown_table_path(path: Path) -> str:
 
 def _sha256(path: Path) -> str:
     return hashlib.sha256(Path(path).read_bytes()).hexdigest()
-
-
-def _read_json_object(path: Path) -> dict:
-    try:
-        data = json.loads(Path(path).read_text(encoding="utf-8"))
-    except json.JSONDecodeError as e:
-        raise ValueError(f"{path}: invalid JSON: {e}") from e
-    if not isinstance(data, dict):
-        raise ValueError(f"{path}: expected a JSON object")
-    return data
 
 
 def _write_text(path: Path, text: str) -> None:
@@ -408,7 +399,7 @@ def render_report(*, preset: str, preset_description: str, tables: list[Path], r
                 add_source(mfile, "training metrics")
                 if curve_points(mrecords):
                     metrics_files[system] = mfile
-            model_json = _read_json_object(jfile) if jfile.is_file() else None
+            model_json = read_json_object(jfile) if jfile.is_file() else None
             if model_json is not None:
                 add_source(jfile, "model")
             key = (pair, system)

@@ -16,9 +16,10 @@ from typing import Any
 
 import pandas as pd
 
+from ..errors import InputError
 from ..tables import BLEU_COLUMNS, COLUMN_LABELS, KNOWN_COLUMNS, is_number, load_table
 
-__all__ = ["BLEU_COLUMNS", "COLUMN_LABELS", "load_table", "build_table", "read_scores", "scores_path",
+__all__ = ["BLEU_COLUMNS", "COLUMN_LABELS", "load_table", "build_table", "read_json_object", "read_scores", "scores_path",
            "dataframe_records"]
 
 STATUS_MEASURED = "measured"
@@ -32,27 +33,36 @@ def scores_path(scores_dir: Path, system: str, testset: str) -> Path:
     return Path(scores_dir) / f"{system}.{testset}.json"
 
 
+def read_json_object(path: Path, what: str = "the file") -> dict:
+    """A JSON file that must hold one object; InputError naming the file (and the line and column of bad JSON)."""
+    try:
+        data = json.loads(Path(path).read_text(encoding="utf-8"))
+    except json.JSONDecodeError as e:
+        raise InputError(f"{path}: invalid JSON: {e}") from None
+    except UnicodeDecodeError as e:
+        raise InputError(f"{path}: invalid UTF-8 (byte 0x{e.object[e.start]:02x} at offset {e.start})") from None
+    if not isinstance(data, dict):
+        raise InputError(f"{path}: {what} must be a JSON object")
+    return data
+
+
 def read_scores(path: Path, *, system: str | None = None, testset: str | None = None,
                 pair: str | None = None, preset: str | None = None) -> dict:
     """Read one scores JSON file; check that its identity fields (when present) match.
 
-    Raises ``ValueError`` naming the file when it is not a JSON object, when an identity
-    field disagrees with what the caller expects, or when a metric value is not a number.
+    Raises ``InputError`` (a ValueError; `nmt report` says it in one line) naming the file when it is not a
+    JSON object, when an identity field disagrees with what the caller expects, or when a metric value is not a
+    number.
     """
     path = Path(path)
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except json.JSONDecodeError as e:
-        raise ValueError(f"{path}: invalid JSON: {e}") from e
-    if not isinstance(data, dict):
-        raise ValueError(f"{path}: a scores file must be a JSON object")
+    data = read_json_object(path, "a scores file")
     for key, expected in (("system", system), ("testset", testset), ("pair", pair), ("preset", preset)):
         if expected is not None and key in data and data[key] != expected:
-            raise ValueError(f"{path}: '{key}' is {data[key]!r}, expected {expected!r}")
+            raise InputError(f"{path}: '{key}' is {data[key]!r}, expected {expected!r}")
     for c in KNOWN_COLUMNS:
         v = data.get(c)
         if v is not None and not is_number(v):
-            raise ValueError(f"{path}: '{c}' must be a number or null (got {v!r})")
+            raise InputError(f"{path}: '{c}' must be a number or null (got {v!r})")
     return data
 
 

@@ -45,7 +45,7 @@ rule alignment_map:
         "results/{preset}/{pair}/attention/{system}.{split}.json",
     params:
         length=map_length,
-        label=lambda wc: nmtcfg.aligner_label(ALIGNMENTS[(wc.pair, wc.system, wc.split)]["aligner"]),
+        label=lambda wc: aligner_label(ALIGNMENTS[(wc.pair, wc.system, wc.split)]["aligner"]),
     wildcard_constraints:
         system=_names(_MAP_ALIGNERS),
     resources:

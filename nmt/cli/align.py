@@ -1,7 +1,7 @@
 """`nmt align ...`: score alignments against a gold standard, merge two directions, run eflomal, extract a
 model's alignments.
 
-`register(subparsers)` adds the command group to the `nmt` parser (nmt/cli.py). The modules doing the work are
+`register(subparsers)` adds the command group to the `nmt` parser (nmt/cli/main.py). The modules doing the work are
 imported inside the commands, so building the parser stays cheap. Every command writes its results with an
 atomic rename, prints a one-line JSON summary, and stops with ``nmt: error: path:LINE: problem`` (exit
 status 2) on bad input, like the other `nmt` commands.
@@ -14,7 +14,8 @@ import json
 import sys
 
 from .. import eflomal_runner
-from .formats import FORMATS  # plain constants; formats.py imports nothing heavy besides numpy
+from ..data.alignments import FORMATS  # plain constants; alignments.py imports nothing heavy besides numpy
+from .common import add_system_args, system_models
 
 
 def _encoding(name: str) -> str:
@@ -30,9 +31,9 @@ def _encoding(name: str) -> str:
 
 def cmd_score(args) -> None:
     from ..data.text import CorpusError, write_json_atomic
-    from .formats import check_count, check_lengths, load_alignments, read_parallel_sentences
-    from .metrics import MetricError, score, score_soft
-    from .soft import load_soft
+    from ..data.alignments import check_count, check_lengths, load_alignments, read_parallel_sentences
+    from ..align.metrics import MetricError, score, score_soft
+    from ..align.soft import load_soft
 
     gold = load_alignments(args.gold, args.gold_format, reverse=args.gold_reverse, skip_negative=args.skip_negative)
     tests = [load_alignments(path, args.test_format, reverse=args.test_reverse, skip_negative=args.skip_negative)
@@ -82,7 +83,7 @@ def cmd_score(args) -> None:
         # Peter et al.'s "converted to hard alignment": SAER of the hard links turned into attention-like
         # matrices (a target word's links share its mass). With plain 0/1 matrices SAER would equal AER, which
         # their table (AER 19.0, hard SAER 24.6) shows it does not.
-        from .soft import hard_matrix
+        from ..align.soft import hard_matrix
         hard = [hard_matrix(links.possible if hasattr(links, "possible") else links, n_src, n_tgt, normalise=True)
                 for links, n_src, n_tgt in zip(hypotheses, *lengths)]
         try:
@@ -104,8 +105,8 @@ def cmd_score(args) -> None:
 
 
 def cmd_symmetrize(args) -> None:
-    from .formats import check_count, flip, load_alignments, write_pharaoh
-    from .symmetrize import symmetrize_corpus
+    from ..data.alignments import check_count, flip, load_alignments, write_pharaoh
+    from ..align.symmetrize import symmetrize_corpus
 
     forward = load_alignments(args.forward, args.format)
     reverse = load_alignments(args.reverse, args.format)
@@ -120,7 +121,7 @@ def cmd_symmetrize(args) -> None:
 
 def cmd_eflomal(args) -> None:
     from ..data.text import write_json_atomic
-    from .statistical import align_files
+    from ..align.statistical import align_files
 
     info = align_files(args.src, args.tgt, args.out, encoding=args.encoding, extra_src_path=args.extra_src,
                        extra_tgt_path=args.extra_tgt, extra_encoding=args.extra_encoding, model=args.model,
@@ -135,10 +136,8 @@ def cmd_eflomal(args) -> None:
 
 
 def cmd_extract(args) -> None:
-    from ..train import set_threads
-    from .extract import extract_files
-
-    from ..cli import system_models
+    from ..devices import set_threads
+    from ..align.extract import extract_files
 
     set_threads(args.threads)
     paths, combine = system_models(args, "nmt align extract")
@@ -149,9 +148,8 @@ def cmd_extract(args) -> None:
 
 def register(subparsers) -> None:
     """Add `nmt align {score,symmetrize,eflomal,extract}` to the `nmt` command's subparsers."""
-    from ..cli import add_system_args
-    from .statistical import LABELS
-    from .symmetrize import METHODS
+    from ..align.statistical import LABELS
+    from ..align.symmetrize import METHODS
 
     align = subparsers.add_parser("align", help="word alignments: score (AER, SAER), symmetrize, eflomal baselines"
                                   ).add_subparsers(dest="align_command", required=True)

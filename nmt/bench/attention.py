@@ -17,10 +17,10 @@ import datetime
 
 import torch
 
-from .bench_timing import interleaved_medians
+from ..models.attention import GlobalAttention
+from ..models.local_attention import LocalAttention
 from .estimate import device_description
-from .models.attention import GlobalAttention
-from .models.local_attention import LocalAttention
+from .timing import interleaved_medians
 
 METHODS = ("global", "local-m", "local-p")
 

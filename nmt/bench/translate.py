@@ -1,6 +1,6 @@
 """`nmt bench translate`: decoding speed of each distinct model of a preset, greedy and beam search, in sentences per
 second at batch 1 and batch 64, on the device it runs on; with --compare-eager the plain path beside it (the eager
-engine and the step-by-step reference searches of nmt.search_reference), timed in turn (nmt.bench_timing).
+engine and the step-by-step reference searches of nmt.search_reference), timed in turn (nmt.bench.timing).
 
 The models are freshly initialised (the preset's architecture and vocabulary sizes, no training needed), so they
 rarely end a sentence early: every hypothesis runs to its length limit (2 x source length + 10), the most work a
@@ -15,14 +15,14 @@ from pathlib import Path
 
 import torch
 
-from . import config as cfg
-from .bench_timing import interleaved_medians
-from .data.batches import make_batch
-from .data.prepare import load_split
+from .. import config as cfg
+from ..data.batches import make_batch
+from ..data.prepare import load_split
+from ..models.registry import build_model
+from ..search_reference import beam_search_reference, greedy_reference
+from ..translate import beam_search, greedy
 from .estimate import _SPECIALS, device_description, preset_systems
-from .models.seq2seq import build_model
-from .search_reference import beam_search_reference, greedy_reference
-from .translate import beam_search, greedy
+from .timing import interleaved_medians
 
 BATCHES = (1, 64)
 

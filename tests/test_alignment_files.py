@@ -4,7 +4,7 @@ import re
 
 import pytest
 
-from nmt.align.formats import (Alignment, check_count, check_lengths, flip, format_pharaoh, load_alignments,
+from nmt.data.alignments import (Alignment, check_count, check_lengths, flip, format_pharaoh, load_alignments,
                                load_rwth, load_talp, read_parallel_sentences, read_pharaoh, read_rwth,
                                read_sentences, read_talp, write_pharaoh, write_talp)
 from nmt.data.text import CorpusError, read_lines
@@ -40,6 +40,16 @@ def test_reverse_swaps_every_link_to_target_first(tmp_path, fmt, text):
     swapped = load_alignments(path, fmt, reverse=True).sentences
     assert swapped == flip(EXPECTED)
     assert swapped[0].possible == {(0, 0), (1, 1), (2, 1)}
+
+
+def test_crlf_line_endings_read_the_same_links_and_a_lone_cr_is_an_error(tmp_path):
+    crlf = tmp_path / "crlf.pharaoh"
+    crlf.write_bytes(PHARAOH.replace("\n", "\r\n").encode())
+    assert read_pharaoh(crlf) == EXPECTED
+    cr = tmp_path / "cr.pharaoh"
+    cr.write_bytes(PHARAOH.replace("\n", "\r").encode())
+    with pytest.raises(CorpusError, match=r"cr\.pharaoh:1: carriage return inside the line"):
+        read_pharaoh(cr)
 
 
 def test_talp_drops_only_empty_lines_at_the_end(tmp_path):

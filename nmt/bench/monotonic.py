@@ -23,7 +23,7 @@ contexts  Their benchmark, per cell (T, U) of a grid: the time to compute all U 
           theirs. With random states about half the energies are >= 0, so the pointer advances about one entry
           per step (the number of entries skipped is geometric); that is their setting too. The paper's code
           tests the energy's sign; computing the sigmoid, as algorithm 1 does, costs the hard side a little more.
-decoding  Whole greedy decoding with real models of this project (`nmt.models.seq2seq.build_model`, random
+decoding  Whole greedy decoding with real models of this project (`nmt.models.registry.build_model`, random
           weights, eval mode, batch 1): encode a source of L words, then exactly U = L decoder steps (argmax, </s>
           ignored), for each L of a list. Softmax's attention then costs O(L^2) per sentence and the hard
           process' O(L); the LSTM steps, the output layer and the encoder cost O(L) for both. The growth from
@@ -34,7 +34,7 @@ decoding  Whole greedy decoding with real models of this project (`nmt.models.se
           its time is the attention's own cost, which is where O(L^2) and O(L) should show. What the attention
           did (steps that attended, energies computed) is recorded from one more, untimed, decoding.
 
-All times are medians of samples taken in turn (nmt.bench_timing): a grid cell gets about min_time seconds per
+All times are medians of samples taken in turn (nmt.bench.timing): a grid cell gets about min_time seconds per
 method, in 10 samples of back-to-back calls; every (decoder, length) pair is decoded once per round, so a slow
 spell of the machine hits every length alike. Everything runs on one thread: torch's (the command sets it)
 and numpy's BLAS (set here, with threadpoolctl if it is installed, else through OpenBLAS' own call; an environment
@@ -51,11 +51,13 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from .bench_timing import interleaved_medians
-from .data.vocab import BOS_ID, SPECIALS
+from ..data.vocab import BOS_ID, SPECIALS
+from ..models.monotonic import set_monotonic_mode
+from ..models.registry import build_model
 from .estimate import device_description
+from .timing import interleaved_medians
 
-SAMPLES_PER_CELL = 10  # timed samples per method and grid cell: each lasts about min_time / 10 (nmt.bench_timing)
+SAMPLES_PER_CELL = 10  # timed samples per method and grid cell: each lasts about min_time / 10 (nmt.bench.timing)
 # The decoders of the decoding measurement: (name, overrides of the preset's model config, monotonic mode).
 # energy_bias 0: with random weights and the usual r = -1 every p is < 0.5, so the hard process would run off the
 # memory at the first step and do nothing after it (the cheapest case); with r = 0 it attends at every step.
@@ -203,12 +205,10 @@ def decoder_model(base: dict, overrides: dict, mode: str | None, *, hidden: int,
                   max_len: int) -> torch.nn.Module:
     """A model of this project from the preset's model config, at the benchmark's size, random weights, eval
     mode; `mode` switches a monotonic model's attention to that process (hard: the linear-time one)."""
-    from .models.seq2seq import build_model
     config = {**base, "arch": "luong", "hidden": hidden, "embed": hidden, "layers": layers, "dropout": 0.0,
               "max_src_len": max_len, **overrides}
     model = build_model(config, vocab, vocab).eval()
     if mode is not None:
-        from .models.monotonic import set_monotonic_mode
         set_monotonic_mode(model, mode)
     return model
 

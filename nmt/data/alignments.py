@@ -33,7 +33,7 @@ from typing import Callable, Iterable, NamedTuple, Sequence
 
 import numpy as np
 
-from ..data.text import CorpusError, read_lines, write_lines_atomic
+from .text import CorpusError, read_lines, write_lines_atomic
 
 Link = tuple[int, int]  # (source index, target index), 0-based
 

@@ -1,4 +1,7 @@
-"""The `nmt` command line: one subcommand per pipeline stage. Workflow rules call these; so can people."""
+"""The `nmt` command line: one subcommand per pipeline stage. Workflow rules call these; so can people.
+
+Each command imports the modules that do its work when it runs, so that `nmt --help`, `nmt systems` and the
+workflow engines' many small calls do not pay for importing torch."""
 from __future__ import annotations
 
 import argparse
@@ -6,36 +9,18 @@ import json
 import sys
 from pathlib import Path
 
-from . import config as cfg
-from . import eflomal_runner
-from .data.text import write_json_atomic
-from .dvc_vars import DEFAULT_PATH as DVC_VARS_PATH
-from .errors import UserError
-
-
-def _add_config_args(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--params", default="params.yaml", help="the params file (default: params.yaml)")
-    p.add_argument("--preset", default=None, help="preset name (default: the one params.yaml names)")
-
-
-def add_system_args(p: argparse.ArgumentParser) -> None:
-    """The options with which --system names a system or ensemble of the preset's tables (see system_models)."""
-    _add_config_args(p)
-    p.add_argument("--task", help="with --system: the task (e.g. en-de)")
-    p.add_argument("--models-dir", default=".", help="with --system: the directory of the trained systems")
-    p.add_argument("--combine", choices=("prob", "logprob"), default="prob",
-                   help="ensemble: average the probabilities (default) or the log-probabilities (does not change "
-                        "an averaged attention)")
-
-
-def _load(args) -> dict:
-    return cfg.load_params(args.params, args.preset)
+from .. import config as cfg
+from .. import eflomal_runner
+from ..data.text import write_json_atomic
+from ..errors import UserError
+from . import align
+from .common import add_config_args, add_system_args, load_config, system_models
 
 
 # -- data -----------------------------------------------------------------------------------------------------
 def cmd_data_get(args) -> None:
-    from .data.corpus import get_task_corpus
-    config = _load(args)
+    from ..data.corpus import get_task_corpus
+    config = load_config(args)
     summary = get_task_corpus(config, args.task, args.out, root=Path(args.params).parent,
                               downloads=args.downloads, allow_network=not args.offline)
     print(json.dumps(summary["splits"], sort_keys=True))
@@ -43,7 +28,7 @@ def cmd_data_get(args) -> None:
 
 def cmd_data_list(args) -> None:
     """The registry: every corpus, its files, where a mirror keeps them, and its licence."""
-    from .data.fetch import load_registry
+    from ..data.fetch import load_registry
     for name, spec in load_registry().items():
         gated = " [licence-gated]" if spec["licence_gated"] else ""
         print(f"{name}{gated}: {' '.join(spec['description'].split())}")
@@ -55,7 +40,7 @@ def cmd_data_list(args) -> None:
 
 def cmd_data_fetch(args) -> None:
     """Fetch registry files into a directory (e.g. to fill a mirror, or to get the raw WMT newstests)."""
-    from .data.fetch import DEFAULT_CHECKSUMS, fetch_corpus
+    from ..data.fetch import DEFAULT_CHECKSUMS, fetch_corpus
     dest = Path(args.dest) if args.dest else Path(args.downloads) / args.corpus
     paths = fetch_corpus(args.corpus, args.files or None, dest, mirror=args.mirror, checksums=DEFAULT_CHECKSUMS,
                          allow_network=not args.offline, accept_licence=args.accept_licence)
@@ -64,8 +49,8 @@ def cmd_data_fetch(args) -> None:
 
 
 def cmd_data_prepare(args) -> None:
-    from .data.prepare import prepare
-    config = _load(args)
+    from ..data.prepare import prepare
+    config = load_config(args)
     spec = cfg.corpus_for_task(config, args.task)
     prep = cfg.prepare_for_task(config, args.task)
     stats = prepare(args.raw, args.out, splits=args.splits or cfg.task_splits(config, args.task), src_lang=spec["src_lang"],
@@ -81,10 +66,9 @@ def _data_root(args, config: dict) -> Path:
 
 
 def cmd_bench_train(args) -> None:
-    from .estimate import bench_train
-    from .devices import pick_device
-    from .train import set_threads
-    config = _load(args)
+    from ..bench.estimate import bench_train
+    from ..devices import pick_device, set_threads
+    config = load_config(args)
     set_threads(args.threads)
     result = bench_train(config, Path(args.params).parent, _data_root(args, config), updates=args.updates,
                          warmup=args.warmup, device=pick_device(args.device), compare_eager=args.compare_eager,
@@ -97,10 +81,9 @@ def cmd_bench_train(args) -> None:
 
 
 def cmd_bench_translate(args) -> None:
-    from .bench_translate import bench_translate
-    from .devices import pick_device
-    from .train import set_threads
-    config = _load(args)
+    from ..bench.translate import bench_translate
+    from ..devices import pick_device, set_threads
+    config = load_config(args)
     set_threads(args.threads)
     result = bench_translate(config, Path(args.params).parent, _data_root(args, config), device=pick_device(args.device),
                              beam=args.beam, compare_eager=args.compare_eager, systems=args.systems,
@@ -111,10 +94,9 @@ def cmd_bench_translate(args) -> None:
 
 
 def cmd_bench_attention(args) -> None:
-    from .bench_attention import bench_attention
-    from .devices import pick_device
-    from .train import set_threads
-    config = _load(args)
+    from ..bench.attention import bench_attention
+    from ..devices import pick_device, set_threads
+    config = load_config(args)
     options = dict(config["bench"]["attention"])
     if args.lengths:
         options["lengths"] = args.lengths
@@ -125,9 +107,9 @@ def cmd_bench_attention(args) -> None:
 
 
 def cmd_bench_monotonic(args) -> None:
-    from .bench_monotonic import bench_monotonic
-    from .train import set_threads
-    config = _load(args)
+    from ..bench.monotonic import bench_monotonic
+    from ..devices import set_threads
+    config = load_config(args)
     set_threads(args.threads)
     result = bench_monotonic(**config["bench"]["monotonic"], base_model=config["model"], threads=args.threads,
                              progress=lambda m: print(m, file=sys.stderr))
@@ -136,8 +118,8 @@ def cmd_bench_monotonic(args) -> None:
 
 
 def cmd_estimate(args) -> None:
-    from .estimate import estimate, format_estimate
-    config = _load(args)
+    from ..bench.estimate import estimate, format_estimate
+    config = load_config(args)
     try:
         bench = json.loads(Path(args.throughput).read_text(encoding="utf-8"))
     except (OSError, ValueError) as err:
@@ -151,18 +133,18 @@ def cmd_estimate(args) -> None:
 
 # -- systems --------------------------------------------------------------------------------------------------
 def cmd_systems(args) -> None:
-    config = _load(args)
+    config = load_config(args)
     for pair, systems in cfg.collect_systems(config, Path(args.params).parent).items():
         for system in systems:
             print(f"{pair}\t{system}" if args.with_pair else system)
 
 
 def cmd_dvc_vars(args) -> None:
-    from .data.text import write_text_atomic
-    from .dvc_vars import render
-    config = _load(args)
+    from ..data.text import write_text_atomic
+    from ..pipeline.dvc_vars import DEFAULT_PATH, render
+    config = load_config(args)
     text = render(config, Path(args.params).parent)
-    out = Path(args.out)
+    out = Path(args.out or DEFAULT_PATH)
     if args.check:
         current = out.read_text(encoding="utf-8") if out.is_file() else None
         if current != text:
@@ -175,7 +157,7 @@ def cmd_dvc_vars(args) -> None:
 
 
 def cmd_config(args) -> None:
-    config = _load(args)
+    config = load_config(args)
     if args.table and args.system:
         config = cfg.system_config(config, cfg.load_table(args.table), args.system, args.table)
     print(json.dumps(config, indent=2, sort_keys=True))
@@ -183,8 +165,8 @@ def cmd_config(args) -> None:
 
 # -- train / translate / evaluate -----------------------------------------------------------------------------
 def cmd_train(args) -> None:
-    from .train import train
-    config = _load(args)
+    from ..train import train
+    config = load_config(args)
     system_cfg = cfg.system_config(config, cfg.load_table(args.table), args.system, args.table)
     # Files from other steps (a baseline to start from, aligned training pairs): given on the command line, or
     # where the workflow puts them beside --out (results/{preset}/{task}/models/{system}).
@@ -198,34 +180,22 @@ def cmd_train(args) -> None:
     train(system_cfg, args.data, args.out, system=args.system, threads=args.threads, device=args.device)
 
 
-def system_models(args, command: str) -> tuple[list[str], str]:
-    """The model files and ensemble combination a command decodes: --model as given, or --system NAME of the
-    preset's tables for --task under --models-dir (how `dvc repro` names a system or an ensemble)."""
-    if not args.system:
-        return args.model, args.combine
-    if not args.task:
-        raise cfg.ConfigError(f"{command} --system needs --task (and --models-dir)")
-    paths, ensemble_combine = cfg.decoding_models(_load(args), Path(args.params).parent, args.task, args.system,
-                                                  args.models_dir)
-    return [str(p) for p in paths], ensemble_combine or args.combine
-
-
 def cmd_translate(args) -> None:
-    from .data.text import read_lines, write_lines_atomic
-    from .train import set_threads
-    from .translate import load_models, translate_ids
+    from ..data.text import read_lines, write_lines_atomic
+    from ..devices import set_threads
+    from ..translate import load_models, translate_ids
     set_threads(args.threads)
     paths, combine = system_models(args, "nmt translate")
     model, src_vocab, tgt_vocab, config = load_models(paths, args.device, combine)
     options = config.get("translate", {})
     decode = {}
     if args.system:  # a table's `decodings:` entry says how this one is decoded (beam, monotonic)
-        decode = cfg.decode_options(cfg.collect_ensembles(_load(args), Path(args.params).parent).get(args.task, {}),
+        decode = cfg.decode_options(cfg.collect_ensembles(load_config(args), Path(args.params).parent).get(args.task, {}),
                                     args.system)
     beam = args.beam or decode.get("beam") or options.get("beam", 1)
     monotonic = args.monotonic or decode.get("monotonic")
     if monotonic:
-        from .models.monotonic import set_monotonic_mode
+        from ..models.monotonic import set_monotonic_mode
         try:
             set_monotonic_mode(model, monotonic)
         except ValueError as e:
@@ -241,8 +211,8 @@ def cmd_translate(args) -> None:
 
 
 def cmd_attention(args) -> None:
-    from .attention_map import attention_map, links_map
-    from .train import set_threads
+    from ..attention_map import attention_map, links_map
+    from ..devices import set_threads
     set_threads(args.threads)
     where = {"line": args.line, "length": tuple(args.length) if args.length else None,
              "system": args.system_name or args.system}
@@ -257,30 +227,30 @@ def cmd_attention(args) -> None:
 
 
 def cmd_unk_dict(args) -> None:
-    from .unk import build_dictionary
+    from ..unk import build_dictionary
     stats = build_dictionary(args.src, args.tgt, args.out, seed=args.seed, samplers=args.samplers,
                              progress=lambda m: print(m, file=sys.stderr))
     print(json.dumps(stats))
 
 
 def cmd_unk_replace(args) -> None:
-    from .unk import replace_file
+    from ..unk import replace_file
     print(json.dumps(replace_file(args.hyp, args.positions, args.src, args.dict, args.out)))
 
 
 def cmd_evaluate(args) -> None:
-    from .evaluate import evaluate_files
+    from ..evaluate import evaluate_files
     ppl, lang = None, args.lang
     if args.models_dir:  # the system's own model for perplexity; an ensemble of the preset's tables has none
-        paths, combine = cfg.decoding_models(_load(args), Path(args.params).parent, args.pair, args.system,
+        paths, combine = cfg.decoding_models(load_config(args), Path(args.params).parent, args.pair, args.system,
                                              args.models_dir)
         if combine is None:
             args.model = str(paths[0])
     if args.model:
-        from .data.text import read_parallel
-        from .likelihood import corpus_nll, perplexity
-        from .models.io import load_model
-        from .train import set_threads
+        from ..data.text import read_parallel
+        from ..likelihood import corpus_nll, perplexity
+        from ..models.io import load_model
+        from ..devices import set_threads
         set_threads(args.threads)
         model, src_vocab, tgt_vocab, config = load_model(args.model, args.device)
         lang = lang or cfg.corpus_for_task(config, args.pair)["tgt_lang"]
@@ -290,14 +260,14 @@ def cmd_evaluate(args) -> None:
         ppl = perplexity(nll, tokens)
     meta = {"system": args.system, "testset": args.testset, "preset": args.preset_name, "pair": args.pair}
     if not lang and args.pair and Path(args.params).is_file():  # e.g. an ensemble: the preset names the language
-        lang = cfg.corpus_for_task(_load(args), args.pair)["tgt_lang"]
+        lang = cfg.corpus_for_task(load_config(args), args.pair)["tgt_lang"]
     if not lang:
         raise cfg.ConfigError("nmt evaluate: give --lang, --model or --pair (with the params file) to take the "
                               "target language from")
     unk = None
     if args.positions:
-        from .data.text import read_lines
-        from .unk import replace_file
+        from ..data.text import read_lines
+        from ..unk import replace_file
         if not (args.unk_dict and args.src and args.unk_out):
             raise cfg.ConfigError("nmt evaluate --positions needs --unk-dict, --src and --unk-out too")
         # A model without attention writes no positions: there is nothing to replace with.
@@ -305,7 +275,7 @@ def cmd_evaluate(args) -> None:
             unk = {"hyp": args.unk_out, "dict": args.unk_dict,
                    **replace_file(args.hyp, args.positions, args.src, args.unk_dict, args.unk_out)}
         else:  # the translation as it is, so that --unk-out always exists (the workflow declares it)
-            from .data.text import write_lines_atomic
+            from ..data.text import write_lines_atomic
             write_lines_atomic(args.unk_out, read_lines(args.hyp, allow_empty=True))
     scores = evaluate_files(args.hyp, args.ref, lang=lang, ppl=ppl, meta=meta, unk=unk, src_path=args.src)
     write_json_atomic(args.out, scores)
@@ -314,9 +284,9 @@ def cmd_evaluate(args) -> None:
 
 # -- report ---------------------------------------------------------------------------------------------------
 def cmd_report(args) -> None:
-    from .report.context import report_context
-    from .report.render import SPEED_VIEWS, render_report
-    config = _load(args)
+    from ..report.context import report_context
+    from ..report.render import SPEED_VIEWS, render_report
+    config = load_config(args)
     root = Path(args.params).parent
     tables = [root / t for t in config["tables"]]
     # Outputs are namespaced by task (results/{preset}/{task}/...); the preset says which corpus plays it.
@@ -341,7 +311,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     data = sub.add_parser("data", help="corpora: list, fetch, get, prepare").add_subparsers(dest="data_command", required=True)
     p = data.add_parser("get", help="the raw corpus of a task: generated (synth) or fetched and verified")
-    _add_config_args(p)
+    add_config_args(p)
     p.add_argument("--task", required=True, help="the table task (e.g. en-de); the preset names its corpus")
     p.add_argument("--out", required=True, help="directory for {split}.src / {split}.tgt")
     p.add_argument("--downloads", default="data/downloads", help="where fetched files are kept (default: %(default)s)")
@@ -360,7 +330,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="you read and accepted the licence of a licence-gated corpus (RWTH gold alignments)")
     p.set_defaults(func=cmd_data_fetch)
     p = data.add_parser("prepare", help="tokenise, length-filter, build vocabularies, binarise")
-    _add_config_args(p)
+    add_config_args(p)
     p.add_argument("--task", required=True)
     p.add_argument("--raw", required=True, help="directory with {split}.src / {split}.tgt")
     p.add_argument("--out", required=True)
@@ -370,7 +340,7 @@ def build_parser() -> argparse.ArgumentParser:
     bench = sub.add_parser("bench", help="measurements of this code's speed").add_subparsers(
         dest="bench_command", required=True)
     p = bench.add_parser("train", help="training throughput of each distinct model of the preset (for nmt estimate)")
-    _add_config_args(p)
+    add_config_args(p)
     p.add_argument("--data", help="prepared data root, for real sizes (default: data/PRESET)")
     p.add_argument("--updates", type=int, default=20, help="timed updates per model (default: %(default)s)")
     p.add_argument("--warmup", type=int, default=3, help="untimed updates first (default: %(default)s)")
@@ -389,7 +359,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_bench_train)
     p = bench.add_parser("translate", help="decoding speed of each distinct model of the preset: greedy and beam "
                                            "search, sentences/s at batch 1 and 64")
-    _add_config_args(p)
+    add_config_args(p)
     p.add_argument("--data", help="prepared data root, for real sentences (default: data/PRESET)")
     p.add_argument("--beam", type=int, help="beam size (default: the preset's translate.beam)")
     p.add_argument("--device", help="cpu or cuda (default: cuda when available)")
@@ -402,7 +372,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--out", help="JSON file (default: benchmarks/translate-PRESET-DEVICE.json)")
     p.set_defaults(func=cmd_bench_translate)
     p = bench.add_parser("attention", help="time per decoder step of global vs local attention, by source length")
-    _add_config_args(p)
+    add_config_args(p)
     p.add_argument("--out", required=True, help="JSON file for the report")
     p.add_argument("--lengths", type=int, nargs="+", help="source lengths (default: bench.attention.lengths)")
     p.add_argument("--device", default="cpu", help="cpu or cuda (default: %(default)s)")
@@ -410,36 +380,36 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_bench_attention)
     p = bench.add_parser("monotonic", help="softmax vs hard monotonic attention (Raffel et al. 2017, appendix F): "
                                            "context vectors over a T x U grid, and whole greedy decoding by length")
-    _add_config_args(p)
+    add_config_args(p)
     p.add_argument("--out", required=True, help="JSON file for the report")
     p.add_argument("--threads", type=int, default=1, help="CPU threads, torch's and numpy's (default: %(default)s)")
     p.set_defaults(func=cmd_bench_monotonic)
     p = sub.add_parser("estimate", help="device-hours to train every system of the preset, from measured throughput")
-    _add_config_args(p)
+    add_config_args(p)
     p.add_argument("--throughput", required=True, help="the JSON file `nmt bench train` wrote")
     p.add_argument("--data", help="prepared data root, for real sizes (default: data/PRESET)")
     p.add_argument("--json", help="also write the estimate as JSON")
     p.set_defaults(func=cmd_estimate)
 
     p = sub.add_parser("systems", help="list the systems the preset's tables train")
-    _add_config_args(p)
+    add_config_args(p)
     p.add_argument("--with-pair", action="store_true")
     p.set_defaults(func=cmd_systems)
     p = sub.add_parser("dvc-vars", help="write what dvc.yaml iterates over (systems, translations, ...) from the "
                                         "preset's table and figure files")
-    _add_config_args(p)
-    p.add_argument("--out", default=str(DVC_VARS_PATH))
+    add_config_args(p)
+    p.add_argument("--out", default=None, help="default: workflow/dvc_vars.yaml (nmt.pipeline.dvc_vars)")
     p.add_argument("--check", action="store_true", help="only check that the file is current (exit 2 if not)")
     p.set_defaults(func=cmd_dvc_vars)
 
     p = sub.add_parser("config", help="print the resolved configuration (of one system with --table/--system)")
-    _add_config_args(p)
+    add_config_args(p)
     p.add_argument("--table")
     p.add_argument("--system")
     p.set_defaults(func=cmd_config)
 
     p = sub.add_parser("train", help="train one system of a table (resumes from its checkpoint)")
-    _add_config_args(p)
+    add_config_args(p)
     p.add_argument("--table", required=True)
     p.add_argument("--system", required=True)
     p.add_argument("--data", required=True, help="prepared data directory")
@@ -509,11 +479,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--out", required=True)
     p.set_defaults(func=cmd_unk_replace)
 
-    from .align.cli import register as register_align  # `nmt align ...` (nmt/align/cli.py)
-    register_align(sub)
+    align.register(sub)  # `nmt align ...` (nmt/cli/align.py)
 
     p = sub.add_parser("evaluate", help="BLEU (tokenised and sacreBLEU 13a) and perplexity -> JSON")
-    _add_config_args(p)
+    add_config_args(p)
     p.add_argument("--hyp", required=True)
     p.add_argument("--ref", required=True)
     p.add_argument("--src", help="source file (for perplexity, with --model; for unk replacement)")
@@ -536,7 +505,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_evaluate)
 
     p = sub.add_parser("report", help="render the preset's tables into HTML + CSV + JSON")
-    _add_config_args(p)
+    add_config_args(p)
     p.add_argument("--results", required=True, help="results/{preset}")
     p.add_argument("--data", required=True, help="data/{preset}")
     p.add_argument("--out", required=True, help="reports/{preset}")
@@ -552,7 +521,3 @@ def main(argv: list[str] | None = None) -> int:
         print(f"nmt: error: {err}", file=sys.stderr)
         return 2
     return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -28,12 +28,12 @@ from pathlib import Path
 
 import torch
 
-from . import config as cfg
-from .bench_timing import interleaved_medians
-from .data.batches import Batch
-from .models.seq2seq import build_model
-from .train import train
-from .train_step import TrainingStep
+from .. import config as cfg
+from ..data.batches import Batch
+from ..models.registry import build_model
+from ..train import train
+from ..train_step import TrainingStep
+from .timing import interleaved_medians
 
 # Settings that do not change the cost of an update (reversal only reorders the source).
 _COST_FREE_MODEL_KEYS = ("reverse",)
@@ -66,9 +66,8 @@ def training_size(config: dict, task: str, data_root: str | Path | None) -> dict
 def cost_key(resolved: dict, size: dict) -> str:
     """Systems with the same key cost the same per update. Keys added to `model` later count only when they differ
     from their default (nmt.config.comparable_settings), so throughput files measured before stay valid."""
-    from .config import comparable_settings
-    model = {k: v for k, v in comparable_settings(resolved)["model"].items() if k not in _COST_FREE_MODEL_KEYS}
-    train = comparable_settings(resolved)["train"]
+    model = {k: v for k, v in cfg.comparable_settings(resolved)["model"].items() if k not in _COST_FREE_MODEL_KEYS}
+    train = cfg.comparable_settings(resolved)["train"]
     key = {"model": model, "batch_size": train["batch_size"], "optimizer": train["optimizer"],
            "vocab": [size["src_vocab"], size["tgt_vocab"]]}
     key.update({k: train[k] for k in ("batch_tokens", "engine", "precision") if k in train})  # when not the default
@@ -122,7 +121,7 @@ def measure_throughput(model_cfg: dict, train_cfg: dict, src_vocab: int, tgt_voc
     makes them) on random batches of `batch_size` sentences of `length` words a side: at least `updates` timed ones
     after `warmup` untimed ones. The batch size is train.batch_size, or with train.batch_tokens as many sentences as
     fit. With `compare_eager` the plain eager fp32 path (engine eager, precision fp32) is timed in the same run, one
-    update of each in turn (nmt.bench_timing), so that both see the same machine."""
+    update of each in turn (nmt.bench.timing), so that both see the same machine."""
     torch.manual_seed(seed)
     model = build_model(model_cfg, src_vocab, tgt_vocab)
     model.init_uniform(train_cfg["init_range"])

@@ -1,0 +1,73 @@
+"""What a model is: the architectures (model.arch) and, for the Luong model, its attention variants
+(nmt.models.variants). The builder, alignment extraction, heat maps, the benchmarks and the tests ask here; no
+other module tells architectures or variants apart by name.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable
+
+from torch import nn
+
+from .rnnsearch import RNNSearch
+from .seq2seq import Seq2Seq
+from .variants import VARIANTS, variant
+
+
+@dataclass(frozen=True)
+class Architecture:
+    name: str
+    model_class: type[nn.Module]
+    credit: Callable[[dict], str]  # which decoder step's weights belong to a target word (nmt.models.variants)
+    label: Callable[[dict], str]
+    only_here: dict                # settings no other architecture implements, and the value that means "off"
+
+
+def _rnnsearch_label(model: dict) -> str:
+    return "RNNsearch" + (" + target foresight" if model.get("target_foresight") else "")  # Peter et al.'s name
+
+
+ARCHITECTURES: dict[str, Architecture] = {a.name: a for a in (
+    Architecture("luong", Seq2Seq, lambda m: variant(m).credit(m), lambda m: variant(m).label(m), {}),
+    # RNNsearch's alpha_i comes from s_{i-1}, before y_i is emitted (with target foresight it even reads y_i)
+    Architecture("rnnsearch", RNNSearch, lambda m: "predicted", _rnnsearch_label,
+                 {"target_foresight": False, "attention_noise": 0.0}),
+)}
+
+
+def architecture(model: dict) -> Architecture:
+    """The entry `model.arch` names (luong when absent: configs written before `arch` existed)."""
+    name = model.get("arch", "luong")
+    if name not in ARCHITECTURES:
+        raise ValueError(f"unknown model.arch {name!r}; choose one of {', '.join(ARCHITECTURES)}")
+    return ARCHITECTURES[name]
+
+
+def build_model(model: dict, src_vocab: int, tgt_vocab: int) -> nn.Module:
+    """The model `model.arch` names. A setting only another architecture implements is an error, not ignored
+    (monotonic attention has noise of its own)."""
+    arch = architecture(model)
+    for other in ARCHITECTURES.values():
+        for key, off in other.only_here.items():
+            if other is arch or (key in variant_keys(model) and arch.name == "luong"):
+                continue
+            if model.get(key, off) != off:
+                raise ValueError(f"model.{key} is implemented for model.arch: {other.name} only "
+                                 f"(this model is {arch.name})")
+    return arch.model_class(model, src_vocab, tgt_vocab)
+
+
+def variant_keys(model: dict) -> tuple[str, ...]:
+    """The config keys the Luong model's attention variant reads (none for other architectures)."""
+    return VARIANTS[model["attention"]].keys if model.get("arch", "luong") == "luong" else ()
+
+
+def credit_rule(model: dict) -> str:
+    """'read' or 'predicted': which decoder step's weights are credited to a target word (nmt.models.variants)."""
+    return architecture(model).credit(model)
+
+
+def label(model: dict) -> str:
+    """How the papers name a model: "local-p (general)" (Luong et al., Figure 7), "monotonic (eq. 17)",
+    "RNNsearch + target foresight" (Peter et al.)."""
+    return architecture(model).label(model)

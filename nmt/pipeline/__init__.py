@@ -1,0 +1,1 @@
+"""What the workflow engines run: the DVC stages' variables (nmt.pipeline.dvc_vars)."""

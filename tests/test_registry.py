@@ -1,0 +1,68 @@
+"""nmt.models.registry: what a model is, in one place. The schema's choices, the builder, crediting and labels all
+come from the same entries, and the package layout keeps the layer contracts (.importlinter)."""
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import torch
+
+from nmt import config as cfg
+from nmt.models import ARCHITECTURES, VARIANTS
+from nmt.models.registry import build_model, credit_rule, label
+from nmt.models.seq2seq import Seq2Seq
+
+ROOT = Path(__file__).resolve().parents[1]
+BASE = {"layers": 1, "hidden": 8, "embed": 8, "dropout": 0.0, "reverse": False, "score": "general",
+        "input_feed": True, "max_src_len": 10, "window": 2, "arch": "luong", "energy": "eq17"}
+
+
+def test_the_schema_offers_exactly_the_registered_architectures_and_variants():
+    model = cfg.schema()["properties"]["model"]["properties"]
+    assert model["attention"]["enum"] == list(VARIANTS)
+    assert model["arch"]["enum"] == list(ARCHITECTURES)
+
+
+@pytest.mark.parametrize("attention", list(VARIANTS))
+def test_every_variant_builds_decodes_and_has_a_credit_rule_and_label(attention):
+    config = {**BASE, "attention": attention}
+    torch.manual_seed(0)
+    model = build_model(config, 11, 13)
+    assert isinstance(model, Seq2Seq)
+    assert (model.attention is None) == (attention == "none")
+    src, src_len, tgt = torch.randint(4, 11, (2, 5)), torch.tensor([5, 3]), torch.randint(4, 13, (2, 4))
+    log_probs, _ = model(src, src_len, tgt)
+    assert log_probs.shape == (2, 4, 13)
+    assert credit_rule(config) in ("read", "predicted")
+    assert label(config).startswith(attention)
+
+
+@pytest.mark.parametrize("config, rule, name", [
+    ({"attention": "global", "score": "location"}, "predicted", "global (location)"),
+    ({"attention": "local-p", "score": "general"}, "read", "local-p (general)"),
+    ({"attention": "monotonic", "score": "location", "energy": "eq16"}, "read", "monotonic (eq. 16)"),
+    ({"arch": "rnnsearch", "score": "dot"}, "predicted", "RNNsearch"),
+    ({"arch": "rnnsearch", "target_foresight": True}, "predicted", "RNNsearch + target foresight"),
+])
+def test_credit_rules_and_labels_follow_the_papers(config, rule, name):
+    assert credit_rule(config) == rule and label(config) == name
+
+
+def test_a_setting_of_another_architecture_is_an_error_not_ignored():
+    with pytest.raises(ValueError, match="target_foresight is implemented for model.arch: rnnsearch only"):
+        build_model({**BASE, "attention": "global", "target_foresight": True}, 11, 13)
+    with pytest.raises(ValueError, match="attention_noise"):
+        build_model({**BASE, "attention": "global", "attention_noise": 1.0}, 11, 13)
+    build_model({**BASE, "attention": "monotonic", "attention_noise": 1.0}, 11, 13)  # monotonic has noise of its own
+    with pytest.raises(ValueError, match="unknown model.arch 'transformer'"):
+        build_model({**BASE, "attention": "global", "arch": "transformer"}, 11, 13)
+
+
+def test_the_import_contracts_hold():
+    """Layers (cli > pipeline, report, bench > train, decode, align > config > models > data > base) and no cycles;
+    the README's test command runs `lint-imports` too, this says which contract broke from inside pytest."""
+    lint = shutil.which("lint-imports") or str(Path(sys.executable).with_name("lint-imports"))
+    done = subprocess.run([lint, "--config", str(ROOT / ".importlinter")], cwd=ROOT, capture_output=True, text=True)
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-2000:]
+    assert "2 kept, 0 broken" in done.stdout
