@@ -25,6 +25,7 @@ from ..data.batches import bucketed_batches, make_batch
 from ..data.text import read_parallel
 from ..errors import InputError
 from ..models.registry import credit_rule
+from ..models.variants import CREDIT_RULES
 from ..translate import load_models
 from .soft import save_soft
 
@@ -41,8 +42,8 @@ def soft_alignments(model, sources: list[list[int]], targets: list[list[int]], *
     `model` is a trained model or an ensemble (nmt.translate.load_models), in eval mode; every member must have
     attention. Each member's steps are credited by its own rule (credit_rule), or all by `credit` ('read' or
     'predicted') when given. Rows sum to 1."""
-    if credit not in (None, "read", "predicted"):
-        raise InputError(f"unknown crediting {credit!r}: read or predicted")
+    if credit is not None and credit not in CREDIT_RULES:
+        raise InputError(f"unknown crediting {credit!r}: {' or '.join(CREDIT_RULES)}")
     members = members_of(model)
     for member in members:
         if getattr(member, "attention", None) is None and member.config.get("arch", "luong") == "luong":

@@ -82,10 +82,11 @@ def read_lines(path: PathLike, *, allow_empty: bool = False, encoding: str = "ut
     if raw_lines[-1] == b"":  # the file ends with a newline
         raw_lines.pop()
     lines: list[str] = []
+    forbidden = [(byte, what) for byte, what in _FORBIDDEN_BYTES if byte in data]  # one pass over the file
     for number, raw in enumerate(raw_lines, start=1):
         if raw.endswith(b"\r"):
             raw = raw[:-1]
-        for byte, what in _FORBIDDEN_BYTES:
+        for byte, what in forbidden:
             if byte in raw:  # the same column rule as for invalid bytes: characters before it, plus one
                 column = len(raw[: raw.index(byte)].decode(codec, errors="replace")) + 1
                 raise CorpusError(path, number, f"{what} at column {column}")

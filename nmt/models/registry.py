@@ -11,7 +11,7 @@ from torch import nn
 
 from .rnnsearch import RNNSearch
 from .seq2seq import Seq2Seq
-from .variants import VARIANTS, variant
+from .variants import variant
 
 
 @dataclass(frozen=True)
@@ -47,9 +47,10 @@ def build_model(model: dict, src_vocab: int, tgt_vocab: int) -> nn.Module:
     """The model `model.arch` names. A setting only another architecture implements is an error, not ignored
     (monotonic attention has noise of its own)."""
     arch = architecture(model)
+    own = variant_keys(model)
     for other in ARCHITECTURES.values():
         for key, off in other.only_here.items():
-            if other is arch or (key in variant_keys(model) and arch.name == "luong"):
+            if other is arch or key in own:
                 continue
             if model.get(key, off) != off:
                 raise ValueError(f"model.{key} is implemented for model.arch: {other.name} only "
@@ -59,7 +60,7 @@ def build_model(model: dict, src_vocab: int, tgt_vocab: int) -> nn.Module:
 
 def variant_keys(model: dict) -> tuple[str, ...]:
     """The config keys the Luong model's attention variant reads (none for other architectures)."""
-    return VARIANTS[model["attention"]].keys if model.get("arch", "luong") == "luong" else ()
+    return variant(model).keys if architecture(model).name == "luong" else ()
 
 
 def credit_rule(model: dict) -> str:
