@@ -13,6 +13,7 @@ import os
 import re
 import shutil
 import subprocess
+import sys
 import threading
 import time
 from dataclasses import dataclass, field
@@ -36,6 +37,7 @@ def scratch_copy(dest: Path) -> Path:
     params = yaml.safe_load((dest / "params.yaml").read_text())
     params["preset"] = PRESET
     (dest / "params.yaml").write_text(yaml.safe_dump(params, sort_keys=False))
+    run([sys.executable, "-m", "nmt.cli", "dvc-yaml"], dest)  # dvc.yaml's stages for the preset, as a user does
     return dest
 
 

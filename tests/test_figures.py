@@ -1,8 +1,6 @@
 """Figure files and what the preset's tables and figures make the workflow run: validation with messages naming
 the file and figure, cross-table ensembles, the translations and attention matrices to produce, the generated
 DVC variables, and the report's figure sections built from files (never typed in)."""
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -137,31 +135,6 @@ def test_decoding_models_resolve_systems_and_ensembles(tmp_path):
         [tmp_path / "base_reverse" / "model.pt"], None)
     with pytest.raises(cfg.ConfigError, match="no table trains or ensembles a system 'ghost' for task en-de"):
         cfg.decoding_models(demo(), ROOT, "en-de", "ghost", tmp_path)
-
-
-def test_generated_dvc_variables_are_current():
-    """workflow/dvc_vars.yaml must be regenerated (`nmt dvc-vars`) whenever a table or figure file changes."""
-    done = subprocess.run([sys.executable, "-m", "nmt.cli", "dvc-vars", "--check"], cwd=ROOT,
-                          capture_output=True, text=True)
-    assert done.returncode == 0, done.stderr
-    generated = yaml.safe_load((ROOT / "workflow/dvc_vars.yaml").read_text())
-    assert set(generated["tasks"]) == {"en-de", "de-en", "en-vi"}
-    # 18 Luong systems, 4 + 4 RNNsearch ones and the follow-up's TF-guided one, Raffel's 3; 3 + 3 + 1 read
-    # another step's output (a baseline model, links of the training pairs)
-    assert len(generated["systems"]) + len(generated["systems_with_input"]) == 30
-    assert len(generated["systems_with_input"]) == 7 and len(generated["evaluations"]) == 28
-    # a decoding of one system depends on that system's model, not on the whole models directory
-    assert generated["evaluations"]["en-vi.monotonic_eq16_hard.test"]["model_dep"] == "models/monotonic_eq16/model.pt"
-    assert generated["model_training_links"] == {"de-en.rnnsearch_tf_guided": {"task": "de-en",
-                                                                                 "system": "rnnsearch_tf_guided"}}
-    assert generated["systems_with_input"]["de-en.rnnsearch_tf_frozen"]["input"] == "models/rnnsearch/model.pt"
-    assert len(generated["model_alignments"]) == 12 and len(generated["aligners"]) == 3
-    assert len(generated["merged_alignments"]) == 4 and len(generated["model_scores"]) == 8
-    assert generated["evaluations"]["en-de.ensemble_attention.test2"]["model_dep"] == "models"
-    # heat maps: 8 of models and the ensemble (through its members' models), 3 of aligners' links
-    assert len(generated["attention_maps"]) == 8 and len(generated["alignment_maps"]) == 3
-    assert generated["attention_maps"]["en-de.ensemble_attention.align"]["model_dep"] == "models"
-    assert generated["alignment_maps"]["de-en.eflomal_hmm.align"]["label"].startswith("eflomal -m 2")
 
 
 # ------------------------------------------------------------------------------------------ report sections

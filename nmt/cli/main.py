@@ -13,7 +13,7 @@ from .. import config as cfg
 from .. import eflomal_runner
 from ..data.text import write_json_atomic
 from ..errors import UserError
-from . import align
+from . import align, common
 from .common import add_config_args, add_system_args, load_config, system_models
 
 
@@ -139,21 +139,30 @@ def cmd_systems(args) -> None:
             print(f"{pair}\t{system}" if args.with_pair else system)
 
 
-def cmd_dvc_vars(args) -> None:
+def cmd_dvc_yaml(args) -> None:
     from ..data.text import write_text_atomic
-    from ..pipeline.dvc_vars import DEFAULT_PATH, render
+    from ..pipeline.dvc_yaml import DEFAULT_PATH, render
+    from . import code_deps  # grimp: only this command reads the import graph
     config = load_config(args)
-    text = render(config, Path(args.params).parent)
-    out = Path(args.out or DEFAULT_PATH)
+    root = Path(args.params).parent
+    parser, loaded = build_parser(), (sys.modules[__name__], common, align)
+    text = render(config, root, lambda words: code_deps.as_dependencies(
+        code_deps.command_files(code_deps.handler(parser, words), loaded)))
+    out = Path(args.out) if args.out else root / DEFAULT_PATH
     if args.check:
         current = out.read_text(encoding="utf-8") if out.is_file() else None
         if current != text:
-            raise cfg.ConfigError(f"{out} does not match the preset's table and figure files; "
-                                  f"regenerate it with `nmt dvc-vars --out {out}`")
+            planned = (current or "").split("for preset ", 1)[-1].split(" ", 1)[0] if current else None
+            why = (f"plans preset {planned!r}, params.yaml names {config['preset']!r}"
+                   if planned and planned != config["preset"] else
+                   "does not match the preset's table and figure files or the code's imports")
+            raise cfg.ConfigError(f"{out}: {why}; regenerate it with `nmt dvc-yaml`, then run `dvc repro` again")
+        if args.stamp:
+            write_text_atomic(args.stamp, f"dvc.yaml plans preset {config['preset']}\n")
         print(f"{out} is current")
         return
     write_text_atomic(out, text)
-    print(out)
+    print(f"{out}: the stages of preset {config['preset']}")
 
 
 def cmd_config(args) -> None:
@@ -395,12 +404,13 @@ def build_parser() -> argparse.ArgumentParser:
     add_config_args(p)
     p.add_argument("--with-pair", action="store_true")
     p.set_defaults(func=cmd_systems)
-    p = sub.add_parser("dvc-vars", help="write what dvc.yaml iterates over (systems, translations, ...) from the "
-                                        "preset's table and figure files")
+    p = sub.add_parser("dvc-yaml", help="write dvc.yaml: the stages of the preset params.yaml names, from its "
+                                        "table and figure files (run it after changing the preset)")
     add_config_args(p)
-    p.add_argument("--out", default=None, help="default: workflow/dvc_vars.yaml (nmt.pipeline.dvc_vars)")
+    p.add_argument("--out", default=None, help="default: dvc.yaml beside the params file")
     p.add_argument("--check", action="store_true", help="only check that the file is current (exit 2 if not)")
-    p.set_defaults(func=cmd_dvc_vars)
+    p.add_argument("--stamp", help="with --check: write this file once the check passes (dvc.yaml's plan stage)")
+    p.set_defaults(func=cmd_dvc_yaml)
 
     p = sub.add_parser("config", help="print the resolved configuration (of one system with --table/--system)")
     add_config_args(p)

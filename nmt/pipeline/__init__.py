@@ -1,1 +1,1 @@
-"""What the workflow engines run: the DVC stages' variables (nmt.pipeline.dvc_vars)."""
+"""What the workflow engines run: dvc.yaml generated from the preset's plan (nmt.pipeline.dvc_yaml)."""
