@@ -14,6 +14,7 @@ import yaml
 from nmt import config as cfg
 from nmt.cli import align, code_deps, common
 from nmt.cli.main import build_parser
+from nmt.pipeline.dvc_yaml import outputs_of, planned_preset
 from required import skip_unless
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -66,8 +67,7 @@ def test_the_stages_are_the_plan(stages):
     assert f"--combine {spec['combine']}" in translate["cmd"]
     # every stage but the check runs after it, and every output is the report's input
     assert all("results/demo/dvc-plan.txt" in s["deps"] for k, s in stages.items() if k != "plan")
-    outputs = {next(iter(o)) if isinstance(o, dict) else o for k, s in stages.items() if k != "report"
-               for o in s.get("outs", []) + s.get("metrics", []) + s.get("plots", [])}
+    outputs = {o for k, s in stages.items() if k != "report" for o in outputs_of(s)}
     assert outputs <= set(stages["report"]["deps"])
 
 
@@ -96,6 +96,11 @@ def test_each_stage_depends_on_the_code_its_command_runs(stages):
     assert not any(d.startswith(("nmt/models", "nmt/train")) for d in code(stages["corpus.en-de"]))
     assert not any(d.startswith("nmt/models") for d in code(next(iter(step(stages, "align_score").values()))))
     assert not any(d.startswith("nmt/cli") for s in stages.values() for d in s.get("deps", []))
+
+
+def test_the_planned_preset_is_read_back_from_the_header():
+    assert planned_preset((ROOT / "dvc.yaml").read_text()) == "demo"
+    assert planned_preset("stages: {}\n") is None
 
 
 def test_function_level_imports_of_a_handler_are_seen():

@@ -5,6 +5,7 @@ workflow engines' many small calls do not pay for importing torch."""
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import sys
 from pathlib import Path
@@ -141,18 +142,22 @@ def cmd_systems(args) -> None:
 
 def cmd_dvc_yaml(args) -> None:
     from ..data.text import write_text_atomic
-    from ..pipeline.dvc_yaml import DEFAULT_PATH, render
+    from ..pipeline.dvc_yaml import DEFAULT_PATH, planned_preset, render
     from . import code_deps  # grimp: only this command reads the import graph
     config = load_config(args)
     root = Path(args.params).parent
     parser, loaded = build_parser(), (sys.modules[__name__], common, align)
-    text = render(config, root, lambda words: code_deps.as_dependencies(
-        code_deps.command_files(code_deps.handler(parser, words), loaded)))
+
+    @functools.lru_cache(maxsize=None)  # every stage of a step runs the same command: its files once
+    def files_of(words: tuple[str, ...]) -> list[str]:
+        return code_deps.as_dependencies(code_deps.command_files(code_deps.handler(parser, words), loaded))
+
+    text = render(config, root, files_of)
     out = Path(args.out) if args.out else root / DEFAULT_PATH
     if args.check:
         current = out.read_text(encoding="utf-8") if out.is_file() else None
         if current != text:
-            planned = (current or "").split("for preset ", 1)[-1].split(" ", 1)[0] if current else None
+            planned = planned_preset(current or "")
             why = (f"plans preset {planned!r}, params.yaml names {config['preset']!r}"
                    if planned and planned != config["preset"] else
                    "does not match the preset's table and figure files or the code's imports")
