@@ -6,6 +6,7 @@ from pathlib import Path
 from snakemake.utils import min_version
 
 from nmt import config as nmtcfg
+from nmt import layout
 from nmt.align.statistical import aligner_label
 
 min_version("8.0")
@@ -63,4 +64,4 @@ include: "workflow/rules/report.smk"
 
 rule all:
     input:
-        f"reports/{PRESET}/index.html",
+        layout.path(layout.REPORT_PAGE, preset=PRESET),

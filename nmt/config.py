@@ -16,7 +16,7 @@ from typing import Any
 import jsonschema
 import yaml
 
-from . import eflomal_runner
+from . import eflomal_runner, layout
 from .data.tasks import corpus_for_task, licence_allows
 from .errors import ConfigError
 from .figures import figure_systems
@@ -143,27 +143,30 @@ def system_config(config: dict, table: dict, system: str, table_path: str = "tab
     return resolved
 
 
-def training_inputs(system_cfg: dict, models_dir: str | Path, alignments_dir: str | Path) -> dict[str, Path]:
-    """Files a system's training reads besides its corpus, by the workflow's layout of one task's results:
-      init_from  train.init_from {system: NAME} -> models_dir/NAME/model.pt (a path is taken as it is);
-      links      train.guided_alignment.from ALIGNER -> alignments_dir/aligners/ALIGNER.train.links, the
-                 aligner's links of the prepared training pairs; from {system: NAME} -> alignments_dir/NAME.train.links,
-                 that system's forced-decoding links of them (`file` instead names a file in the data directory,
-                 which nmt train reads itself).
+def training_inputs(system_cfg: dict, task_results: str | Path) -> dict[str, Path]:
+    """Files a system's training reads besides its corpus, where the workflow puts them among its task's results
+    (``task_results``: results/{preset}/{pair}, nmt.layout):
+      init_from  train.init_from {system: NAME} -> NAME's model.pt (a path is taken as it is);
+      links      train.guided_alignment.from ALIGNER -> the aligner's links of the prepared training pairs;
+                 from {system: NAME} -> that system's forced-decoding links of them (`file` instead names a file
+                 in the data directory, which nmt train reads itself).
     Only the keys the system uses are present."""
+    def result(template: str, system: str) -> Path:
+        return layout.under(task_results, layout.RESULTS, template, system=system, split="train")
+
     train = system_cfg["train"]
     out: dict[str, Path] = {}
     init = train.get("init_from")
     if isinstance(init, dict):
-        out["init_from"] = Path(models_dir) / init["system"] / "model.pt"
+        out["init_from"] = result(layout.MODEL, init["system"])
     elif init:
         out["init_from"] = Path(init)
     guided = train.get("guided_alignment") or {}
     source = guided.get("from") if guided.get("weight") else None
     if isinstance(source, dict):  # a trained system's own alignments of the training pairs (forced decoding)
-        out["links"] = Path(alignments_dir) / f"{source['system']}.train.links"
+        out["links"] = result(layout.LINKS, source["system"])
     elif source:
-        out["links"] = Path(alignments_dir) / "aligners" / f"{source}.train.links"
+        out["links"] = result(layout.ALIGNER_LINKS, source)
     return out
 
 
@@ -507,11 +510,13 @@ def model_files(ensembles: dict[str, dict], name: str, models_dir: str | Path) -
     """The model files that decode ``name``: its members' model.pt and their combination when ``ensembles`` (one
     task's, from collect_ensembles) defines it, else its own model.pt and None. A table's decoding of one system
     (``decodings:``) gives that system's model.pt and None."""
-    models_dir = Path(models_dir)
+    def model(system: str) -> Path:
+        return layout.under(models_dir, layout.MODELS, layout.MODEL, system=system)
+
     ensemble = ensembles.get(name)
     if ensemble:
-        return [models_dir / m / "model.pt" for m in ensemble["members"]], ensemble["combine"]
-    return [models_dir / name / "model.pt"], None
+        return [model(m) for m in ensemble["members"]], ensemble["combine"]
+    return [model(name)], None
 
 
 def decode_options(ensembles: dict[str, dict], name: str) -> dict:

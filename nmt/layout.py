@@ -8,17 +8,23 @@ from it under results/{preset}/{pair}; the report under reports/{preset}.
 """
 from __future__ import annotations
 
-RAW = "data/{preset}/{pair}/raw"
+from pathlib import Path
+
+DATA_ROOT = "data/{preset}"  # what `nmt report --data` names
+RESULTS_ROOT = "results/{preset}"  # what `nmt report --results` names
+
+RAW = DATA_ROOT + "/{pair}/raw"
 RAW_SIDE = RAW + "/{split}.{side}"
 GOLD = RAW + "/{split}.gold"
 RAW_STATS = RAW + "/stats.json"
 
-PREPARED = "data/{preset}/{pair}/prepared"
+PREPARED = DATA_ROOT + "/{pair}/prepared"
 PREPARED_SIDE = PREPARED + "/{split}.{side}"
 PREPARED_TENSORS = PREPARED + "/{split}.pt"
 PREP_STATS = PREPARED + "/prep.json"
+VOCAB = PREPARED + "/vocab.{side}"
 
-RESULTS = "results/{preset}/{pair}"
+RESULTS = RESULTS_ROOT + "/{pair}"
 MODELS = RESULTS + "/models"
 MODEL_DIR = MODELS + "/{system}"
 MODEL = MODEL_DIR + "/model.pt"
@@ -31,7 +37,8 @@ TRANSLATION = RESULTS + "/translations/{system}.{testset}.txt"
 POSITIONS = RESULTS + "/translations/{system}.{testset}.pos"
 UNK_TRANSLATION = RESULTS + "/translations/{system}.{testset}.unk.txt"
 UNK_DICTIONARY = RESULTS + "/unk/dictionary.tsv"
-SCORES = RESULTS + "/scores/{system}.{testset}.json"
+SCORES_DIR = RESULTS + "/scores"
+SCORES = SCORES_DIR + "/{system}.{testset}.json"
 ATTENTION = RESULTS + "/attention/{system}.{split}.json"
 
 ALIGNMENTS = RESULTS + "/alignments"
@@ -42,11 +49,38 @@ MERGED_LINKS = ALIGNMENTS + "/{system}.{split}.merged.links"
 MERGED_PREDICTED_LINKS = ALIGNMENTS + "/{system}.{split}.merged.predicted.links"
 ALIGNER_LINKS = ALIGNMENTS + "/aligners/{system}.{split}.links"  # a statistical aligner's
 
-BENCHMARK = "results/{preset}/benchmarks/{name}.json"
+BENCHMARK = RESULTS_ROOT + "/benchmarks/{name}.json"
+JOB_TIMING = RESULTS_ROOT + "/benchmarks/{pair}/{step}/{name}.tsv"  # a Snakemake job's `benchmark:` file
 REPORT = "reports/{preset}"
-DVC_PLAN_STAMP = "results/{preset}/dvc-plan.txt"
+REPORT_PAGE = REPORT + "/index.html"
+REPORT_SUMMARY = REPORT + "/summary.json"
+DVC_PLAN_STAMP = RESULTS_ROOT + "/dvc-plan.txt"
 
 
 def path(template: str, **fields: str) -> str:
     """The template with its fields filled in (a missing field is a KeyError naming it)."""
     return template.format(**fields)
+
+
+class _Unfilled(dict):
+    def __missing__(self, key: str) -> str:
+        return "{" + key + "}"
+
+
+def pattern(template: str, **fields: str) -> str:
+    """The template with the given fields filled in and the others left as wildcards (a rule for one task:
+    ``pattern(RAW_SIDE, pair="en-de")`` is ``data/{preset}/en-de/raw/{split}.{side}``)."""
+    return template.format_map(_Unfilled(fields))
+
+
+def relative(root: str, template: str, **fields: str) -> str:
+    """The template's path below ``root``, a template it starts with (e.g. RESULTS_ROOT), fields filled in."""
+    if not template.startswith(root + "/"):
+        raise ValueError(f"{template} does not lie under {root}")
+    return path(template[len(root) + 1:], **fields)
+
+
+def under(directory: str | Path, root: str, template: str, **fields: str) -> Path:
+    """The template's file when ``directory`` is where ``root`` lies: how a command given
+    ``--results results/demo`` (RESULTS_ROOT) finds one of the files in it."""
+    return Path(directory) / relative(root, template, **fields)

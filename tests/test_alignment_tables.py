@@ -48,10 +48,10 @@ def test_training_inputs_name_the_baseline_model_and_the_aligned_training_pairs(
     config = demo()
     table = load_table(ROOT / "workflow/tables/peter2017_table1.yaml")
     frozen = cfg.system_config(config, table, "rnnsearch_tf_frozen", "peter")
-    assert cfg.training_inputs(frozen, "M", "A") == {"init_from": Path("M/rnnsearch/model.pt")}
+    assert cfg.training_inputs(frozen, "R") == {"init_from": Path("R/models/rnnsearch/model.pt")}
     guided = cfg.system_config(config, table, "rnnsearch_tf_guided", "peter")
-    assert cfg.training_inputs(guided, "M", "A") == {"links": Path("A/aligners/eflomal_full.train.links")}
-    assert cfg.training_inputs(cfg.system_config(config, table, "rnnsearch", "peter"), "M", "A") == {}
+    assert cfg.training_inputs(guided, "R") == {"links": Path("R/alignments/aligners/eflomal_full.train.links")}
+    assert cfg.training_inputs(cfg.system_config(config, table, "rnnsearch", "peter"), "R") == {}
     assert cfg.collect_training_alignments(config, ROOT) == {
         (task, "eflomal_full"): {"tool": "eflomal", "model": 3, "symmetrize": "grow-diag-final-and"}
         for task in ("de-en", "en-de")}
@@ -152,7 +152,7 @@ def test_the_follow_up_is_guided_by_the_tf_systems_links_and_needs_table1():
     config = demo()
     table = load_table(ROOT / "workflow/tables/peter2017_guided_bleu.yaml")
     by_tf = cfg.system_config(config, table, "rnnsearch_guided_by_tf", "follow-up")
-    assert cfg.training_inputs(by_tf, "M", "A") == {"links": Path("A/rnnsearch_tf_guided.train.links")}
+    assert cfg.training_inputs(by_tf, "R") == {"links": Path("R/alignments/rnnsearch_tf_guided.train.links")}
     assert cfg.collect_training_model_alignments(config, ROOT) == {("de-en", "rnnsearch_tf_guided")}
     small = cfg.load_params(ROOT / "params.yaml", "small")
     why = cfg.unavailable_tables(small, ROOT)["workflow/tables/peter2017_guided_bleu.yaml"]

@@ -1,38 +1,38 @@
 """End to end: the tiny preset through Snakemake and through DVC, in scratch copies of the repository
 (the runs themselves: tests/pipelines.py, started together by tests/conftest.py)."""
 import json
+import posixpath
 import re
 import shlex
+import sys
+from collections import Counter
 
 import pytest
 import yaml
 
-from pipelines import ROOT, assert_same_tables, check_report, evaluations, run, scratch_copy, systems
+from nmt.pipeline.dvc_yaml import outputs_of, plan_stages
+from pipelines import (ROOT, assert_same_tables, check_report, evaluations, preset_config, run, scratch_copy,
+                       systems)
 
 pytestmark = pytest.mark.e2e
 
 
 @pytest.mark.pipeline("snakemake")
-def test_dry_run_lists_one_training_job_per_system(tiny_runs):
-    dry = tiny_runs["snakemake"].results[0].stdout
-    jobs = {line.split()[0]: int(line.split()[1]) for line in dry.splitlines()
+def test_dry_run_lists_one_job_per_step_of_the_plan(tiny_runs):
+    """The dry run's job counts are the plan's (nmt.config's collect_* over the tiny preset's tables), counted here
+    by the stages nmt dvc-yaml plans from it: no count is written down in a test."""
+    stats = tiny_runs["snakemake"].results[0].stdout.split("Job stats:", 1)[1].split("\n\n", 1)[0]
+    jobs = {line.split()[0]: int(line.split()[1]) for line in stats.splitlines()
             if len(line.split()) == 2 and line.split()[1].isdigit()}
-    # Tables 1, 3, 4 (18 systems), Peter et al.'s 4 RNNsearch systems in both directions, Raffel's 3
-    assert jobs["train"] == sum(map(len, systems().values())) == 30  # + the follow-up's TF-guided system
-    # Raffel's 3 systems are decoded 5 times (greedy; the monotonic ones soft and hard), not with the default beam
-    assert jobs["translate"] == jobs["evaluate"] == len(evaluations()) == 28
-    assert jobs["align_training_model"] == 1  # the TF + GA system's links of the training pairs
-    assert jobs["corpus_en_de"] == jobs["corpus_de_en"] == jobs["prepare_en_de"] == jobs["prepare_de_en"] == 1
-    assert jobs["corpus_en_vi"] == jobs["prepare_en_vi"] == 1
-    assert jobs["unk_dictionary"] == 3
-    # Luong Figure 7, Table 6's ensemble, Peter Figure 3's RNNsearch systems; eflomal's links beside them
-    assert jobs["attention_map"] == 3 + 1 + 4 and jobs["alignment_map"] == 1 + 2
-    assert jobs["bench_attention"] == jobs["bench_monotonic"] == 1
-    # Luong Table 6: three systems and the ensemble force-decoded on the gold-aligned split, eflomal: 5 scores.
-    # Peter Table 1: 4 systems x 2 directions, merged, 2 eflomal baselines: 6 scores; eflomal on the training
-    # pairs of both tasks for guided alignment.
-    assert jobs["align_model"] == 4 + 8 and jobs["align_merge"] == 4
-    assert jobs["align_statistical"] == 1 + 2 and jobs["align_score"] == 5 + 6 and jobs["align_training_data"] == 2
+    planned = Counter()
+    for name in plan_stages(preset_config(), ROOT, lambda command: []):
+        step, *rest = name.split(".")
+        # one corpus and one prepare rule per task (Snakemake needs each task's split files named in the rule)
+        planned[f"{step}_{rest[0].replace('-', '_')}" if step in ("corpus", "prepare") else step] += 1
+    assert {rule: n for rule, n in jobs.items() if rule not in ("all", "total")} == {
+        step: n for step, n in planned.items() if step not in DVC_ONLY}
+    assert jobs["train"] == sum(map(len, systems().values()))  # one per system of the tables
+    assert jobs["translate"] == jobs["evaluate"] == len(evaluations())  # one per shown decoding
 
 
 @pytest.mark.pipeline("snakemake")
@@ -130,7 +130,7 @@ def device_of(words: list[str]) -> str | None:
 
 
 def dry_run_jobs(workdir) -> list[dict]:
-    """Every job of a forced dry run in `workdir`: its rule, resources and shell command."""
+    """Every job of a forced dry run in `workdir`: its rule, outputs, resources and shell command."""
     out = run(["snakemake", "-n", "--forceall", "--printshellcmds", "--cores", "1"], workdir, timeout=300).stdout
     jobs = []
     for block in out.split("\n\n"):
@@ -138,7 +138,9 @@ def dry_run_jobs(workdir) -> list[dict]:
         shell = re.search(r"^Shell command: (.*)$", block, re.M)
         if rule and shell:
             resources = re.search(r"resources: (.*)", block)
+            outputs = re.search(r"^\s+output: (.*)$", block, re.M)
             jobs.append({"rule": rule.group(1), "shell": shell.group(1),
+                         "outputs": outputs.group(1).split(", ") if outputs else [],
                          "resources": dict(re.findall(r"(\w+)=([^,\s]+)", resources.group(1) if resources else ""))})
     return jobs
 
@@ -208,3 +210,52 @@ def test_a_preset_that_decodes_without_gpus_decodes_on_the_cpu(tmp_path):
     assert {rule for rule, entry in rules.items() if entry["gpu"]} == {"train"}
     for rule in ("translate", "attention_map", "align_model", "align_training_model"):
         assert rules[rule]["devices"] == {"cpu"}, rule
+
+
+def job_commands(shell: str) -> list[tuple]:
+    """The `nmt` commands of a job's or stage's shell line as argparse reads them: the command's words, then its
+    options with their values in any order; each $(dirname PATH) evaluated."""
+    shell = re.sub(r"\$\(dirname ([^()\s]+)\)", lambda m: posixpath.dirname(m.group(1)), shell)
+    commands = []
+    for words in nmt_commands(shell):
+        first = next((i for i, w in enumerate(words) if w.startswith("--")), len(words))
+        options = []
+        for word in words[first:]:
+            if word.startswith("--"):
+                options.append([word])
+            else:
+                options[-1].append(word)
+        commands.append((words[:first], sorted(options)))
+    return commands
+
+
+def stage_for_each_job(jobs: list[dict], stages: dict[str, dict]) -> dict[int, str]:
+    """{job index: the stage that writes its outputs}; a stage's out may be a directory the job writes into."""
+    owner = {out: name for name, stage in stages.items() for out in outputs_of(stage)}
+    found = {}
+    for i, job in enumerate(jobs):
+        names = {owner[o] for out in job["outputs"] for o in owner if out == o or out.startswith(o + "/")}
+        assert len(names) == 1, f"rule {job['rule']} writing {job['outputs']}: stages {sorted(names)}"
+        found[i] = names.pop()
+    return found
+
+
+@pytest.mark.parametrize("preset", ["tiny", "demo", "paper"])
+def test_every_dvc_stage_runs_the_command_of_the_snakemake_job_that_writes_its_files(tmp_path, preset):
+    """The two engines run one plan: each Snakemake job has one DVC stage with the same outputs, named after its
+    rule, whose nmt commands are the job's word for word; no stage is left without a job."""
+    workdir = scratch_copy(tmp_path / preset)
+    params = yaml.safe_load((workdir / "params.yaml").read_text())
+    (workdir / "params.yaml").write_text(yaml.safe_dump({**params, "preset": preset}, sort_keys=False))
+    run([sys.executable, "-m", "nmt.cli", "dvc-yaml"], workdir)
+    stages = {name: stage for name, stage in yaml.safe_load((workdir / "dvc.yaml").read_text())["stages"].items()
+              if name not in DVC_ONLY}
+    jobs = [job for job in dry_run_jobs(workdir) if job["rule"] != "all"]
+    matched = stage_for_each_job(jobs, stages)
+    assert sorted(matched.values()) == sorted(stages), "stages without a job, or with several"
+    for i, name in matched.items():
+        job, cmd = jobs[i], stages[name]["cmd"]
+        rule = re.sub(r"^(corpus|prepare)_\w+$", r"\1", job["rule"])  # one rule of each per task
+        assert rule == name.split(".")[0], (job["rule"], name)
+        dvc_commands = [words for line in ([cmd] if isinstance(cmd, str) else cmd) for words in job_commands(line)]
+        assert dvc_commands == job_commands(job["shell"]), name

@@ -183,8 +183,8 @@ def cmd_train(args) -> None:
     config = load_config(args)
     system_cfg = cfg.system_config(config, cfg.load_table(args.table), args.system, args.table)
     # Files from other steps (a baseline to start from, aligned training pairs): given on the command line, or
-    # where the workflow puts them beside --out (results/{preset}/{task}/models/{system}).
-    found = cfg.training_inputs(system_cfg, Path(args.out).parent, Path(args.out).parent.parent / "alignments")
+    # where the workflow puts them among --out's task results (--out: results/{preset}/{task}/models/{system}).
+    found = cfg.training_inputs(system_cfg, Path(args.out).parent.parent)
     init_from, links = args.init_from or found.get("init_from"), args.guided_links or found.get("links")
     if init_from:
         system_cfg["train"]["init_from"] = str(init_from)

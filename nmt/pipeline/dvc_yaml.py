@@ -105,8 +105,7 @@ class Planner:
     def train(self, task: str, system: str, table_path: str) -> None:
         model_dir = self.path(layout.MODEL_DIR, pair=task, system=system)
         resolved = cfg.system_config(self.config, cfg.load_table(self.root / table_path), system, table_path)
-        inputs = cfg.training_inputs(resolved, self.path(layout.MODELS, pair=task),
-                                     self.path(layout.ALIGNMENTS, pair=task))
+        inputs = cfg.training_inputs(resolved, self.path(layout.RESULTS, pair=task))
         options = "".join(f" {INPUT_FLAGS[key]} {p.as_posix()}" for key, p in inputs.items())
         prepared = self.path(layout.PREPARED, pair=task)
         fields = {"pair": task, "system": system}
@@ -143,7 +142,7 @@ class Planner:
                  f"--unk-dict {dictionary} --unk-out {unk} --out {scores} --system {system} --testset {testset} "
                  f"--preset-name {self.preset} --pair {task} --threads 1 --device cpu",
                  [hyp, positions, dictionary, ref, src, *([] if ensemble else models[:1])],
-                 [unk], ["data"] if ensemble else None, metrics=[scores])
+                 [unk], self.preset_params("data") if ensemble else None, metrics=[scores])
 
     def combine(self, task: str, name: str) -> str:
         """--combine for an ensemble of several systems; nothing for a system or a decoding of one."""
@@ -236,7 +235,7 @@ class Planner:
             out = self.path(layout.BENCHMARK, name=name)
             self.add(f"bench_{name}", ("bench", name),
                      f"nmt bench {name} {self.nmt_args} --threads 1 --out {out}{device}", [], [out], ["bench"])
-        results, data = f"results/{self.preset}", f"data/{self.preset}"
+        results, data = self.path(layout.RESULTS_ROOT), self.path(layout.DATA_ROOT)
         report = self.path(layout.REPORT)
         outputs = [p for stage in self.stages.values() for p in outputs_of(stage)]
         self.add("report", ("report",),

@@ -9,7 +9,7 @@ import json
 import subprocess
 from pathlib import Path
 
-from .. import __version__
+from .. import __version__, layout
 from ..data.synth import describe
 
 
@@ -32,8 +32,8 @@ def report_context(config: dict, data_dir: Path, results_dir: Path) -> dict:
     corpora = {}
     for task, spec in config["data"]["tasks"].items():
         pair = task
-        raw_stats = _read_json(data_dir / pair / "raw" / "stats.json") or {}
-        prep = _read_json(data_dir / pair / "prepared" / "prep.json") or {}
+        raw_stats = _read_json(layout.under(data_dir, layout.DATA_ROOT, layout.RAW_STATS, pair=pair)) or {}
+        prep = _read_json(layout.under(data_dir, layout.DATA_ROOT, layout.PREP_STATS, pair=pair)) or {}
         description = spec["corpus"]
         if spec["corpus"] == "synth":
             description = describe()
@@ -46,7 +46,8 @@ def report_context(config: dict, data_dir: Path, results_dir: Path) -> dict:
         }
 
     training = {}
-    for model_json in sorted(results_dir.glob("*/models/*/model.json")):
+    for model_json in sorted(results_dir.glob(layout.relative(layout.RESULTS_ROOT, layout.MODEL_INFO, pair="*",
+                                                               system="*"))):
         meta = _read_json(model_json)
         if not meta:
             continue

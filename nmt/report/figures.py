@@ -12,6 +12,7 @@ from pathlib import Path
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
+from .. import layout
 from ..data.alignments import links_to_matrix, read_pharaoh
 from ..data.text import read_lines
 from .heatmaps import attention_heatmaps
@@ -21,33 +22,39 @@ DASH = "\u2013"
 
 
 class FigureInputs:
-    """Where a figure's inputs are: results/{preset}/{pair}/... and data/{preset}/{pair}/..."""
+    """Where a figure's inputs are among a task's results and data (nmt.layout, below results/{preset} and
+    data/{preset})."""
 
     def __init__(self, results_dir: Path, data_dir: Path, pair: str, add_source):
-        self.results = Path(results_dir) / pair
-        self.data = Path(data_dir) / pair
+        self.results_dir, self.data_dir, self.pair = Path(results_dir), Path(data_dir), pair
         self.add_source = add_source  # records a file the page was built from; returns its shown path
 
+    def result(self, template: str, **fields) -> Path:
+        return layout.under(self.results_dir, layout.RESULTS_ROOT, template, pair=self.pair, **fields)
+
+    def data(self, template: str, **fields) -> Path:
+        return layout.under(self.data_dir, layout.DATA_ROOT, template, pair=self.pair, **fields)
+
     def scores(self, system: str, testset: str) -> dict:
-        path = self.results / "scores" / f"{system}.{testset}.json"
+        path = self.result(layout.SCORES, system=system, testset=testset)
         self.add_source(path, "scores")
         return json.loads(path.read_text(encoding="utf-8"))
 
     def translation(self, system: str, testset: str, unk: bool) -> list[str]:
-        path = self.results / "translations" / f"{system}.{testset}{'.unk.txt' if unk else '.txt'}"
+        path = self.result(layout.UNK_TRANSLATION if unk else layout.TRANSLATION, system=system, testset=testset)
         self.add_source(path, "translation")
         return read_lines(path, allow_empty=True)
 
     def prepared(self, split: str, side: str) -> list[str]:
-        return read_lines(self.data / "prepared" / f"{split}.{side}")
+        return read_lines(self.data(layout.PREPARED_SIDE, split=split, side=side))
 
     def attention(self, system: str, split: str) -> dict:
-        path = self.results / "attention" / f"{system}.{split}.json"
+        path = self.result(layout.ATTENTION, system=system, split=split)
         self.add_source(path, "attention")
         return json.loads(path.read_text(encoding="utf-8"))
 
     def gold(self, split: str) -> Path:
-        return self.data / "raw" / f"{split}.gold"
+        return self.data(layout.GOLD, split=split)
 
 
 # -- Figure 6 -----------------------------------------------------------------------------------------------
@@ -63,7 +70,7 @@ def bleu_by_length_view(fig: dict, inputs: FigureInputs, out_dir: Path) -> dict:
         scores = inputs.scores(ref["system"], fig["testset"])
         by_length = (scores.get("by_length") or {}).get("unk" if ref["unk"] else "plain")
         if by_length is None:
-            raise ValueError(f"{inputs.results / 'scores'}/{ref['system']}.{fig['testset']}.json: no "
+            raise ValueError(f"{inputs.result(layout.SCORES, system=ref['system'], testset=fig['testset'])}: no "
                              f"{'unk-replaced ' if ref['unk'] else ''}BLEU by length (evaluated without --src, "
                              f"or a model without attention asked for 'unk: true')")
         overall = scores["bleu_tok_unk" if ref["unk"] else "bleu_tok"]

@@ -16,6 +16,7 @@ from typing import Any
 
 import jinja2
 
+from .. import layout
 from ..data.text import write_bytes_atomic
 from .plots import curve_points, learning_curves, read_metrics
 from .figures import FigureInputs, figure_view
@@ -330,8 +331,7 @@ def render_report(*, preset: str, preset_description: str, tables: list[Path], r
                 f"(pair_for_task has: {', '.join(sorted(pair_for_task)) or 'nothing'})"
             )
         pair = pair_for_task[task]
-        scores_dir = results_dir / pair / "scores"
-        models_dir = results_dir / pair / "models"
+        scores_dir = layout.under(results_dir, layout.RESULTS_ROOT, layout.SCORES_DIR, pair=pair)
         columns = table["columns"]
         testset = table["testset"]
 
@@ -392,8 +392,8 @@ def render_report(*, preset: str, preset_description: str, tables: list[Path], r
         # learning curves + per-system info
         metrics_files: dict[str, Path] = {}
         for system in _table_systems_in_order(table):
-            mdir = models_dir / system
-            mfile, jfile = mdir / "metrics.jsonl", mdir / "model.json"
+            mfile, jfile = (layout.under(results_dir, layout.RESULTS_ROOT, template, pair=pair, system=system)
+                            for template in (layout.METRICS, layout.MODEL_INFO))
             mrecords = read_metrics(mfile) if mfile.is_file() else []
             if mfile.is_file():
                 add_source(mfile, "training metrics")

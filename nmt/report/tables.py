@@ -16,6 +16,7 @@ from typing import Any
 
 import pandas as pd
 
+from .. import layout
 from ..errors import InputError
 from ..tables import BLEU_COLUMNS, COLUMN_LABELS, KNOWN_COLUMNS, is_number, load_table
 
@@ -29,8 +30,8 @@ STATUS_REFERENCE = "reference"
 
 
 def scores_path(scores_dir: Path, system: str, testset: str) -> Path:
-    """Where ``nmt evaluate`` writes the scores of ``system`` on ``testset``."""
-    return Path(scores_dir) / f"{system}.{testset}.json"
+    """Where ``nmt evaluate`` writes the scores of ``system`` on ``testset`` (a task's scores directory)."""
+    return layout.under(scores_dir, layout.SCORES_DIR, layout.SCORES, system=system, testset=testset)
 
 
 def read_json_object(path: Path, what: str = "the file") -> dict:

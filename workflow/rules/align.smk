@@ -7,16 +7,22 @@ def alignment_of(wildcards):
     return ALIGNMENTS[(wildcards.pair, wildcards.system, wildcards.split)]
 
 
+def reverse_task_file(template, wildcards):
+    """The same system's file of the split in the alignment's reverse task (the other translation direction)."""
+    return layout.path(template, preset=wildcards.preset, pair=alignment_of(wildcards)["reverse_task"],
+                       system=wildcards.system, split=wildcards.split)
+
+
 rule align_model:
     input:
         models=decoding_models,
-        src="data/{preset}/{pair}/prepared/{split}.src",
-        tgt="data/{preset}/{pair}/prepared/{split}.tgt",
+        src=prepared("{split}", "src"),
+        tgt=prepared("{split}", "tgt"),
     output:
-        links="results/{preset}/{pair}/alignments/{system}.{split}.links",
-        soft="results/{preset}/{pair}/alignments/{system}.{split}.soft.npz",
+        links=layout.LINKS,
+        soft=layout.SOFT_LINKS,
         # every step's weights credited to the word it predicts (Luong Table 6's second column)
-        predicted="results/{preset}/{pair}/alignments/{system}.{split}.predicted.links",
+        predicted=layout.PREDICTED_LINKS,
     params:
         combine=combine_args,
     wildcard_constraints:
@@ -37,10 +43,10 @@ rule align_training_model:
     # (train.guided_alignment.from {system: NAME}: Peter et al.'s follow-up with target-foresight alignments)
     input:
         models=decoding_models,
-        src="data/{preset}/{pair}/prepared/train.src",
-        tgt="data/{preset}/{pair}/prepared/train.tgt",
+        src=prepared("train", "src"),
+        tgt=prepared("train", "tgt"),
     output:
-        "results/{preset}/{pair}/alignments/{system}.train.links",
+        layout.pattern(layout.LINKS, split="train"),
     threads: 1
     resources:
         **DECODE_JOB,
@@ -55,14 +61,13 @@ rule align_merge:
     # both translation directions (Peter et al.): this task's links and the reverse task's same-named system's,
     # whose source is this task's target (the reverse task's split holds the same pairs the other way round)
     input:
-        forward="results/{preset}/{pair}/alignments/{system}.{split}.links",
-        backward=lambda wc: f"results/{wc.preset}/{alignment_of(wc)['reverse_task']}/alignments/{wc.system}.{wc.split}.links",
-        forward_predicted="results/{preset}/{pair}/alignments/{system}.{split}.predicted.links",
-        backward_predicted=lambda wc: (f"results/{wc.preset}/{alignment_of(wc)['reverse_task']}/alignments/"
-                                       f"{wc.system}.{wc.split}.predicted.links"),
+        forward=layout.LINKS,
+        backward=lambda wc: reverse_task_file(layout.LINKS, wc),
+        forward_predicted=layout.PREDICTED_LINKS,
+        backward_predicted=lambda wc: reverse_task_file(layout.PREDICTED_LINKS, wc),
     output:
-        links="results/{preset}/{pair}/alignments/{system}.{split}.merged.links",
-        predicted="results/{preset}/{pair}/alignments/{system}.{split}.merged.predicted.links",
+        links=layout.MERGED_LINKS,
+        predicted=layout.MERGED_PREDICTED_LINKS,
     params:
         method=lambda wc: alignment_of(wc)["symmetrize"],
     resources:
@@ -79,10 +84,10 @@ rule align_merge:
 rule align_training_data:
     # the links of the prepared training pairs that guided alignment training reads (train.guided_alignment.from)
     input:
-        src="data/{preset}/{pair}/prepared/train.src",
-        tgt="data/{preset}/{pair}/prepared/train.tgt",
+        src=prepared("train", "src"),
+        tgt=prepared("train", "tgt"),
     output:
-        "results/{preset}/{pair}/alignments/aligners/{system}.train.links",
+        layout.pattern(layout.ALIGNER_LINKS, split="train"),
     params:
         model=lambda wc: TRAINING_ALIGNMENTS[(wc.pair, wc.system)]["model"],
         method=lambda wc: TRAINING_ALIGNMENTS[(wc.pair, wc.system)]["symmetrize"],
@@ -97,12 +102,12 @@ rule align_training_data:
 
 rule align_statistical:
     input:
-        src="data/{preset}/{pair}/prepared/{split}.src",
-        tgt="data/{preset}/{pair}/prepared/{split}.tgt",
-        train_src="data/{preset}/{pair}/prepared/train.src",
-        train_tgt="data/{preset}/{pair}/prepared/train.tgt",
+        src=prepared("{split}", "src"),
+        tgt=prepared("{split}", "tgt"),
+        train_src=prepared("train", "src"),
+        train_tgt=prepared("train", "tgt"),
     output:
-        "results/{preset}/{pair}/alignments/aligners/{system}.{split}.links",
+        layout.ALIGNER_LINKS,
     params:
         model=lambda wc: alignment_of(wc)["aligner"]["model"],
         method=lambda wc: alignment_of(wc)["aligner"]["symmetrize"],
@@ -120,23 +125,23 @@ rule align_statistical:
 
 def alignment_links(wildcards):
     entry = alignment_of(wildcards)
-    base = f"results/{wildcards.preset}/{wildcards.pair}/alignments"
+    fields = {"preset": wildcards.preset, "pair": wildcards.pair, "system": wildcards.system, "split": wildcards.split}
     if entry["kind"] == "aligner":
-        return {"links": f"{base}/aligners/{wildcards.system}.{wildcards.split}.links"}
-    merged = ".merged" if entry["reverse_task"] else ""
-    return {"links": f"{base}/{wildcards.system}.{wildcards.split}{merged}.links",
-            "predicted": f"{base}/{wildcards.system}.{wildcards.split}{merged}.predicted.links",
-            "soft": f"{base}/{wildcards.system}.{wildcards.split}.soft.npz"}
+        return {"links": layout.path(layout.ALIGNER_LINKS, **fields)}
+    merged = bool(entry["reverse_task"])
+    return {"links": layout.path(layout.MERGED_LINKS if merged else layout.LINKS, **fields),
+            "predicted": layout.path(layout.MERGED_PREDICTED_LINKS if merged else layout.PREDICTED_LINKS, **fields),
+            "soft": layout.path(layout.SOFT_LINKS, **fields)}
 
 
 rule align_score:
     input:
         unpack(alignment_links),
-        gold="data/{preset}/{pair}/raw/{split}.gold",
-        src="data/{preset}/{pair}/prepared/{split}.src",
-        tgt="data/{preset}/{pair}/prepared/{split}.tgt",
+        gold=layout.GOLD,
+        src=prepared("{split}", "src"),
+        tgt=prepared("{split}", "tgt"),
     output:
-        "results/{preset}/{pair}/scores/{system}.{split}.json",
+        layout.pattern(layout.SCORES, testset="{split}"),
     params:
         soft=lambda wc, input: f"--soft {input.soft}" if "soft" in input.keys() else "",
         predicted=lambda wc, input: f"--test-predicted {input.predicted}" if "predicted" in input.keys() else "",

@@ -6,7 +6,7 @@
 
 rule bench_attention:
     output:
-        "results/{preset}/benchmarks/attention.json",
+        layout.pattern(layout.BENCHMARK, name="attention"),
     params:
         settings=lambda wildcards: nmtcfg.fingerprint(config["bench"]["attention"]),
     threads: lambda wildcards: workflow.cores  # evaluated per job: a cluster run has no total of cores
@@ -20,7 +20,7 @@ rule bench_attention:
 
 rule bench_monotonic:
     output:
-        "results/{preset}/benchmarks/monotonic.json",
+        layout.pattern(layout.BENCHMARK, name="monotonic"),
     params:
         settings=lambda wildcards: nmtcfg.fingerprint(config["bench"]["monotonic"]),
     threads: lambda wildcards: workflow.cores  # evaluated per job: a cluster run has no total of cores

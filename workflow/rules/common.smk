@@ -46,6 +46,11 @@ EFLOMAL_SAMPLERS = f" --samplers {nmtcfg.eflomal_samplers(config)}"  # every efl
 
 
 
+def prepared(split, side):
+    """A task's prepared file of ``split`` (a name, or a wildcard such as "{testset}"), ``side`` src or tgt."""
+    return layout.pattern(layout.PREPARED_SIDE, split=split, side=side)
+
+
 def system_fingerprint(wildcards):
     """Changes whenever the system's resolved settings change, so Snakemake retrains it."""
     table = SYSTEMS[wildcards.pair][wildcards.system]
@@ -58,8 +63,7 @@ def system_fingerprint(wildcards):
 def _training_inputs(wildcards):
     table = SYSTEMS[wildcards.pair][wildcards.system]
     resolved = nmtcfg.system_config(config, TABLES[table], wildcards.system, table)
-    base = f"results/{wildcards.preset}/{wildcards.pair}"
-    return nmtcfg.training_inputs(resolved, f"{base}/models", f"{base}/alignments")
+    return nmtcfg.training_inputs(resolved, layout.path(layout.RESULTS, preset=wildcards.preset, pair=wildcards.pair))
 
 
 def training_inputs(wildcards):
@@ -79,17 +83,19 @@ def table_of(wildcards):
 def all_scores(wildcards):
     """Every scores file the tables show: BLEU/ppl of translations and AER/SAER of alignments."""
     shown = [*EVALUATIONS, *ALIGNMENTS]
-    return [f"results/{PRESET}/{pair}/scores/{system}.{testset}.json" for pair, system, testset in shown]
+    return [layout.path(layout.SCORES, preset=PRESET, pair=pair, system=system, testset=testset)
+            for pair, system, testset in shown]
 
 
 def all_translations(wildcards):
     """Every shown translation, as decoded and after unk replacement (figures and sample tables read them)."""
-    return [f"results/{PRESET}/{pair}/translations/{system}.{testset}{ext}"
-            for pair, system, testset in EVALUATIONS for ext in (".txt", ".unk.txt")]
+    return [layout.path(template, preset=PRESET, pair=pair, system=system, testset=testset)
+            for pair, system, testset in EVALUATIONS for template in (layout.TRANSLATION, layout.UNK_TRANSLATION)]
 
 
 def all_attention_maps(wildcards):
-    return [f"results/{PRESET}/{pair}/attention/{system}.{split}.json" for pair, system, split in ATTENTION_MAPS]
+    return [layout.path(layout.ATTENTION, preset=PRESET, pair=pair, system=system, split=split)
+            for pair, system, split in ATTENTION_MAPS]
 
 
 def ensemble_of(wildcards):
@@ -99,7 +105,7 @@ def ensemble_of(wildcards):
 
 def decoding_models(wildcards):
     """model.pt of a trained system, or of every member of an ensemble."""
-    models_dir = f"results/{wildcards.preset}/{wildcards.pair}/models"
+    models_dir = layout.path(layout.MODELS, preset=wildcards.preset, pair=wildcards.pair)
     return [str(p) for p in nmtcfg.model_files(ENSEMBLES.get(wildcards.pair, {}), wildcards.system, models_dir)[0]]
 
 
@@ -124,8 +130,5 @@ def scoring_model(wildcards):
 
 
 def all_metrics(wildcards):
-    return [
-        f"results/{PRESET}/{pair}/models/{system}/metrics.jsonl"
-        for pair, systems in SYSTEMS.items()
-        for system in systems
-    ]
+    return [layout.path(layout.METRICS, preset=PRESET, pair=pair, system=system)
+            for pair, systems in SYSTEMS.items() for system in systems]

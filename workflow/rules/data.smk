@@ -14,9 +14,9 @@ for _task, _splits in SPLITS.items():
         name:
             f"corpus_{_rule_name(_task)}"
         output:
-            expand("data/{{preset}}/{task}/raw/{split}.{side}", task=_task, split=_splits, side=["src", "tgt"]),
-            expand("data/{{preset}}/{task}/raw/{split}.gold", task=_task, split=nmtcfg.gold_splits(config, _task)),
-            stats=f"data/{{preset}}/{_task}/raw/stats.json",
+            expand(layout.RAW_SIDE, pair=_task, split=_splits, side=["src", "tgt"], allow_missing=True),
+            expand(layout.GOLD, pair=_task, split=nmtcfg.gold_splits(config, _task), allow_missing=True),
+            stats=layout.pattern(layout.RAW_STATS, pair=_task),
         params:
             settings=nmtcfg.fingerprint(config["data"]["tasks"][_task]),
             task=_task,
@@ -31,21 +31,21 @@ for _task, _splits in SPLITS.items():
         name:
             f"prepare_{_rule_name(_task)}"
         input:
-            expand("data/{{preset}}/{task}/raw/{split}.{side}", task=_task, split=_splits, side=["src", "tgt"]),
+            expand(layout.RAW_SIDE, pair=_task, split=_splits, side=["src", "tgt"], allow_missing=True),
         output:
-            expand("data/{{preset}}/{task}/prepared/{split}.{ext}", task=_task, split=_splits,
-                   ext=["src", "tgt", "pt"]),
-            f"data/{{preset}}/{_task}/prepared/vocab.src",
-            f"data/{{preset}}/{_task}/prepared/vocab.tgt",
-            prep=f"data/{{preset}}/{_task}/prepared/prep.json",
+            expand(layout.PREPARED_SIDE, pair=_task, split=_splits, side=["src", "tgt"], allow_missing=True),
+            expand(layout.PREPARED_TENSORS, pair=_task, split=_splits, allow_missing=True),
+            expand(layout.VOCAB, pair=_task, side=["src", "tgt"], allow_missing=True),
+            prep=layout.pattern(layout.PREP_STATS, pair=_task),
         params:
             settings=nmtcfg.fingerprint(nmtcfg.prepare_for_task(config, _task)),
             task=_task,
+            raw=layout.pattern(layout.RAW, pair=_task),
             splits=" ".join(_splits),
         resources:
             **CPU_JOB,
         log:
             f"logs/{{preset}}/{_task}/prepare.log",
         shell:
-            "nmt data prepare {NMT_ARGS} --task {params.task} --raw data/{wildcards.preset}/{params.task}/raw"
+            "nmt data prepare {NMT_ARGS} --task {params.task} --raw {params.raw}"
             " --out $(dirname {output.prep}) --splits {params.splits} > {log} 2>&1"

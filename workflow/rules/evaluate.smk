@@ -4,10 +4,10 @@
 
 rule unk_dictionary:
     input:
-        src="data/{preset}/{pair}/prepared/train.src",
-        tgt="data/{preset}/{pair}/prepared/train.tgt",
+        src=prepared("train", "src"),
+        tgt=prepared("train", "tgt"),
     output:
-        "results/{preset}/{pair}/unk/dictionary.tsv",
+        layout.UNK_DICTIONARY,
     resources:
         **CPU_JOB,
     log:
@@ -18,16 +18,16 @@ rule unk_dictionary:
 
 rule evaluate:
     input:
-        hyp="results/{preset}/{pair}/translations/{system}.{testset}.txt",
-        positions="results/{preset}/{pair}/translations/{system}.{testset}.pos",
-        unk_dict="results/{preset}/{pair}/unk/dictionary.tsv",
-        ref="data/{preset}/{pair}/prepared/{testset}.tgt",
-        src="data/{preset}/{pair}/prepared/{testset}.src",
+        hyp=layout.TRANSLATION,
+        positions=layout.POSITIONS,
+        unk_dict=layout.UNK_DICTIONARY,
+        ref=prepared("{testset}", "tgt"),
+        src=prepared("{testset}", "src"),
         model=scoring_model,
     output:
-        scores="results/{preset}/{pair}/scores/{system}.{testset}.json",
+        scores=layout.SCORES,
         # the translation after unk replacement (unchanged for a model without attention)
-        unk="results/{preset}/{pair}/translations/{system}.{testset}.unk.txt",
+        unk=layout.UNK_TRANSLATION,
     params:
         # perplexity from the system's own model; an ensemble has none (the preset names the language)
         scoring=lambda wc, input: f"--model {input.model}" if input.model else NMT_ARGS,

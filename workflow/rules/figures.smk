@@ -16,10 +16,10 @@ def map_length(wildcards):
 rule attention_map:
     input:
         models=decoding_models,
-        src="data/{preset}/{pair}/prepared/{split}.src",
-        tgt="data/{preset}/{pair}/prepared/{split}.tgt",
+        src=prepared("{split}", "src"),
+        tgt=prepared("{split}", "tgt"),
     output:
-        "results/{preset}/{pair}/attention/{system}.{split}.json",
+        layout.ATTENTION,
     params:
         length=map_length,
         combine=combine_args,
@@ -38,11 +38,11 @@ rule attention_map:
 
 rule alignment_map:
     input:
-        links="results/{preset}/{pair}/alignments/aligners/{system}.{split}.links",
-        src="data/{preset}/{pair}/prepared/{split}.src",
-        tgt="data/{preset}/{pair}/prepared/{split}.tgt",
+        links=layout.ALIGNER_LINKS,
+        src=prepared("{split}", "src"),
+        tgt=prepared("{split}", "tgt"),
     output:
-        "results/{preset}/{pair}/attention/{system}.{split}.json",
+        layout.ATTENTION,
     params:
         length=map_length,
         label=lambda wc: aligner_label(ALIGNMENTS[(wc.pair, wc.system, wc.split)]["aligner"]),

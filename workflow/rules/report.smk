@@ -9,15 +9,18 @@ rule report:
         all_attention_maps,
         tables=config["tables"],
         figures=config.get("figures", []),
-        attention_speed=f"results/{PRESET}/benchmarks/attention.json",
-        monotonic_speed=f"results/{PRESET}/benchmarks/monotonic.json",
+        attention_speed=layout.path(layout.BENCHMARK, preset=PRESET, name="attention"),
+        monotonic_speed=layout.path(layout.BENCHMARK, preset=PRESET, name="monotonic"),
     output:
-        html="reports/{preset}/index.html",
-        summary="reports/{preset}/summary.json",
+        html=layout.REPORT_PAGE,
+        summary=layout.REPORT_SUMMARY,
+    params:
+        results=layout.RESULTS_ROOT,
+        data=layout.DATA_ROOT,
     resources:
         **CPU_JOB,
     log:
         "logs/{preset}/report.log",
     shell:
-        "nmt report {NMT_ARGS} --results results/{wildcards.preset} --data data/{wildcards.preset}"
+        "nmt report {NMT_ARGS} --results {params.results} --data {params.data}"
         " --out $(dirname {output.html}) > {log} 2>&1"

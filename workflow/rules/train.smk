@@ -3,15 +3,15 @@
 
 rule train:
     input:
-        data="data/{preset}/{pair}/prepared/train.pt",
-        dev="data/{preset}/{pair}/prepared/dev.pt",
+        data=layout.pattern(layout.PREPARED_TENSORS, split="train"),
+        dev=layout.pattern(layout.PREPARED_TENSORS, split="dev"),
         table=table_of,
         # a baseline to start from, links of the training pairs (guided alignment): nmt.config.training_inputs
         extra=training_inputs,
     output:
-        model="results/{preset}/{pair}/models/{system}/model.pt",
-        metrics="results/{preset}/{pair}/models/{system}/metrics.jsonl",
-        meta="results/{preset}/{pair}/models/{system}/model.json",
+        model=layout.MODEL,
+        metrics=layout.METRICS,
+        meta=layout.MODEL_INFO,
     params:
         settings=system_fingerprint,
         extra=lambda wc, input: " ".join(f"--{flag} {path}" for flag, path in
@@ -22,7 +22,7 @@ rule train:
     log:
         "logs/{preset}/{pair}/train/{system}.log",
     benchmark:
-        "results/{preset}/benchmarks/{pair}/train/{system}.tsv"
+        layout.pattern(layout.JOB_TIMING, step="train", name="{system}")
     shell:
         "nmt train {NMT_ARGS} --table {input.table} --system {wildcards.system}"
         " --data $(dirname {input.data}) --out $(dirname {output.model}) {params.extra} --threads {threads}"

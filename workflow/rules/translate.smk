@@ -7,10 +7,10 @@
 rule translate:
     input:
         models=decoding_models,
-        src="data/{preset}/{pair}/prepared/{testset}.src",
+        src=prepared("{testset}", "src"),
     output:
-        hyp="results/{preset}/{pair}/translations/{system}.{testset}.txt",
-        positions="results/{preset}/{pair}/translations/{system}.{testset}.pos",
+        hyp=layout.TRANSLATION,
+        positions=layout.POSITIONS,
     params:
         settings=lambda wc: nmtcfg.fingerprint([config["translate"], ensemble_of(wc)]),
         combine=combine_args,
@@ -21,7 +21,7 @@ rule translate:
     log:
         "logs/{preset}/{pair}/translate/{system}.{testset}.log",
     benchmark:
-        "results/{preset}/benchmarks/{pair}/translate/{system}.{testset}.tsv"
+        layout.pattern(layout.JOB_TIMING, step="translate", name="{system}.{testset}")
     shell:
         "nmt translate --model {input.models} {params.combine} {params.decode} --src {input.src} --out {output.hyp}"
         " --positions-out {output.positions} --threads {threads}" + DECODE_DEVICE + " > {log} 2>&1"
