@@ -15,7 +15,7 @@ from .data.batches import bucketed_batches, make_batch
 from .data.vocab import BOS_ID, EOS_ID
 from .errors import ConfigError, InputError
 from .models.ensemble import Ensemble
-from .models.feed_decoder import decoding_cache
+from .models.decoding_cache import decoding_cache
 from .models.io import load_model
 from .models.rnnsearch import CANNOT_TRANSLATE
 

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from nmt.bench.attention import METHODS, bench_attention, speedups
+from nmt.bench.attention import METHODS, bench_attention, build_layer, shared_keys, speedups
 from nmt.report.render import render_report
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -20,6 +20,18 @@ def test_bench_measures_every_method_at_every_length():
     for r in result["rows"]:
         assert r["context_ms"] > 0 and r["layer_ms"] > 0 and r["calls"] >= 3
     assert result["device_type"] == "cpu" and result["window"] == 2
+
+
+@pytest.mark.parametrize("score", ["dot", "general", "concat", "location"])
+def test_the_methods_share_one_set_of_keys_that_each_layer_would_compute(score):
+    """The keys (a [B*S, H] x [H, H] product at the paper's sizes) are computed once for the three methods: every layer
+    gets the first one's score parameters, so the shared keys are each layer's own."""
+    layers = {method: build_layer(method, 8, score, 2, 12).eval() for method in METHODS}
+    memory = torch.randn(2, 12, 8)
+    keys = shared_keys(layers, memory)
+    for method, layer in layers.items():
+        own = layer.keys(memory)
+        assert (own is None and keys[method] is None) or torch.equal(own, keys[method]), method
 
 
 def test_speedups_are_global_time_over_local_time():

@@ -122,8 +122,45 @@ def test_fast_path_translates_as_the_eager_path(overrides, beam):
     for engine in ("eager", "fast"):
         model.engine = engine
         search = greedy if beam == 1 else lambda m, s, n: beam_search(m, s, n, beam)
-        found[engine] = [(h.tokens, h.positions, round(h.score, 4)) for h in search(model, b.src, b.src_len)]
-    assert found["fast"] == found["eager"]
+        found[engine] = search(model, b.src, b.src_len)
+    # the same words and attended positions; scores equal to float rounding (products of other kernels)
+    assert [(h.tokens, h.positions) for h in found["fast"]] == [(h.tokens, h.positions) for h in found["eager"]]
+    assert [h.score for h in found["fast"]] == pytest.approx([h.score for h in found["eager"]], rel=1e-5, abs=1e-5)
+
+
+@pytest.mark.parametrize("overrides", [LUONG[1], LUONG[14], LUONG[-3], RNNSEARCH[0]], ids=name)
+def test_a_decoding_rearranges_the_decoder_weights_once(overrides, monkeypatch):
+    """Inside decoding_cache (as greedy and beam search run) every step reuses the transposed weights the first step
+    made, instead of copying each weight matrix once per step; the steps' results are those of uncached calls."""
+    from nmt.models import decoding_cache as cache_module
+    model = make_model(overrides).eval()
+    b = batch()
+    made = []
+    real = cache_module.cached
+
+    def counting(owner, key, make):
+        return real(owner, key, lambda: made.append(key) or make())
+
+    for module in ("feed_decoder", "gru_decoder", "fast_lstm"):
+        monkeypatch.setattr(f"nmt.models.{module}.cached", counting, raising=False)
+    with torch.no_grad():
+        enc = model.encode(b.src, b.src_len)
+        made.clear()  # (the encoder's)
+        prev = torch.full((b.src.size(0),), 2, dtype=torch.long)
+        plain, state = [], model.initial_state(enc)
+        for _ in range(4):
+            log_probs, state, _ = model.step(prev, enc, state)
+            plain.append(log_probs)
+        uncached = len(made)
+        made.clear()
+        with cache_module.decoding_cache(model):
+            cached_steps, state = [], model.initial_state(enc)
+            for _ in range(4):
+                log_probs, state, _ = model.step(prev, enc, state)
+                cached_steps.append(log_probs)
+    assert uncached == 4 * len(set(made)) and len(made) == len(set(made)) > 0, made  # once per decoding, not per step
+    for a, c in zip(plain, cached_steps):
+        torch.testing.assert_close(c, a, rtol=0, atol=0)
 
 
 # -- hand-written backward passes against numerical gradients (float64: the torch formulas) ---------------------

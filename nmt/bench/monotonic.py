@@ -52,6 +52,7 @@ import numpy as np
 import torch
 
 from ..data.vocab import BOS_ID, SPECIALS
+from ..models.decoding_cache import decoding_cache
 from ..models.monotonic import set_monotonic_mode
 from ..models.registry import build_model
 from .estimate import device_description
@@ -216,15 +217,17 @@ def decoder_model(base: dict, overrides: dict, mode: str | None, *, hidden: int,
 def greedy_decode(model: torch.nn.Module, src: torch.Tensor, steps: int, weights: list | None = None
                   ) -> torch.Tensor:
     """Encode src [1, L] and take exactly `steps` greedy steps (argmax; </s> does not stop it); the last word.
-    The attention weights of each step are appended to `weights` when a list is given."""
-    enc = model.encode(src, torch.tensor([src.size(1)]))
-    state = model.initial_state(enc)
-    prev = torch.full((src.size(0),), BOS_ID, dtype=torch.long)
-    for _ in range(steps):
-        log_probs, state, step_weights = model.step(prev, enc, state)
-        prev = log_probs.argmax(-1)
-        if weights is not None:
-            weights.append(step_weights)
+    The attention weights of each step are appended to `weights` when a list is given. The decoder's rearranged
+    weights are made once per decoding, as `nmt translate` makes them (nmt.models.decoding_cache)."""
+    with decoding_cache(model):
+        enc = model.encode(src, torch.tensor([src.size(1)]))
+        state = model.initial_state(enc)
+        prev = torch.full((src.size(0),), BOS_ID, dtype=torch.long)
+        for _ in range(steps):
+            log_probs, state, step_weights = model.step(prev, enc, state)
+            prev = log_probs.argmax(-1)
+            if weights is not None:
+                weights.append(step_weights)
     return prev
 
 

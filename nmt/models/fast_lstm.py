@@ -21,6 +21,7 @@ from __future__ import annotations
 import torch
 from torch import nn
 
+from .decoding_cache import cached
 from .dropout import mask_like
 from .lstm_cell import cell_backward, cell_forward
 
@@ -202,10 +203,12 @@ def run_lstm(lstm: nn.LSTM, x: torch.Tensor, lengths: torch.Tensor | None = None
     if torch.is_grad_enabled() and (x.requires_grad or any(w.requires_grad for w in weights)):
         out, h_n, c_n = _FastLSTM.apply(active, masks, x_t.contiguous(), h0, c0, *weights)
     else:
+        # a decoding step runs the decoder LSTM for one step: W_hh's transposes are made once per decoding
+        transposed = cached(lstm, "fast_lstm_weights", lambda: [w.t().contiguous() for w in weights[1::3]])
         layer_in, finals_h, finals_c = x_t, [], []
         for layer in range(L):
-            W_ih, W_hh, bias = weights[3 * layer:3 * layer + 3]
-            out, states, cells, _ = _layer_forward(layer_in, W_ih, W_hh.t().contiguous(), bias, active,
+            W_ih, _, bias = weights[3 * layer:3 * layer + 3]
+            out, states, cells, _ = _layer_forward(layer_in, W_ih, transposed[layer], bias, active,
                                                    None if h0 is None else h0[layer],
                                                    None if c0 is None else c0[layer], save=False)
             finals_h.append(states[-1])

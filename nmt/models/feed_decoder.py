@@ -26,13 +26,12 @@ the parameters change.
 """
 from __future__ import annotations
 
-import contextlib
-
 import torch
 from torch import nn
 
 from .. import native
 from .attention_kernels import make_kernel
+from .decoding_cache import cached
 from .dropout import mask_like
 from .fp32_region import fp32_region
 from .lstm_cell import cell_backward, cell_forward
@@ -63,8 +62,9 @@ class _Plan:
         self.final = None  # (h_n, c_n, attention state)
 
 
-def _run(plan: _Plan, pre0, h0, c0, feed0, W_c, memory, recurrent, biases, save: bool):
-    """The forward loop. pre0 [T, B, 4H]: the first layer's embedding projection + bias per step. Returns htilde
+def _run(plan: _Plan, pre0, h0, c0, feed0, W_c_t, transposed, biases, save: bool):
+    """The forward loop. pre0 [T, B, 4H]: the first layer's embedding projection + bias per step; W_c_t and
+    `transposed` the attentional layer's and each LSTM layer's weights transposed (step_weights). Returns htilde
     [T, B, H], weights [T, B, S] and, when `save`, what the backward pass needs.
 
     Layout: INP[l][t] = [x_t ; h_{t-1}], layer l's input at step t, [T + 1, B, 2H]: every step writes its h and the
@@ -74,8 +74,6 @@ def _run(plan: _Plan, pre0, h0, c0, feed0, W_c, memory, recurrent, biases, save:
     T, B = pre0.shape[:2]
     L, H = plan.layers, plan.hidden
     kernel, masks = plan.kernel, plan.dropout_masks
-    transposed = [w.t().contiguous() for w in recurrent]  # contiguous: MKL's products are faster than on a view
-    W_c_t = W_c.t().contiguous()
     new = pre0.new_empty
     INP = [new(T + 1, B, 2 * H) for _ in range(L)]
     ACT = [pre0.clone()] + [bias.expand(T, B, 4 * H).clone() for bias in biases]
@@ -119,7 +117,7 @@ class _FeedDecoder(torch.autograd.Function):
     def forward(ctx, plan: _Plan, pre0, h0, c0, feed0, W_c, memory, keys, *rest):
         L = plan.layers
         recurrent, biases = list(rest[:L]), list(rest[L:2 * L - 1])
-        HT, weights, saved = _run(plan, pre0, h0, c0, feed0, W_c, memory, recurrent, biases, save=True)
+        HT, weights, saved = _run(plan, pre0, h0, c0, feed0, *step_weights(recurrent, W_c), biases, save=True)
         # an output the loss does not use (the weights, unless guided alignment trains them) gets None in backward,
         # not a [T, B, S] tensor of zeros added step by step
         ctx.set_materialize_grads(False)
@@ -176,34 +174,15 @@ class _FeedDecoder(torch.autograd.Function):
                 d_keys if ctx.has_keys else None, *d_recurrent, *d_biases, *d_params)
 
 
-_CACHE_ATTR = "_fast_decoder_weights"
-
-
-@contextlib.contextmanager
-def decoding_cache(model: nn.Module):
-    """Within this context the rearranged decoder weights (decoder_weights) of `model` and of every model inside it
-    (an ensemble's members) are computed once and reused by every decoding step: the parameters must not change
-    meanwhile (greedy and beam search). Outside it they are computed per call, from the current parameters."""
-    members = [m for m in model.modules() if hasattr(m, "_engine")] if isinstance(model, nn.Module) else []
-    for member in members:
-        object.__setattr__(member, _CACHE_ATTR, {})
-    try:
-        yield model
-    finally:
-        for member in members:
-            object.__setattr__(member, _CACHE_ATTR, None)
+def step_weights(recurrent: list[torch.Tensor], W_c: torch.Tensor) -> tuple[torch.Tensor, list[torch.Tensor]]:
+    """The right-hand sides of the loop's products: W_c and each layer's [x ; h] weights, transposed and contiguous
+    (MKL's products are faster than on a transposed view)."""
+    return W_c.t().contiguous(), [w.t().contiguous() for w in recurrent]
 
 
 def cached_decoder_weights(model: nn.Module, lstm: nn.LSTM, embed: int):
     """decoder_weights without gradients, taken from the decoding cache when one is open (decoding_cache)."""
-    cache = getattr(model, _CACHE_ATTR, None)
-    if cache is not None and "weights" in cache:
-        return cache["weights"]
-    with torch.no_grad():
-        weights = decoder_weights(lstm, embed)
-    if cache is not None:
-        cache["weights"] = weights
-    return weights
+    return cached(model, "weights", lambda: decoder_weights(lstm, embed))
 
 
 @fp32_region
@@ -231,6 +210,7 @@ def run_decoder(model: nn.Module, emb: torch.Tensor, memory: torch.Tensor, keys:
         HT, weights = _FeedDecoder.apply(plan, pre0, hidden[0], hidden[1], feed, W_c, memory, keys, *recurrent,
                                          *biases, *kernel.params)
     else:
-        HT, weights, _ = _run(plan, pre0, hidden[0], hidden[1], feed, W_c, memory, recurrent, biases, save=False)
+        W_c_t, transposed = cached(model, "step_weights", lambda: step_weights(recurrent, W_c))
+        HT, weights, _ = _run(plan, pre0, hidden[0], hidden[1], feed, W_c_t, transposed, biases, save=False)
     h_n, c_n, state = plan.final
     return HT.transpose(0, 1), weights.transpose(0, 1), (h_n, c_n), HT[-1].contiguous(), state

@@ -19,6 +19,7 @@ from __future__ import annotations
 import torch
 
 from .. import native
+from .decoding_cache import cached
 from .dropout import gaussian_noise
 from .fp32_region import fp32_region
 from .gru_cell import gru_backward, gru_forward
@@ -36,14 +37,20 @@ class _Plan:
         self.final = None
 
 
-def _run(plan: _Plan, pre_emb, W_ic, W_hh, b_hh, h0, ctx0, memory, keys, W, v, fore, save: bool):
+def transposed_weights(W_ic, W_hh, W) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """The right-hand sides of the loop's products, transposed and contiguous (faster products than on views)."""
+    return W_ic.t().contiguous(), W_hh.t().contiguous(), W.t().contiguous()
+
+
+def _run(plan: _Plan, pre_emb, W_ic, W_hh, b_hh, h0, ctx0, memory, keys, W, v, fore, save: bool,
+         transposed: tuple[torch.Tensor, torch.Tensor, torch.Tensor] | None = None):
     """pre_emb [T, B, 3H]: W_ih's embedding columns times E y_{i-1}, plus b_ih. Returns states [T, B, H], contexts
     [T, B, 2H], weights [T, B, S], and what the backward pass needs when `save`. The state update of step t reads the
     context of step t - 1 (CTX[t - 1]; ctx0 before the first step) and the state of step t - 1."""
     T, B = pre_emb.shape[:2]
     H = W_hh.size(1)
     neg = plan.neg.to(memory.dtype)
-    W_ic_t, W_hh_t, W_t = W_ic.t().contiguous(), W_hh.t().contiguous(), W.t().contiguous()
+    W_ic_t, W_hh_t, W_t = transposed or transposed_weights(W_ic, W_hh, W)
     states = pre_emb.new_empty(T, B, H)
     contexts = memory.new_empty(T, B, memory.size(-1))
     weights = memory.new_empty(T, B, memory.size(1))
@@ -187,5 +194,7 @@ def run_rnnsearch_decoder(model, emb: torch.Tensor, memory: torch.Tensor, keys: 
     if torch.is_grad_enabled() and any(p.requires_grad for p in model.parameters()):
         states, contexts, weights = _RNNSearchDecoder.apply(plan, *args)
     else:
-        states, contexts, weights, _ = _run(plan, *args, save=False)
+        # a decoding step is a call of its own: the transposes come from the decoding cache (decoding_cache)
+        transposed = cached(model, "rnnsearch_step_weights", lambda: transposed_weights(args[1], args[2], args[8]))
+        states, contexts, weights, _ = _run(plan, *args, save=False, transposed=transposed)
     return states.transpose(0, 1), contexts.transpose(0, 1), weights.transpose(0, 1), plan.final
