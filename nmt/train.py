@@ -19,11 +19,13 @@ Beyond the plain recipe (Peter et al. 2017's variants of RNNsearch training):
                            are given to the optimiser and get gradients; all others stay bit-identical.
   train.max_updates        stop after this many updates in all (0 = no limit); the epoch in progress is evaluated
                            and recorded as it stands.
-  train.until_flat         {within: w, extra_epochs: n}: after the scheduled epochs, up to n more (the learning rate
-                           still halving) while the last two epochs' dev perplexities differ by more than the fraction
-                           w, so that systems which converge more slowly than the schedule assumed (the demo's location
-                           attention) end flat like the rest. Decided from the recorded metrics, so a resumed run
-                           decides as an uninterrupted one.
+  train.until_flat         {within: w, extra_epochs: n, min_epochs: m}: train until flat, i.e. until the last two
+                           epochs' dev perplexities differ by at most the fraction w: after the scheduled epochs, up to
+                           n more (the learning rate still halving) while they differ by more, so that systems which
+                           converge more slowly than the schedule assumed (the demo's location attention) end flat like
+                           the rest; with m, no epoch after the m-th once they are flat, so that systems which converge
+                           sooner stop sooner. Decided from the recorded metrics, so a resumed run decides as an
+                           uninterrupted one.
   train.guided_alignment   weight w > 0: the loss of a batch is (cross-entropy + w * L_al) / sentences, with L_al the
                            alignment cross-entropy of Chen et al. (2016) against `file`'s links (nmt.data.links,
                            nmt.likelihood.alignment_loss); both terms are summed over a sentence and averaged over
@@ -133,7 +135,9 @@ def still_falling(metrics: list[dict], within: float) -> bool:
 
 def wants_epoch(epoch: int, epochs: int, until_flat: dict | None, metrics: list[dict]) -> bool:
     """Whether 1-based `epoch` is trained: every scheduled one, then (train.until_flat) up to `extra_epochs` more while
-    the dev perplexity has not flattened."""
+    the dev perplexity has not flattened; with `min_epochs`, none after that many once it has."""
+    if until_flat and epoch > until_flat.get("min_epochs", epochs) and not still_falling(metrics, until_flat["within"]):
+        return False
     if epoch <= epochs:
         return True
     if not until_flat or epoch > epochs + until_flat["extra_epochs"]:
@@ -245,7 +249,12 @@ def train(config: dict, data_dir: str | Path, out_dir: str | Path, *, system: st
                 "halve_after": halve_after, "until_flat": until_flat, "train_sentences": len(train_src),
                 "device": str(dev)}
         write_text_atomic(out_dir / "model.json", json.dumps(meta, indent=2, sort_keys=True) + "\n")
-        more = f" (+ up to {until_flat['extra_epochs']} until flat)" if until_flat else ""
+        more = ""
+        if until_flat:
+            more = f" (+ up to {until_flat['extra_epochs']} until flat"
+            if "min_epochs" in until_flat:
+                more += f"; fewer once flat after epoch {until_flat['min_epochs']}"
+            more += ")"
         log(f"[{system}] {meta['parameters']:,} parameters ({meta['trainable_parameters']:,} trained), "
             f"{len(train_src):,} training pairs, {epochs} epochs{more}, device {dev}, {torch.get_num_threads()} "
             f"threads, engine {update.engine}, {'fp32' if update.dtype is None else 'bf16'}")

@@ -89,6 +89,18 @@ def test_until_flat_adds_epochs_only_while_the_dev_perplexity_still_moves():
     assert wants_epoch(2, 1, rule, records(9.0))  # one epoch says nothing about flatness
 
 
+def test_until_flat_with_min_epochs_stops_a_flat_system_before_its_schedule_ends():
+    def records(*ppls):
+        return [{"dev_ppl": ppl} for ppl in ppls]
+
+    rule = {"within": 0.03, "extra_epochs": 2, "min_epochs": 3}
+    assert wants_epoch(3, 6, rule, records(9.0, 5.1))  # the first min_epochs are always trained ...
+    assert not wants_epoch(4, 6, rule, records(9.0, 5.1, 5.0))  # ... then flat: no more, though 6 were scheduled
+    assert wants_epoch(4, 6, rule, records(9.0, 6.0, 5.0))  # still falling: the schedule goes on
+    assert wants_epoch(7, 6, rule, records(9.0, 8.0, 7.0, 6.0, 5.0, 4.0))  # and past it, as without min_epochs
+    assert not wants_epoch(9, 6, rule, records(*range(16, 8, -1)))  # until the extra epochs are spent
+
+
 def test_until_flat_trains_on_past_the_schedule_and_a_killed_run_resumes_exactly(workspace):
     """`train.until_flat` end to end: a threshold no run meets trains every extra epoch, one every run meets stops
     one epoch after the schedule, and a run killed in its extra epochs resumes to the uninterrupted result (the
@@ -120,6 +132,13 @@ def test_until_flat_trains_on_past_the_schedule_and_a_killed_run_resumes_exactly
     assert proc.returncode == -signal.SIGKILL, "the run finished before it could be killed; make it longer"
     subprocess.run(train_cmd(root, "unit_never_flat", out), check=True, capture_output=True)
     assert_same_run(reference, final_state(out))
+
+    # min_epochs: a system flat after two epochs stops there, though four were scheduled
+    preset["train"].update(epochs=4, until_flat={"within": 1.0, "extra_epochs": 0, "min_epochs": 2},
+                           dropout_schedule={"epochs": 4, "halve_after": 1})
+    (root / "presets" / "unit_early.yaml").write_text(yaml.safe_dump(preset))
+    subprocess.run(train_cmd(root, "unit_early", root / "early"), check=True, capture_output=True)
+    assert [m["epoch"] for m in final_state(root / "early")[0]] == [1, 2]
 
 
 def test_seeded_runs_are_identical_and_sigkill_resume_equals_uninterrupted(workspace):
