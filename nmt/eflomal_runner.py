@@ -13,12 +13,12 @@ from __future__ import annotations
 
 import argparse
 import os
-import shutil
-import subprocess
 import sys
 import tempfile
 from contextlib import contextmanager
 from pathlib import Path
+
+from .compiled import compile_to, compiler
 
 _SEED_SHIM = r"""
 #define _GNU_SOURCE
@@ -44,13 +44,12 @@ def build_seed_shim(directory: Path) -> Path | None:
     """Compile the seeding library into `directory`; None where it cannot be built or preloaded."""
     if not sys.platform.startswith("linux"):
         return None
-    compiler = os.environ.get("CC") or shutil.which("cc") or shutil.which("gcc")
-    if not compiler:
+    cc = compiler()
+    if not cc:
         return None
     source, library = directory / "seed.c", directory / "seed.so"
     source.write_text(_SEED_SHIM)
-    done = subprocess.run([compiler, "-shared", "-fPIC", "-O2", "-o", str(library), str(source), "-ldl"],
-                          capture_output=True, text=True)
+    done = compile_to(cc, ["-shared", "-fPIC", "-O2", str(source), "-ldl"], library)
     return library if done.returncode == 0 else None
 
 

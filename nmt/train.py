@@ -49,6 +49,7 @@ from pathlib import Path
 import torch
 from tqdm import tqdm
 
+from . import mkl_on_amd
 from .config import ConfigError, comparable_settings, training_schedule
 from .data.batches import epoch_batches, make_batch
 from .data.links import load_training_links
@@ -257,7 +258,8 @@ def train(config: dict, data_dir: str | Path, out_dir: str | Path, *, system: st
             more += ")"
         log(f"[{system}] {meta['parameters']:,} parameters ({meta['trainable_parameters']:,} trained), "
             f"{len(train_src):,} training pairs, {epochs} epochs{more}, device {dev}, {torch.get_num_threads()} "
-            f"threads, engine {update.engine}, {'fp32' if update.dtype is None else 'bf16'}")
+            f"threads, engine {update.engine}, {'fp32' if update.dtype is None else 'bf16'}"
+            f"{', MKL as on Intel (nmt.mkl_on_amd)' if mkl_on_amd.active() else ''}")
 
         def limit_reached() -> bool:
             return bool(max_updates) and state["updates"] >= max_updates

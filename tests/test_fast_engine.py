@@ -285,7 +285,13 @@ def test_compiled_kernels_compute_the_torch_formulas(overrides, monkeypatch):
 
 @pytest.mark.parametrize("lengths", [[3, 7, 1, 5], [1, 3, 5, 7], [7, 5, 3, 1], [7, 7, 2, 2], None])
 @pytest.mark.parametrize("layers", [1, 2])
-def test_fast_lstm_is_nn_lstm_on_a_packed_sequence(lengths, layers):
+@pytest.mark.parametrize("loops", ["compiled loop", "step by step"])
+def test_fast_lstm_is_nn_lstm_on_a_packed_sequence(lengths, layers, loops, monkeypatch):
+    """Both ways the fast LSTM runs its steps: the whole-sequence loop in C (kernels.c, calling torch's BLAS) and one
+    cell kernel and torch product per step."""
+    if loops == "compiled loop" and not native.loops_usable(torch.zeros(1)):
+        required.unavailable(f"no compiled whole-sequence loops here ({native.reason() or 'no BLAS sgemm_'})")
+    monkeypatch.setitem(native._state, "loops", loops == "compiled loop")
     torch.manual_seed(0)
     lstm = torch.nn.LSTM(6, 5, layers, batch_first=True)
     x = torch.randn(4, 7, 6, requires_grad=True)

@@ -28,7 +28,7 @@ from pathlib import Path
 
 import torch
 
-from .. import config as cfg
+from .. import config as cfg, mkl_on_amd
 from ..data.batches import Batch
 from ..models.registry import build_model
 from ..train import train
@@ -103,7 +103,8 @@ def device_description(device: torch.device) -> str:
                 break
     except OSError:
         pass
-    return f"CPU {cpu}, {torch.get_num_threads()} thread(s)"
+    blas = ", MKL's Intel code paths (nmt.mkl_on_amd)" if mkl_on_amd.active() else ""
+    return f"CPU {cpu}, {torch.get_num_threads()} thread(s){blas}"
 
 
 def random_batch(batch_size: int, length: int, src_vocab: int, tgt_vocab: int, device: torch.device) -> Batch:

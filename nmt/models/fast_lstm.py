@@ -21,6 +21,7 @@ from __future__ import annotations
 import torch
 from torch import nn
 
+from .. import native
 from .decoding_cache import cached
 from .dropout import mask_like
 from .lstm_cell import cell_backward, cell_forward
@@ -41,8 +42,24 @@ def _layer_forward(x: torch.Tensor, W_ih: torch.Tensor, W_hh_t: torch.Tensor, bi
     else:
         states[0], cells[0] = h0, c0
     tanhs = x.new_empty(S, B, H) if save else None
+    if native.loops_usable(acts, W_hh_t, states):
+        native.lstm_layer_forward(native.library(), acts, W_hh_t, states, cells, tanhs, *native.step_rows(active, B))
+    else:
+        _step_loop(acts, W_hh_t, states, cells, tanhs, active)
+    out = states[1:]
+    if any(rows is not None for rows in active):  # rows past their sentence's end output 0
+        valid = torch.zeros(S, B, 1, dtype=x.dtype, device=x.device)
+        for t, rows in enumerate(active):
+            valid[t, rows if rows is not None else slice(None)] = 1.0
+        out = out * valid
+    return out, states, cells, (acts, tanhs) if save else None
+
+
+def _step_loop(acts, W_hh_t, states, cells, tanhs, active) -> None:
+    """_layer_forward's steps, one torch product and cell kernel each (where the compiled loop is not available)."""
+    S, B = acts.shape[:2]
     act_t, state_t, cell_t = acts.unbind(0), states.unbind(0), cells.unbind(0)
-    tanh_t = tanhs.unbind(0) if save else [None] * S
+    tanh_t = tanhs.unbind(0) if tanhs is not None else [None] * S
     for t in range(S):
         rows = active[t]
         if rows is None:
@@ -54,13 +71,28 @@ def _layer_forward(x: torch.Tensor, W_ih: torch.Tensor, W_hh_t: torch.Tensor, bi
         for kept in complement_rows(rows, B):  # ended rows keep their state
             state_t[t + 1][kept] = state_t[t][kept]
             cell_t[t + 1][kept] = cell_t[t][kept]
-    out = states[1:]
-    if any(rows is not None for rows in active):  # rows past their sentence's end output 0
-        valid = torch.zeros(S, B, 1, dtype=x.dtype, device=x.device)
-        for t, rows in enumerate(active):
-            valid[t, rows if rows is not None else slice(None)] = 1.0
-        out = out * valid
-    return out, states, cells, (acts, tanhs) if save else None
+
+
+def _backward_steps(d_out, mask, d_h, d_c, acts, cells, tanhs, d_gates, W_hh, active) -> None:
+    """_FastLSTM.backward's steps for one layer, one cell kernel and torch product each (where the compiled loop is not
+    available): d_h, d_c [B, H] from the final step's gradients to the initial ones; d_gates filled in."""
+    S, B, H = tanhs.shape
+    scratch = d_h.new_empty(B, 4 * H)
+    act_t, cell_t, tanh_t, dg_t = acts.unbind(0), cells.unbind(0), tanhs.unbind(0), d_gates.unbind(0)
+    out_t = d_out.unbind(0)
+    mask_t = mask.unbind(0) if mask is not None else [None] * S
+    for t in range(S - 1, -1, -1):
+        rows = active[t]
+        if rows is None:
+            cell_backward(out_t[t], d_c, act_t[t], cell_t[t], tanh_t[t], dg_t[t], scratch, d_h2=d_h, mask=mask_t[t])
+            torch.mm(dg_t[t], W_hh, out=d_h)
+            continue
+        dg, dc = dg_t[t][rows], d_c[rows]
+        result = cell_backward(out_t[t][rows], dc, act_t[t][rows], cell_t[t][rows], tanh_t[t][rows], dg,
+                               scratch[rows], d_h2=d_h[rows], mask=None if mask_t[t] is None else mask_t[t][rows])
+        if result is not dc:
+            dc.copy_(result)
+        torch.mm(dg, W_hh, out=d_h[rows])
 
 
 def complement_rows(rows: slice, size: int) -> list[slice]:
@@ -117,24 +149,11 @@ class _FastLSTM(torch.autograd.Function):
             d_c = torch.zeros_like(states[0]) if d_c_n is None else d_c_n[layer].clone()
             # rows outside their sentence get no gradient at a step: zeros there (and only there matter)
             d_gates = x.new_zeros(S, B, 4 * H) if padded else x.new_empty(S, B, 4 * H)
-            scratch = x.new_empty(B, 4 * H)
-            act_t, cell_t, tanh_t, dg_t = acts.unbind(0), cells.unbind(0), tanhs.unbind(0), d_gates.unbind(0)
-            out_t = d_layer_out.unbind(0)
-            mask_t = mask.unbind(0) if mask is not None else [None] * S
-            for t in range(S - 1, -1, -1):
-                rows = active[t]
-                if rows is None:
-                    cell_backward(out_t[t], d_c, act_t[t], cell_t[t], tanh_t[t], dg_t[t], scratch, d_h2=d_h,
-                                  mask=mask_t[t])
-                    torch.mm(dg_t[t], W_hh, out=d_h)
-                    continue
-                dg, dc = dg_t[t][rows], d_c[rows]
-                result = cell_backward(out_t[t][rows], dc, act_t[t][rows], cell_t[t][rows], tanh_t[t][rows], dg,
-                                       scratch[rows], d_h2=d_h[rows], mask=None if mask_t[t] is None
-                                       else mask_t[t][rows])
-                if result is not dc:
-                    dc.copy_(result)
-                torch.mm(dg, W_hh, out=d_h[rows])
+            steps = (d_layer_out, mask, d_h, d_c, acts, cells, tanhs, d_gates, W_hh.contiguous())
+            if native.loops_usable(*steps[:1], *steps[2:]):
+                native.lstm_layer_backward(native.library(), *steps, *native.step_rows(active, B))
+            else:
+                _backward_steps(*steps, active)
             flat_dg = d_gates.view(S * B, 4 * H)
             d_h0[layer], d_c0[layer] = d_h, d_c
             grads[3 * layer] = torch.mm(flat_dg.t(), x.reshape(S * B, -1))

@@ -20,24 +20,21 @@ float rounding (tests compare both), only the speed differs.
 from __future__ import annotations
 
 import ctypes
-import fcntl
-import hashlib
 import os
-import platform
-import shutil
-import subprocess
 import sys
-import tempfile
 from pathlib import Path
 
 import torch
+
+from ..compiled import cached_library, compile_to, compiler, compiler_version, processor
 
 SOURCE = Path(__file__).with_name("kernels.c")
 # -ffast-math lets the compiler vectorise expf/tanhf (glibc's vector math library); the kernels see no inf or NaN.
 FLAGS = ["-O3", "-ffast-math", "-fopenmp-simd", "-shared", "-fPIC"]
 ARCH_FLAGS = ["-march=native"]
 
-_state: dict = {"lib": None, "tried": False, "reason": None}
+# loops: whether the whole-sequence loops (which call torch's BLAS from C) are usable beside the step kernels
+_state: dict = {"lib": None, "tried": False, "reason": None, "loops": False}
 
 _i64, _ptr = ctypes.c_int64, ctypes.c_void_p
 _SIGNATURES = {
@@ -55,49 +52,24 @@ _SIGNATURES = {
                                     _ptr, _i64, _ptr, _i64, _i64, _i64, _i64, _i64],
     "gru_cell_backward": [_ptr, _i64, _ptr, _i64, _ptr, _i64, _ptr, _i64, _ptr, _i64, _ptr, _i64, _ptr, _i64, _ptr,
                           _i64, _i64, _i64],
+    "set_sgemm": [_ptr],
+    "blas_matmul": [_i64, _i64, _i64, _ptr, _ptr, _ptr],
+    "lstm_layer_forward": [_ptr, _ptr, _ptr, _ptr, _ptr, _ptr, _ptr, _i64, _i64, _i64],
+    "lstm_layer_backward": [_ptr, _ptr, _ptr, _ptr, _ptr, _ptr, _ptr, _ptr, _ptr, _ptr, _ptr, _i64, _i64, _i64],
 }
-
-
-def cache_dir() -> Path:
-    if os.environ.get("NMT_CACHE_DIR"):
-        return Path(os.environ["NMT_CACHE_DIR"])
-    base = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
-    return Path(base) / "nmt"
-
-
-def compiler() -> str | None:
-    for name in (os.environ.get("CC"), "cc", "gcc", "clang"):
-        if name and shutil.which(name.split()[0]):
-            return name
-    return None
-
-
-def _processor() -> str:
-    """What -march=native compiles for: the CPU's model and feature flags."""
-    try:
-        text = Path("/proc/cpuinfo").read_text()
-        lines = [ln for ln in text.splitlines() if ln.startswith(("model name", "flags", "Features"))]
-        return "\n".join(sorted(set(lines)))
-    except OSError:
-        return platform.processor() + platform.machine()
 
 
 def _build(cc: str, target: Path) -> None:
     """Compile kernels.c into `target`, -march=native first, without it if the compiler refuses."""
-    version = subprocess.run([*cc.split(), "--version"], capture_output=True, text=True).stdout
     errors = []
     for arch in (ARCH_FLAGS, []):
-        with tempfile.NamedTemporaryFile(dir=target.parent, suffix=".so", delete=False) as tmp:
-            partial = Path(tmp.name)
-        done = subprocess.run([*cc.split(), *FLAGS, *arch, str(SOURCE), "-o", str(partial), "-lm"],
-                              capture_output=True, text=True)
+        done = compile_to(cc, [*FLAGS, *arch, str(SOURCE), "-lm"], target)
         if done.returncode == 0:
-            partial.replace(target)
             return
-        partial.unlink(missing_ok=True)
         lines = done.stderr.strip().splitlines()
         # the first "error:" line names the cause; the last one is often just "compilation terminated."
         errors.append(next((line for line in lines if "error" in line), lines[-1] if lines else f"exit {done.returncode}"))
+    version = compiler_version(cc)
     raise RuntimeError(f"{cc} could not compile {SOURCE.name} ({errors[-1]}; compiler: "
                        f"{version.splitlines()[0] if version else '?'})")
 
@@ -106,17 +78,8 @@ def _load() -> ctypes.CDLL:
     cc = compiler()
     if cc is None:
         raise RuntimeError("no C compiler found (set CC)")
-    version = subprocess.run([*cc.split(), "--version"], capture_output=True, text=True).stdout
-    key = hashlib.sha256("\0".join([SOURCE.read_text(), " ".join(FLAGS + ARCH_FLAGS), cc, version,
-                                    _processor()]).encode()).hexdigest()[:16]
-    directory = cache_dir() / "native" / key
-    directory.mkdir(parents=True, exist_ok=True)
-    target = directory / "kernels.so"
-    if not target.exists():
-        with open(directory / "build.lock", "w") as lock:
-            fcntl.flock(lock, fcntl.LOCK_EX)  # jobs started together: one compiles, the others wait for it
-            if not target.exists():
-                _build(cc, target)
+    target = cached_library("native", [SOURCE.read_text(), " ".join(FLAGS + ARCH_FLAGS), cc, compiler_version(cc),
+                                       processor()], lambda path: _build(cc, path))
     lib = ctypes.CDLL(str(target))
     for name, argtypes in _SIGNATURES.items():
         function = getattr(lib, name)
@@ -140,7 +103,40 @@ def library() -> ctypes.CDLL | None:
         _state["reason"] = str(err)
         print(f"nmt: native CPU kernels unavailable ({err}); using torch operations instead (slower)",
               file=sys.stderr, flush=True)
+        return None
+    _state["loops"] = os.environ.get("NMT_NATIVE_LOOPS", "1") != "0" and _connect_blas(lib)
     return _state["lib"]
+
+
+def _blas_sgemm_address() -> int | None:
+    """The address of the Fortran BLAS sgemm_ that torch's CPU library exports (MKL's, in the x86 wheels), or None."""
+    for name in ("libtorch_cpu.so", "libtorch_cpu.dylib"):
+        path = Path(torch.__file__).parent / "lib" / name
+        if path.exists():
+            try:
+                return ctypes.cast(ctypes.CDLL(str(path)).sgemm_, ctypes.c_void_p).value
+            except (OSError, AttributeError):
+                return None
+    return None
+
+
+def _connect_blas(lib) -> bool:
+    """Hand torch's sgemm_ to the whole-sequence loops and check one product against torch.mm; False (the loops stay
+    off, the step kernels on) where there is none or it is not called as expected (e.g. 64-bit integers)."""
+    address = _blas_sgemm_address()
+    if not address:
+        return False
+    lib.set_sgemm(address)
+    gen = torch.Generator().manual_seed(0)
+    a, b = torch.randn(3, 5, generator=gen), torch.randn(5, 7, generator=gen)
+    out = torch.empty(3, 7)
+    lib.blas_matmul(3, 7, 5, a.data_ptr(), b.data_ptr(), out.data_ptr())
+    return torch.allclose(out, a @ b, atol=1e-5, rtol=1e-4)
+
+
+def loops_usable(*tensors: torch.Tensor) -> bool:
+    """Whether the whole-sequence loops apply (see usable): the kernels are loaded and torch's BLAS is reachable."""
+    return usable(*tensors) and _state["loops"]
 
 
 def usable(*tensors: torch.Tensor) -> bool:
@@ -158,7 +154,7 @@ def reason() -> str | None:
 
 def reset(enabled: bool | None = None) -> None:
     """Forget the loaded library (tests): the next call loads it again, or with enabled=False never."""
-    _state.update(lib=None, tried=enabled is False, reason="disabled" if enabled is False else None)
+    _state.update(lib=None, tried=enabled is False, reason="disabled" if enabled is False else None, loops=False)
 
 
 def _ptr_of(x: torch.Tensor | None) -> int | None:
@@ -179,6 +175,29 @@ def lstm_cell_backward(lib, d_h1, d_h2, d_c, act, c_prev, tanh_c, d_gates, mask=
                            d_c.data_ptr(), d_c.stride(0), act.data_ptr(), act.stride(0), c_prev.data_ptr(),
                            c_prev.stride(0), tanh_c.data_ptr(), tanh_c.stride(0), d_gates.data_ptr(),
                            d_gates.stride(0), B, H)
+
+
+def step_rows(active: list, batch: int) -> tuple[torch.Tensor, torch.Tensor]:
+    """The rows computed at each step (nmt.models.fast_lstm's schedule: None, all, or a slice) as the loops read
+    them: int64 start and stop per step."""
+    bounds = [(0, batch) if rows is None else (rows.start, rows.stop) for rows in active]
+    table = torch.tensor(bounds, dtype=torch.int64).reshape(-1, 2)
+    return table[:, 0].contiguous(), table[:, 1].contiguous()
+
+
+def lstm_layer_forward(lib, acts, W_hh_t, states, cells, tanhs, starts, stops) -> None:
+    """One LSTM layer over all steps (kernels.c); every tensor contiguous."""
+    S, B, G = acts.shape
+    lib.lstm_layer_forward(acts.data_ptr(), W_hh_t.data_ptr(), states.data_ptr(), cells.data_ptr(), _ptr_of(tanhs),
+                           starts.data_ptr(), stops.data_ptr(), S, B, G // 4)
+
+
+def lstm_layer_backward(lib, d_out, mask, d_h, d_c, acts, cells, tanhs, d_gates, W_hh, starts, stops) -> None:
+    """Its backward pass (kernels.c); every tensor contiguous."""
+    S, B, G = acts.shape
+    lib.lstm_layer_backward(d_out.data_ptr(), _ptr_of(mask), d_h.data_ptr(), d_c.data_ptr(), acts.data_ptr(),
+                            cells.data_ptr(), tanhs.data_ptr(), d_gates.data_ptr(), W_hh.data_ptr(), starts.data_ptr(),
+                            stops.data_ptr(), S, B, G // 4)
 
 
 def monotonic_forward(lib, energies, present, prev, eps: float):

@@ -273,3 +273,73 @@ void additive_energy_backward(const float *d_e, const float *z, const float *v, 
         }
     }
 }
+
+/* -- whole-sequence loops --------------------------------------------------------------------------------------
+ * A loop over the steps of a sequence in C instead of Python: one call per layer instead of a few torch operations
+ * per step, each with its dispatch and Python's bookkeeping (at the demo's sizes the larger part of a step's time).
+ * The matrix products go to the BLAS torch itself uses (its sgemm_, Fortran interface, 32-bit integers), whose
+ * address nmt/native/__init__.py hands over with set_sgemm; without it these functions are never called. */
+typedef void (*sgemm_fn)(const char *, const char *, const int *, const int *, const int *, const float *,
+                         const float *, const int *, const float *, const int *, const float *, float *, const int *);
+static sgemm_fn blas_sgemm = 0;
+
+void set_sgemm(void *address) { blas_sgemm = (sgemm_fn)address; }
+
+/* Row-major C[m, n] = A[m, k] B[k, n] + beta C (leading dimensions lda, ldb, ldc): the column-major product
+ * C^T = B^T A^T, which is what a row-major array is to Fortran. */
+static void matmul(int64_t m, int64_t n, int64_t k, const float *A, int64_t lda, const float *B, int64_t ldb,
+                   float *C, int64_t ldc, float beta) {
+    if (m <= 0 || n <= 0) return;
+    const int M = (int)m, N = (int)n, K = (int)k, LDA = (int)lda, LDB = (int)ldb, LDC = (int)ldc;
+    const float one = 1.0f;
+    blas_sgemm("N", "N", &N, &M, &K, &one, B, &LDB, A, &LDA, &beta, C, &LDC);
+}
+
+/* The product alone, for the load-time check that the BLAS is called the way matmul calls it. */
+void blas_matmul(int64_t m, int64_t n, int64_t k, const float *A, const float *B, float *C) {
+    matmul(m, n, k, A, k, B, n, C, n, 0.0f);
+}
+
+/* One LSTM layer over S steps (nmt/models/fast_lstm.py's _layer_forward, same formulas). acts [S, B, 4H]: each
+ * step's input projection plus bias, to which the recurrent product is added and which then holds the gate
+ * activations; states, cells [S + 1, B, H] with row 0 the initial ones; tanhs [S, B, H] (or NULL) tanh of each
+ * cell; W_hh_t [H, 4H]. At step t only rows starts[t] .. stops[t] - 1 are inside their sentence: the others keep
+ * their state and cell. All arrays contiguous. */
+void lstm_layer_forward(float *acts, const float *W_hh_t, float *states, float *cells, float *tanhs,
+                        const int64_t *starts, const int64_t *stops, int64_t S, int64_t B, int64_t H) {
+    const int64_t G = 4 * H;
+    for (int64_t t = 0; t < S; t++) {
+        const int64_t r0 = starts[t], n = stops[t] - r0;
+        float *act = acts + (t * B + r0) * G;
+        const float *h = states + (t * B + r0) * H, *c = cells + (t * B + r0) * H;
+        float *h_next = states + ((t + 1) * B + r0) * H, *c_next = cells + ((t + 1) * B + r0) * H;
+        matmul(n, G, H, h, H, W_hh_t, G, act, G, 1.0f);
+        lstm_cell_forward(act, G, c, H, c_next, H, tanhs ? tanhs + (t * B + r0) * H : 0, H, h_next, H, n, H);
+        for (int64_t b = 0; b < B; b++) {  /* rows past their sentence's end keep their state */
+            if (b >= r0 && b < r0 + n) continue;
+            for (int64_t j = 0; j < H; j++) {
+                states[((t + 1) * B + b) * H + j] = states[(t * B + b) * H + j];
+                cells[((t + 1) * B + b) * H + j] = cells[(t * B + b) * H + j];
+            }
+        }
+    }
+}
+
+/* Its backward pass (fast_lstm.py's _FastLSTM.backward, same formulas): d_out [S, B, H] the gradient of the layer's
+ * outputs (through `mask` [S, B, H], the dropout between it and the layer above, or NULL); d_h, d_c [B, H] the
+ * gradients of the final state and cell, turned into those of the initial ones; d_gates [S, B, 4H] receives the
+ * gradients of the pre-activations (rows outside their sentence are left as they are: the caller zeroes them);
+ * W_hh [4H, H]. */
+void lstm_layer_backward(const float *d_out, const float *mask, float *d_h, float *d_c, const float *acts,
+                         const float *cells, const float *tanhs, float *d_gates, const float *W_hh,
+                         const int64_t *starts, const int64_t *stops, int64_t S, int64_t B, int64_t H) {
+    const int64_t G = 4 * H;
+    for (int64_t t = S - 1; t >= 0; t--) {
+        const int64_t r0 = starts[t], n = stops[t] - r0;
+        const int64_t row = t * B + r0;
+        float *dg = d_gates + row * G;
+        lstm_cell_backward(d_out + row * H, H, mask ? mask + row * H : 0, H, d_h + r0 * H, H, d_c + r0 * H, H,
+                           acts + row * G, G, cells + row * H, H, tanhs + row * H, H, dg, G, n, H);
+        matmul(n, H, G, dg, G, W_hh, H, d_h + r0 * H, H, 0.0f);
+    }
+}
