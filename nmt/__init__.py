@@ -1,7 +1,17 @@
 """Reproducibility pipeline for attention-based neural machine translation papers (Luong et al. 2015 and others)."""
-from importlib.metadata import PackageNotFoundError, version
+from functools import lru_cache
 
-try:
-    __version__ = version("nmt-repro")
-except PackageNotFoundError:  # running from a source tree that was not installed
-    __version__ = "0.0.0+source"
+
+@lru_cache(maxsize=1)
+def _installed_version() -> str:
+    from importlib.metadata import PackageNotFoundError, version  # (60 ms: looked up only when asked for)
+    try:
+        return version("nmt-repro")
+    except PackageNotFoundError:  # running from a source tree that was not installed
+        return "0.0.0+source"
+
+
+def __getattr__(name: str):
+    if name == "__version__":  # computed on first use: every `nmt` command imports this package at its start
+        return _installed_version()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

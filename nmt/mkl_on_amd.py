@@ -22,7 +22,7 @@ import platform
 import sys
 from pathlib import Path
 
-from .compiled import cached_library, compile_to, compiler, compiler_version
+from .compiled import cached_library, compile_to, compiler
 
 SOURCE = "int mkl_serv_intel_cpu_true(void) { return 1; }\n"
 ACTIVE = "NMT_MKL_ON_AMD_ACTIVE"  # set in the re-executed process (and inherited by its children)
@@ -67,8 +67,8 @@ def library() -> Path | None:
         if done.returncode != 0:
             raise RuntimeError(done.stderr.strip().splitlines()[-1] if done.stderr.strip() else "compile error")
 
-    try:
-        return cached_library("mkl_on_amd", [SOURCE, cc, compiler_version(cc)], build)
+    try:  # keyed by the compiler's name only: this runs at every start of `nmt`, and one line of C compiles alike
+        return cached_library("mkl_on_amd", [SOURCE, cc], build)
     except (OSError, RuntimeError):
         return None
 
