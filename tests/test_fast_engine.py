@@ -100,6 +100,29 @@ def test_fast_path_gives_the_eager_paths_loss_weights_and_gradients(overrides):
         torch.testing.assert_close(fast_grads[key], eager_grads[key], atol=1e-5, rtol=1e-4, msg=key)
 
 
+@pytest.mark.parametrize("overrides", [LUONG[1], LUONG[6], LUONG[11], LUONG[13], LUONG[-2], LUONG[-1]], ids=name)
+def test_the_compiled_decoder_steps_compute_what_the_step_by_step_path_does(overrides, monkeypatch):
+    """The fast path's two ways of running a step around its attention: one C call (kernels.c feed_forward_step /
+    feed_backward_step, calling torch's BLAS) and a few torch operations; with dropout between the layers (the same
+    masks: drawn before the loop) and a gradient on the attention weights."""
+    if not native.loops_usable(torch.zeros(1)):
+        required.unavailable(f"no compiled whole-sequence loops here ({native.reason() or 'no BLAS sgemm_'})")
+    results = {}
+    for loops in (True, False):
+        monkeypatch.setitem(native._state, "loops", loops)
+        model = make_model({**overrides, "dropout": 0.3})
+        model.train()
+        torch.manual_seed(5)
+        results[loops] = gradients(model, "fast")
+    (loss, weights, grads), (ref_loss, ref_weights, ref_grads) = results[True], results[False]
+    assert loss == pytest.approx(ref_loss, rel=1e-6)
+    if ref_weights is not None:
+        torch.testing.assert_close(weights, ref_weights, atol=1e-6, rtol=1e-5)
+    assert grads.keys() == ref_grads.keys()
+    for key in ref_grads:
+        torch.testing.assert_close(grads[key], ref_grads[key], atol=1e-5, rtol=1e-4, msg=key)
+
+
 @pytest.mark.parametrize("overrides", [LUONG[1], LUONG[5], LUONG[10], LUONG[-2], RNNSEARCH[0]], ids=name)
 def test_twenty_updates_of_the_fast_path_give_the_eager_losses(overrides):
     losses = {}

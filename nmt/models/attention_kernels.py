@@ -103,6 +103,32 @@ class GlobalKernel(_StepGradients):
         self.A: list[torch.Tensor] = []
         self.Z: list[torch.Tensor] = []
         self.empty_lists()
+        # with whole steps in C (compiled_attention): every step's weights, scores' and contexts' gradients
+        self.A_all = self.DS_all = self.D_CTX_all = None
+
+    def compiled_attention(self, steps: int) -> tuple[int, list[torch.Tensor]] | None:
+        """Where the decoder's whole steps can run in C with this attention inside (kernels.c
+        feed_forward_step_global: training, a dot, general or location score, the compiled loops): whether the score
+        is location's, and the tensors of its table (one buffer each for the weights and the scores' gradients of
+        all steps, which `weights` and `finish` then read). None elsewhere."""
+        if not self.save or self.score not in ("dot", "general", "location") or not native.loops_usable(self.memory):
+            return None
+        B, S, H = self.memory.shape
+        self.memory = self.memory.contiguous()
+        location = self.score == "location"
+        rhs = self.location_t if location else self.keys_t
+        keys = None if location else self.keys.contiguous()
+        self.A_all = self.memory.new_empty(steps, B, S)
+        self.DS_all = self.memory.new_empty(steps, B, S)
+        present = (self.neg == 0).to(self.memory.dtype)
+        self.compiled_tensors = [rhs, keys, self.memory, present, self.A_all, self.DS_all]
+        return int(location), self.compiled_tensors
+
+    def compiled_backward_tensors(self, d_weights: torch.Tensor | None) -> list[torch.Tensor]:
+        """The table's tensors for the backward pass: compiled_attention's, the weights' gradient, two scratch rows."""
+        B, S, H = self.memory.shape
+        return [*self.compiled_tensors, None if d_weights is None else d_weights.contiguous(),
+                self.memory.new_empty(B, S), self.memory.new_empty(B, H)]
 
     def forward(self, t: int, query: torch.Tensor) -> torch.Tensor:
         if self.score in ("dot", "general"):
@@ -130,10 +156,14 @@ class GlobalKernel(_StepGradients):
         return torch.bmm(weights.unsqueeze(1), self.memory).squeeze(1)
 
     def weights(self) -> torch.Tensor:
-        return torch.stack(self.A)
+        return self.A_all if self.A_all is not None else torch.stack(self.A)
+
+    def begin_backward(self) -> None:
+        super().begin_backward()
+        self.D_CTX_all = None
 
     def backward(self, t: int, d_context: torch.Tensor, d_weights: torch.Tensor | None) -> torch.Tensor:
-        a = self.A[t]
+        a = self.A[t] if self.A_all is None else self.A_all[t]
         if self.score == "concat" and self.fused:
             d_pre_q, _ = native.additive_attention_backward(
                 self.lib, d_context, None if d_weights is None else d_weights.contiguous(), self.memory, a,
@@ -160,9 +190,12 @@ class GlobalKernel(_StepGradients):
 
     def finish(self, queries: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor | None, list[torch.Tensor]]:
         """queries [T, B, H]. Returns d memory [B, S, H], d keys (or None) and the gradients of `params`."""
-        A = torch.stack(self.A)                      # [T, B, S]
-        DS = torch.stack(self.DS[::-1]) if self.DS else None   # backward ran t = T-1 .. 0
-        D_CTX = torch.stack(self.D_CTX[::-1])        # [T, B, H]
+        if self.D_CTX_all is not None:  # the steps ran in C: their buffers, in step order
+            A, DS, D_CTX = self.A_all, self.DS_all, self.D_CTX_all
+        else:
+            A = torch.stack(self.A)                      # [T, B, S]
+            DS = torch.stack(self.DS[::-1]) if self.DS else None   # backward ran t = T-1 .. 0
+            D_CTX = torch.stack(self.D_CTX[::-1])        # [T, B, H]
         d_memory = torch.bmm(A.permute(1, 2, 0), D_CTX.transpose(0, 1))
         if self.score in ("dot", "general"):
             return d_memory, torch.bmm(DS.permute(1, 2, 0), queries.transpose(0, 1)), []

@@ -84,6 +84,44 @@ def _run(plan: _Plan, pre0, h0, c0, feed0, W_c_t, transposed, biases, save: bool
     for layer in range(L):
         INP[layer][0, :, H:] = h0[layer]
         C[layer][0] = c0[layer]
+    if native.loops_usable(pre0):  # every step but its attention in C (kernels.c feed_forward_step)
+        _compiled_forward(plan, INP, ACT, C, TC, CH, W_c_t, transposed, masks)
+    else:
+        _forward_steps(plan, INP, ACT, C, TC, CH, W_c_t, transposed, masks)
+    plan.final = (torch.stack([INP[layer][T, :, H:] for layer in range(L)]), torch.stack([c[T] for c in C]),
+                  getattr(kernel, "state", None))
+    HT = INP[0][1:, :, :H]
+    return HT, kernel.weights(), (INP, ACT, C, TC, CH) if save else None
+
+
+def _compiled_forward(plan: _Plan, INP, ACT, C, TC, CH, W_c_t, transposed, masks) -> None:
+    """_run's steps with one C call per step around the attention kernel."""
+    L, H, kernel = plan.layers, plan.hidden, plan.kernel
+    T, B = ACT[0].shape[:2]
+    lib = native.library()
+    masks = None if masks is None else masks.contiguous()
+    tensors = [*INP, *ACT, *C, *TC, *transposed, CH, W_c_t, masks]
+    table = native.address_table(tensors)
+    compiled_attention = getattr(kernel, "compiled_attention", lambda steps: None)(T)
+    if compiled_attention is not None:  # the attention inside the step too: one call per step
+        location, att_tensors = compiled_attention
+        att = native.address_table(att_tensors)
+        S = att_tensors[2].size(1)
+        for t in range(T):
+            lib.feed_forward_step_global(table.data_ptr(), att.data_ptr(), location, t, T, B, H, L, S)
+        return
+    tops = INP[L - 1][1:, :, H:].unbind(0)  # each step's top-layer h: the attention's query
+    context = None
+    for t in range(T):
+        lib.feed_forward_step(table.data_ptr(), t, None if context is None else context.data_ptr(), T, B, H, L)
+        context = kernel.forward(t, tops[t]).contiguous()
+    lib.feed_forward_step(table.data_ptr(), T, context.data_ptr(), T, B, H, L)
+
+
+def _forward_steps(plan: _Plan, INP, ACT, C, TC, CH, W_c_t, transposed, masks) -> None:
+    """_run's steps, a few torch operations each (where the compiled loop is not available)."""
+    L, H, kernel = plan.layers, plan.hidden, plan.kernel
+    T = ACT[0].size(0)
     # every step's views made at once (unbind: one call each), not one slicing call per use inside the loop
     inp_t = [x.unbind(0) for x in INP]
     h_t = [x[:, :, H:].unbind(0) for x in INP]          # h_{t-1} of each layer (its recurrent input)
@@ -92,7 +130,7 @@ def _run(plan: _Plan, pre0, h0, c0, feed0, W_c_t, transposed, biases, save: bool
     tc_t = [x.unbind(0) if x is not None else [None] * T for x in TC]
     mask_t = [m.unbind(0) for m in masks.unbind(0)] if masks is not None else None
     ch_t = CH.unbind(0)
-    compiled = native.usable(pre0)  # all the loop's tensors are pre0's kind: decided once
+    compiled = native.usable(CH)  # all the loop's tensors are CH's kind: decided once
     for t in range(T):
         for layer in range(L):
             h = h_t[layer][t + 1]
@@ -103,10 +141,6 @@ def _run(plan: _Plan, pre0, h0, c0, feed0, W_c_t, transposed, biases, save: bool
                 torch.mul(h, mask_t[layer][t], out=above) if masks is not None else above.copy_(h)
         torch.cat([kernel.forward(t, h), h], dim=1, out=ch_t[t])
         torch.mm(ch_t[t], W_c_t, out=x_t[0][t + 1]).tanh_()
-    plan.final = (torch.stack([INP[layer][T, :, H:] for layer in range(L)]), torch.stack([c[T] for c in C]),
-                  getattr(kernel, "state", None))
-    HT = INP[0][1:, :, :H]
-    return HT, kernel.weights(), (INP, ACT, C, TC, CH) if save else None
 
 
 class _FeedDecoder(torch.autograd.Function):
@@ -135,33 +169,13 @@ class _FeedDecoder(torch.autograd.Function):
         kernel, masks = plan.kernel, plan.dropout_masks
         kernel.begin_backward()
         T, B = CH.shape[:2]
-        new_zeros = CH.new_zeros
-        d_h = [new_zeros(B, H) for _ in range(L)]
-        d_c = [new_zeros(B, H) for _ in range(L)]
-        d_feed = new_zeros(B, H)
         DG = [CH.new_empty(T, B, 4 * H) for _ in range(L)]
         D_PRE = CH.new_empty(T, B, H)
-        scratch = CH.new_empty(B, 4 * H)
-        ht_t = INP[0][:, :, :H].unbind(0)
-        act_t, c_t, tc_t = [x.unbind(0) for x in ACT], [x.unbind(0) for x in C], [x.unbind(0) for x in TC]
-        dg_t, d_pre_t = [x.unbind(0) for x in DG], D_PRE.unbind(0)
-        d_ht_t = d_HT.unbind(0) if d_HT is not None else None
-        mask_t = [m.unbind(0) for m in masks.unbind(0)] if masks is not None else None
-        compiled = native.usable(CH) and (d_HT is None or d_HT.stride(-1) == 1)
-        for t in range(T - 1, -1, -1):
-            d_ht = d_feed if d_ht_t is None else d_ht_t[t] + d_feed
-            d_pre = _tanh_backward.grad_input(d_ht, ht_t[t + 1], grad_input=d_pre_t[t])
-            d_ch = torch.mm(d_pre, W_c)
-            d_x = d_ch[:, H:] + kernel.backward(t, d_ch[:, :H], None if d_weights is None else d_weights[t])
-            mask = None
-            for layer in range(L - 1, -1, -1):
-                dg = dg_t[layer][t]
-                d_c[layer] = cell_backward(d_x, d_c[layer], act_t[layer][t], c_t[layer][t], tc_t[layer][t], dg,
-                                           scratch, d_h2=d_h[layer], mask=mask, compiled=compiled)
-                d_inp = torch.mm(dg, recurrent[layer])
-                d_x, d_h[layer] = d_inp[:, :H], d_inp[:, H:]
-                mask = None if masks is None or layer == 0 else mask_t[layer - 1][t]
-            d_feed = d_x
+        steps = (plan, W_c, recurrent, INP, ACT, C, TC, CH, DG, D_PRE, d_HT, d_weights)
+        if native.loops_usable(CH):  # every step but its attention in C (kernels.c feed_backward_step)
+            d_h, d_c, d_feed = _compiled_backward(*steps)
+        else:
+            d_h, d_c, d_feed = _backward_steps(*steps)
 
         def flat(x):
             return x.reshape(-1, x.size(-1))
@@ -170,8 +184,68 @@ class _FeedDecoder(torch.autograd.Function):
         d_biases = [DG[layer].sum(dim=(0, 1)) for layer in range(1, L)]
         d_W_c = torch.mm(flat(D_PRE).t(), flat(CH))
         d_memory, d_keys, d_params = kernel.finish(CH[:, :, H:])
-        return (None, DG[0], torch.stack(d_h), torch.stack(d_c), d_feed, d_W_c, d_memory,
+        return (None, DG[0], d_h, d_c, d_feed, d_W_c, d_memory,
                 d_keys if ctx.has_keys else None, *d_recurrent, *d_biases, *d_params)
+
+
+def _compiled_backward(plan: _Plan, W_c, recurrent, INP, ACT, C, TC, CH, DG, D_PRE, d_HT, d_weights):
+    """The backward pass's steps with one C call per step around the attention kernel's backward. Fills DG and
+    D_PRE; returns the gradients of the initial h and c [L, B, H] and of the initial feed [B, H]."""
+    L, H, kernel = plan.layers, plan.hidden, plan.kernel
+    T, B = CH.shape[:2]
+    lib = native.library()
+    masks = None if plan.dropout_masks is None else plan.dropout_masks.contiguous()
+    d_h, d_c, d_feed = CH.new_zeros(L, B, H), CH.new_zeros(L, B, H), CH.new_zeros(B, H)
+    D_CH = CH.new_empty(T, B, 2 * H)  # one row per step: a kernel may keep the step's d context (a view of it)
+    tensors = [*INP, *ACT, *C, *TC, *(w.contiguous() for w in recurrent), *DG, W_c.contiguous(), D_PRE, D_CH, d_h,
+               d_c, d_feed, CH.new_empty(B, 2 * H), None if d_HT is None else d_HT.contiguous(), masks]
+    table = native.address_table(tensors)
+    if getattr(kernel, "A_all", None) is not None:  # the forward pass ran whole steps in C: so does this one
+        att_tensors = kernel.compiled_backward_tensors(d_weights)
+        att = native.address_table(att_tensors)
+        location, S = int(kernel.score == "location"), att_tensors[2].size(1)
+        for t in range(T - 1, -1, -1):
+            lib.feed_backward_step_global(table.data_ptr(), att.data_ptr(), location, t, T, B, H, L, S)
+        kernel.D_CTX_all = D_CH[:, :, :H]
+        return d_h, d_c, d_feed
+    lib.feed_backward_step(table.data_ptr(), T - 1, None, T, B, H, L)
+    for t in range(T - 1, -1, -1):
+        d_query = kernel.backward(t, D_CH[t, :, :H], None if d_weights is None else d_weights[t]).contiguous()
+        lib.feed_backward_step(table.data_ptr(), t - 1, d_query.data_ptr(), T, B, H, L)
+    return d_h, d_c, d_feed
+
+
+def _backward_steps(plan: _Plan, W_c, recurrent, INP, ACT, C, TC, CH, DG, D_PRE, d_HT, d_weights):
+    """The backward pass's steps, a few torch operations each (where the compiled loop is not available); as
+    _compiled_backward."""
+    L, H, kernel, masks = plan.layers, plan.hidden, plan.kernel, plan.dropout_masks
+    T, B = CH.shape[:2]
+    new_zeros = CH.new_zeros
+    d_h = [new_zeros(B, H) for _ in range(L)]
+    d_c = [new_zeros(B, H) for _ in range(L)]
+    d_feed = new_zeros(B, H)
+    scratch = CH.new_empty(B, 4 * H)
+    ht_t = INP[0][:, :, :H].unbind(0)
+    act_t, c_t, tc_t = [x.unbind(0) for x in ACT], [x.unbind(0) for x in C], [x.unbind(0) for x in TC]
+    dg_t, d_pre_t = [x.unbind(0) for x in DG], D_PRE.unbind(0)
+    d_ht_t = d_HT.unbind(0) if d_HT is not None else None
+    mask_t = [m.unbind(0) for m in masks.unbind(0)] if masks is not None else None
+    compiled = native.usable(CH) and (d_HT is None or d_HT.stride(-1) == 1)
+    for t in range(T - 1, -1, -1):
+        d_ht = d_feed if d_ht_t is None else d_ht_t[t] + d_feed
+        d_pre = _tanh_backward.grad_input(d_ht, ht_t[t + 1], grad_input=d_pre_t[t])
+        d_ch = torch.mm(d_pre, W_c)
+        d_x = d_ch[:, H:] + kernel.backward(t, d_ch[:, :H], None if d_weights is None else d_weights[t])
+        mask = None
+        for layer in range(L - 1, -1, -1):
+            dg = dg_t[layer][t]
+            d_c[layer] = cell_backward(d_x, d_c[layer], act_t[layer][t], c_t[layer][t], tc_t[layer][t], dg,
+                                       scratch, d_h2=d_h[layer], mask=mask, compiled=compiled)
+            d_inp = torch.mm(dg, recurrent[layer])
+            d_x, d_h[layer] = d_inp[:, :H], d_inp[:, H:]
+            mask = None if masks is None or layer == 0 else mask_t[layer - 1][t]
+        d_feed = d_x
+    return torch.stack(d_h), torch.stack(d_c), d_feed
 
 
 def step_weights(recurrent: list[torch.Tensor], W_c: torch.Tensor) -> tuple[torch.Tensor, list[torch.Tensor]]:

@@ -56,6 +56,10 @@ _SIGNATURES = {
     "blas_matmul": [_i64, _i64, _i64, _ptr, _ptr, _ptr],
     "lstm_layer_forward": [_ptr, _ptr, _ptr, _ptr, _ptr, _ptr, _ptr, _i64, _i64, _i64],
     "lstm_layer_backward": [_ptr, _ptr, _ptr, _ptr, _ptr, _ptr, _ptr, _ptr, _ptr, _ptr, _ptr, _i64, _i64, _i64],
+    "feed_forward_step": [_ptr, _i64, _ptr, _i64, _i64, _i64, _i64],
+    "feed_backward_step": [_ptr, _i64, _ptr, _i64, _i64, _i64, _i64],
+    "feed_forward_step_global": [_ptr, _ptr, _i64, _i64, _i64, _i64, _i64, _i64, _i64],
+    "feed_backward_step_global": [_ptr, _ptr, _i64, _i64, _i64, _i64, _i64, _i64, _i64],
 }
 
 
@@ -198,6 +202,12 @@ def lstm_layer_backward(lib, d_out, mask, d_h, d_c, acts, cells, tanhs, d_gates,
     lib.lstm_layer_backward(d_out.data_ptr(), _ptr_of(mask), d_h.data_ptr(), d_c.data_ptr(), acts.data_ptr(),
                             cells.data_ptr(), tanhs.data_ptr(), d_gates.data_ptr(), W_hh.data_ptr(), starts.data_ptr(),
                             stops.data_ptr(), S, B, G // 4)
+
+
+def address_table(tensors: list) -> torch.Tensor:
+    """The addresses of `tensors` (0 for None) as an int64 tensor: how the decoder's step functions (kernels.c
+    feed_forward_step, feed_backward_step) receive their arrays. Keep the tensors alive while it is used."""
+    return torch.tensor([0 if x is None else x.data_ptr() for x in tensors], dtype=torch.int64)
 
 
 def monotonic_forward(lib, energies, present, prev, eps: float):

@@ -343,3 +343,212 @@ void lstm_layer_backward(const float *d_out, const float *mask, float *d_h, floa
         matmul(n, H, G, dg, G, W_hh, H, d_h + r0 * H, H, 0.0f);
     }
 }
+
+/* The input-feeding decoder's steps around its attention (nmt/models/feed_decoder.py's _run and backward, same
+ * formulas): everything of a step but the attention kernel, which stays in Python (one per attention family). The
+ * tensors come as a table of addresses, for L layers:
+ *   forward  tab[0..L) INP[l] [T+1, B, 2H] (x_t ; h_{t-1} of layer l at step t), [L..2L) ACT[l] [T, B, 4H] (the
+ *            step's input-free part of the gates, then its activations), [2L..3L) C[l] [T+1, B, H] cells,
+ *            [3L..4L) TC[l] [T, B, H] tanh of the cells (or 0), [4L..5L) the weights of [x ; h] transposed
+ *            [2H, 4H], then CH [T, B, 2H] ([c_t ; h_t] of the top layer), W_c transposed [2H, H], the dropout masks
+ *            between layers [L-1, T, B, H] (or 0).
+ *   backward the same first 4L, then [4L..5L) the weights of [x ; h] [4H, 2H], [5L..6L) DG[l] [T, B, 4H] (written:
+ *            the gates' gradients), then W_c [H, 2H], D_PRE [T, B, H] (written), D_CH [T, B, 2H] (written), DH and DC
+ *            [L, B, H] (the recurrent gradients, carried from step to step; zeros at first), D_FEED [B, H] (the
+ *            gradient of the step's fed htilde; zeros at first), D_INP [B, 2H] (scratch), d HTILDE [T, B, H] (the
+ *            gradient of the outputs, or 0), the masks (or 0).
+ * All arrays contiguous. */
+#define TAB(i) ((float *)(intptr_t)tab[i])
+
+/* Call t = 0 .. T: first, with `context` c_{t-1} (NULL at t = 0), the attentional state of step t - 1,
+ * htilde = tanh(W_c [c ; h_top]), written where step t reads its feed; then, for t < T, the LSTM layers of step t. */
+void feed_forward_step(const int64_t *tab, int64_t t, const float *context, int64_t T, int64_t B, int64_t H,
+                       int64_t L) {
+    const int64_t H2 = 2 * H, G = 4 * H;
+    float *CH = TAB(5 * L), *W_c_t = TAB(5 * L + 1), *masks = TAB(5 * L + 2);
+    if (context) {
+        float *ch = CH + (t - 1) * B * H2, *feed = TAB(0) + t * B * H2;
+        const float *top = TAB(L - 1) + t * B * H2 + H;  /* h of the top layer after step t - 1 */
+        for (int64_t b = 0; b < B; b++)
+            for (int64_t j = 0; j < H; j++) {
+                ch[b * H2 + j] = context[b * H + j];
+                ch[b * H2 + H + j] = top[b * H2 + j];
+            }
+        matmul(B, H, H2, ch, H2, W_c_t, H, feed, H2, 0.0f);
+        for (int64_t b = 0; b < B; b++) {
+            float *row = feed + b * H2;
+            #pragma omp simd
+            for (int64_t j = 0; j < H; j++) row[j] = tanhf(row[j]);
+        }
+    }
+    if (t >= T) return;
+    for (int64_t l = 0; l < L; l++) {
+        float *inp = TAB(l) + t * B * H2, *act = TAB(L + l) + t * B * G, *c = TAB(2 * L + l) + t * B * H;
+        float *tc = tab[3 * L + l] ? TAB(3 * L + l) + t * B * H : 0;
+        float *h = TAB(l) + (t + 1) * B * H2 + H;
+        matmul(B, G, H2, inp, H2, TAB(4 * L + l), G, act, G, 1.0f);
+        lstm_cell_forward(act, G, c, H, c + B * H, H, tc, H, h, H2, B, H);
+        if (l < L - 1) {  /* the next layer's input: h, through the dropout mask */
+            float *above = TAB(l + 1) + t * B * H2;
+            const float *mask = masks ? masks + (l * T + t) * B * H : 0;
+            for (int64_t b = 0; b < B; b++)
+                for (int64_t j = 0; j < H; j++)
+                    above[b * H2 + j] = mask ? h[b * H2 + j] * mask[b * H + j] : h[b * H2 + j];
+        }
+    }
+}
+
+/* Call t = T-1 .. -1: first, with `d_query` (the gradient of step t + 1's attention query from its kernel; NULL at
+ * t = T - 1), the LSTM layers of step t + 1 backwards, which leave the gradient of the htilde fed to it in D_FEED;
+ * then, for t >= 0, the attentional layer of step t: D_PRE[t] = d htilde_t * (1 - htilde_t^2) and
+ * D_CH[t] = D_PRE[t] W_c (whose context half goes to step t's attention kernel). */
+void feed_backward_step(const int64_t *tab, int64_t t, const float *d_query, int64_t T, int64_t B, int64_t H,
+                        int64_t L) {
+    const int64_t H2 = 2 * H, G = 4 * H;
+    float *W_c = TAB(6 * L), *D_PRE = TAB(6 * L + 1), *D_CH = TAB(6 * L + 2), *DH = TAB(6 * L + 3);
+    float *DC = TAB(6 * L + 4), *d_x = TAB(6 * L + 5), *D_INP = TAB(6 * L + 6), *d_HT = TAB(6 * L + 7);
+    float *masks = TAB(6 * L + 8);
+    if (d_query) {
+        const int64_t s = t + 1;
+        const float *d_ch = D_CH + s * B * H2;
+        for (int64_t b = 0; b < B; b++)
+            for (int64_t j = 0; j < H; j++) d_x[b * H + j] = d_ch[b * H2 + H + j] + d_query[b * H + j];
+        for (int64_t l = L - 1; l >= 0; l--) {
+            const float *mask = (l < L - 1 && masks) ? masks + (l * T + s) * B * H : 0;
+            float *dg = TAB(5 * L + l) + s * B * G, *dh = DH + l * B * H;
+            lstm_cell_backward(d_x, H, mask, H, dh, H, DC + l * B * H, H, TAB(L + l) + s * B * G, G,
+                               TAB(2 * L + l) + s * B * H, H, TAB(3 * L + l) + s * B * H, H, dg, G, B, H);
+            matmul(B, H2, G, dg, G, TAB(4 * L + l), H2, D_INP, H2, 0.0f);
+            for (int64_t b = 0; b < B; b++)
+                for (int64_t j = 0; j < H; j++) {
+                    d_x[b * H + j] = D_INP[b * H2 + j];
+                    dh[b * H + j] = D_INP[b * H2 + H + j];
+                }
+        }
+    }
+    if (t < 0) return;
+    const float *ht = TAB(0) + (t + 1) * B * H2;  /* htilde_t, where step t + 1 reads it */
+    float *d_pre = D_PRE + t * B * H;
+    for (int64_t b = 0; b < B; b++) {
+        #pragma omp simd
+        for (int64_t j = 0; j < H; j++) {
+            float g = d_x[b * H + j] + (d_HT ? d_HT[(t * B + b) * H + j] : 0.0f), y = ht[b * H2 + j];
+            d_pre[b * H + j] = g * (1.0f - y * y);
+        }
+    }
+    matmul(B, H2, H, d_pre, H, W_c, H2, D_CH + t * B * H2, H2, 0.0f);
+}
+
+/* Global attention with a dot, general or location score inside the decoder's step (Luong et al.'s global model,
+ * the fast engine's training; attention_kernels.py's GlobalKernel has the same formulas), so that a step of such a
+ * model is one call forward and one backward. att: the attention's table of addresses:
+ *   [0] the scores' right-hand side: per sentence keys transposed [B, H, S] (dot, general: keys = W_a hbar or hbar),
+ *       or, with `location`, W_a's rows transposed [H, S] for every sentence;
+ *   [1] the keys [B, S, H] (0 with `location`), [2] the encoder states [B, S, H], [3] present [B, S] (1 or 0),
+ *   [4] A [T, B, S] the weights (written), [5] DS [T, B, S] the scores' gradients (written by the backward pass),
+ *   [6] the gradient of the weights [T, B, S] (or 0), [7] scratch [B, S], [8] scratch [B, H].
+ * Positions with present 0 get weight 0 (no infinities: the file is compiled with -ffast-math). */
+#define ATT(i) ((float *)(intptr_t)att[i])
+
+static void global_attention_forward(const int64_t *att, int location, int64_t t, const float *q, int64_t qs,
+                                     float *context, int64_t cs, int64_t B, int64_t S, int64_t H) {
+    const float *rhs = ATT(0), *memory = ATT(2), *present = ATT(3);
+    float *A = ATT(4) + t * B * S;
+    for (int64_t b = 0; b < B; b++) {
+        const float *qb = q + b * qs, *r = location ? rhs : rhs + b * H * S, *pr = present + b * S;
+        float *a = A + b * S, *cx = context + b * cs;
+        for (int64_t s = 0; s < S; s++) a[s] = 0.0f;
+        for (int64_t h = 0; h < H; h++) {
+            const float qh = qb[h], *row = r + h * S;
+            #pragma omp simd
+            for (int64_t s = 0; s < S; s++) a[s] += qh * row[s];
+        }
+        float top = 0.0f;
+        int first = 1;
+        for (int64_t s = 0; s < S; s++)
+            if (pr[s] != 0.0f && (first || a[s] > top)) { top = a[s]; first = 0; }
+        float total = 0.0f;
+        for (int64_t s = 0; s < S; s++) {
+            float e = pr[s] != 0.0f ? expf(a[s] - top) : 0.0f;
+            a[s] = e;
+            total += e;
+        }
+        const float inv = total > 0.0f ? 1.0f / total : 0.0f;
+        for (int64_t j = 0; j < H; j++) cx[j] = 0.0f;
+        for (int64_t s = 0; s < S; s++) {
+            a[s] *= inv;
+            const float w = a[s], *m = memory + (b * S + s) * H;
+            #pragma omp simd
+            for (int64_t j = 0; j < H; j++) cx[j] += w * m[j];
+        }
+    }
+}
+
+/* d_context [B, H] (row stride dcs) -> DS[t] and d query [B, H] (ATT(8)). */
+static void global_attention_backward(const int64_t *att, int location, int64_t t, const float *d_context,
+                                      int64_t dcs, float *d_query, int64_t B, int64_t S, int64_t H) {
+    const float *rhs = ATT(0), *keys = ATT(1), *memory = ATT(2), *d_weights = ATT(6);
+    const float *A = ATT(4) + t * B * S;
+    float *DS = ATT(5) + t * B * S, *d_a = ATT(7);
+    for (int64_t b = 0; b < B; b++) {
+        const float *dc = d_context + b * dcs, *a = A + b * S;
+        float *da = d_a + b * S, *ds = DS + b * S, *dq = d_query + b * H;
+        float dot = 0.0f;
+        for (int64_t s = 0; s < S; s++) {
+            const float *m = memory + (b * S + s) * H;
+            float v = d_weights ? d_weights[(t * B + b) * S + s] : 0.0f;
+            #pragma omp simd reduction(+:v)
+            for (int64_t j = 0; j < H; j++) v += dc[j] * m[j];
+            da[s] = v;
+            dot += a[s] * v;
+        }
+        for (int64_t s = 0; s < S; s++) ds[s] = a[s] * (da[s] - dot);
+        if (location) {  /* d q = d scores W_a[:S] = d scores (rhs [H, S])^T */
+            for (int64_t h = 0; h < H; h++) {
+                const float *row = rhs + h * S;
+                float v = 0.0f;
+                #pragma omp simd reduction(+:v)
+                for (int64_t s = 0; s < S; s++) v += ds[s] * row[s];
+                dq[h] = v;
+            }
+        } else {  /* d q = sum_s d scores_s keys_s */
+            for (int64_t j = 0; j < H; j++) dq[j] = 0.0f;
+            for (int64_t s = 0; s < S; s++) {
+                const float w = ds[s], *k = keys + (b * S + s) * H;
+                #pragma omp simd
+                for (int64_t j = 0; j < H; j++) dq[j] += w * k[j];
+            }
+        }
+    }
+}
+
+/* A whole step t of a global-attention decoder: the LSTM layers, the attention, htilde (feed_forward_step's parts).
+ * The context goes straight into CH[t]'s first half. */
+void feed_forward_step_global(const int64_t *tab, const int64_t *att, int64_t location, int64_t t, int64_t T,
+                              int64_t B, int64_t H, int64_t L, int64_t S) {
+    const int64_t H2 = 2 * H;
+    feed_forward_step(tab, t, 0, T, B, H, L);
+    float *ch = TAB(5 * L) + t * B * H2;
+    const float *top = TAB(L - 1) + (t + 1) * B * H2 + H;
+    global_attention_forward(att, (int)location, t, top, H2, ch, H2, B, S, H);
+    for (int64_t b = 0; b < B; b++)
+        for (int64_t j = 0; j < H; j++) ch[b * H2 + H + j] = top[b * H2 + j];
+    float *feed = TAB(0) + (t + 1) * B * H2;
+    matmul(B, H, H2, ch, H2, TAB(5 * L + 1), H, feed, H2, 0.0f);
+    for (int64_t b = 0; b < B; b++) {
+        float *row = feed + b * H2;
+        #pragma omp simd
+        for (int64_t j = 0; j < H; j++) row[j] = tanhf(row[j]);
+    }
+}
+
+/* Its backward pass, t = T-1 .. 0: the attention's and the LSTM layers' of step t, then htilde's of step t - 1. */
+void feed_backward_step_global(const int64_t *tab, const int64_t *att, int64_t location, int64_t t, int64_t T,
+                               int64_t B, int64_t H, int64_t L, int64_t S) {
+    const int64_t H2 = 2 * H;
+    if (t == T - 1) feed_backward_step(tab, t, 0, T, B, H, L);  /* htilde's of the last step (each call ends with
+                                                                   the one of the step before) */
+    float *d_query = ATT(8);
+    global_attention_backward(att, (int)location, t, TAB(6 * L + 2) + t * B * H2, H2, d_query, B, S, H);
+    feed_backward_step(tab, t - 1, d_query, T, B, H, L);
+}
