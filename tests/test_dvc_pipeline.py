@@ -13,12 +13,12 @@ import yaml
 
 from nmt import config as cfg
 from nmt.cli import align, code_deps, common
-from nmt.cli.main import build_parser
+from nmt.cli.commands import build_parser
 from nmt.pipeline.dvc_yaml import outputs_of, planned_preset
 from required import skip_unless
 
 ROOT = Path(__file__).resolve().parents[1]
-MAIN = sys.modules["nmt.cli.main"]
+MAIN = sys.modules["nmt.cli.commands"]
 HAS_DVC = shutil.which("dvc") is not None
 
 

@@ -1,7 +1,7 @@
 """`nmt align ...`: score alignments against a gold standard, merge two directions, run eflomal, extract a
 model's alignments.
 
-`register(subparsers)` adds the command group to the `nmt` parser (nmt/cli/main.py). The modules doing the work are
+`register(subparsers)` adds the command group to the `nmt` parser (nmt/cli/commands.py). The modules doing the work are
 imported inside the commands, so building the parser stays cheap. Every command writes its results with an
 atomic rename, prints a one-line JSON summary, and stops with ``nmt: error: path:LINE: problem`` (exit
 status 2) on bad input, like the other `nmt` commands.
