@@ -37,7 +37,7 @@ def test_peter_table1_trains_every_system_in_both_directions_and_merges_them():
     # the recipe makes them RNNsearch models at the preset's size, under each system's own overrides
     table = load_table(ROOT / "workflow/tables/peter2017_table1.yaml")
     resolved = cfg.system_config(config, table, "rnnsearch_tf_frozen", "peter")
-    assert resolved["model"]["arch"] == "rnnsearch" and resolved["model"]["hidden"] == 64
+    assert resolved["model"]["arch"] == "rnnsearch" and resolved["model"]["hidden"] == config["model"]["hidden"]
     assert resolved["model"]["target_foresight"] and resolved["train"]["trainable"] == "attention"
     assert resolved["train"]["optimizer"] == "adam"  # the demo's deviation; params.yaml's recipe says adadelta
     paper = cfg.system_config(cfg.load_params(ROOT / "params.yaml", "paper"), table, "rnnsearch", "peter")

@@ -1,5 +1,6 @@
-"""dvc.yaml is generated from the plan of the preset params.yaml names (`nmt dvc-yaml`): its stages are the
-plan's, each stage depends on the code its command runs, and a changed preset cannot run a stale plan."""
+"""dvc.yaml and its step files are generated from the plan of the preset params.yaml names (`nmt dvc-yaml`): their
+stages are the plan's, each stage depends on the code its command runs, and a changed preset cannot run a stale
+plan."""
 from __future__ import annotations
 
 import json
@@ -14,7 +15,7 @@ import yaml
 from nmt import config as cfg
 from nmt.cli import align, code_deps, common
 from nmt.cli.commands import build_parser
-from nmt.pipeline.dvc_yaml import outputs_of, planned_preset
+from nmt.pipeline.dvc_yaml import STEPS_DIR, outputs_of, planned_preset, read_stages, stage_file
 from required import skip_unless
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -28,7 +29,7 @@ def nmt(*args, cwd=ROOT) -> subprocess.CompletedProcess:
 
 @pytest.fixture(scope="module")
 def stages() -> dict:
-    return yaml.safe_load((ROOT / "dvc.yaml").read_text())["stages"]
+    return read_stages(ROOT)
 
 
 def step(stages: dict, name: str) -> dict:
@@ -39,6 +40,14 @@ def test_the_committed_dvc_yaml_is_the_demo_plan():
     done = nmt("dvc-yaml", "--check")
     assert done.returncode == 0, done.stderr
     assert yaml.safe_load((ROOT / "params.yaml").read_text())["preset"] == "demo"
+
+
+def test_each_step_has_its_own_stage_file_run_from_the_top(stages):
+    top = yaml.safe_load((ROOT / "dvc.yaml").read_text())["stages"]
+    assert set(top) == {"plan", "report"}  # `dvc repro` (target dvc.yaml) runs the report and everything before it
+    train = yaml.safe_load((ROOT / STEPS_DIR / "train/dvc.yaml").read_text())["stages"]
+    assert set(train) == set(step(stages, "train")) and all(s["wdir"] == "../../.." for s in train.values())
+    assert stage_file("translate.en-de.base.test") == STEPS_DIR / "translate/dvc.yaml"
 
 
 def test_the_stages_are_the_plan(stages):
@@ -98,6 +107,19 @@ def test_each_stage_depends_on_the_code_its_command_runs(stages):
     assert not any(d.startswith("nmt/cli") for s in stages.values() for d in s.get("deps", []))
 
 
+def test_a_step_file_the_plan_does_not_have_fails_the_check_and_is_removed(tmp_path):
+    for name in ("params.yaml", "dvc.yaml"):
+        shutil.copy2(ROOT / name, tmp_path / name)
+    shutil.copytree(ROOT / "workflow", tmp_path / "workflow")
+    stale = tmp_path / STEPS_DIR / "gone" / "dvc.yaml"
+    stale.parent.mkdir()
+    stale.write_text("stages: {}\n")
+    done = nmt("dvc-yaml", "--check", cwd=tmp_path)
+    assert done.returncode == 2 and "workflow/dvc/gone/dvc.yaml: a step the preset's plan does not have" in done.stderr
+    assert nmt("dvc-yaml", cwd=tmp_path).returncode == 0 and not stale.exists()
+    assert nmt("dvc-yaml", "--check", cwd=tmp_path).returncode == 0
+
+
 def test_the_planned_preset_is_read_back_from_the_header():
     assert planned_preset((ROOT / "dvc.yaml").read_text()) == "demo"
     assert planned_preset("stages: {}\n") is None
@@ -129,6 +151,7 @@ def dvc_checkout(tmp_path: Path, preset: str) -> Path:
     """The workflow files in a fresh git + DVC repository, params.yaml naming ``preset``."""
     for name in ("params.yaml", "dvc.yaml", ".dvcignore"):
         shutil.copy2(ROOT / name, tmp_path / name)
+    # (workflow/ brings the demo's step files)
     shutil.copytree(ROOT / "workflow", tmp_path / "workflow")
     shutil.copytree(ROOT / "nmt", tmp_path / "nmt", ignore=shutil.ignore_patterns("__pycache__"))
     params = tmp_path / "params.yaml"
@@ -160,14 +183,14 @@ def test_dvc_plans_the_stages_of_the_preset_params_yaml_names(tmp_path, preset, 
     done = nmt("dvc-yaml", cwd=workdir)
     assert done.returncode == 0, done.stderr
     config = cfg.load_params(workdir / "params.yaml")
-    listed = dvc(workdir, "stage", "list", "--name-only")
+    listed = dvc(workdir, "stage", "list", "--all", "--name-only")
     assert listed.returncode == 0, listed.stderr
-    names = set(listed.stdout.split())
+    names = {name.rsplit(":", 1)[-1] for name in listed.stdout.split()}
     trained = {f"train.{t}.{s}" for t, by in cfg.collect_systems(config, workdir).items() for s in by}
     assert stage in names and {n for n in names if n.startswith("train.")} == trained
     status = dvc(workdir, "status", "--json")
     assert status.returncode == 0, status.stderr
-    assert set(json.loads(status.stdout)) == names  # nothing has run yet: every stage is to run
+    assert {name.rsplit(":", 1)[-1] for name in json.loads(status.stdout)} == names  # nothing has run yet
     # DVC's dry run stops at the first dependency not made yet (treeverse/dvc#9021): here, after the plan check
     dry = dvc(workdir, "repro", "--dry")
     assert f"nmt dvc-yaml --check --params params.yaml --stamp results/{preset}/dvc-plan.txt" in dry.stdout

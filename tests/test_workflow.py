@@ -10,7 +10,7 @@ from collections import Counter
 import pytest
 import yaml
 
-from nmt.pipeline.dvc_yaml import outputs_of, plan_stages
+from nmt.pipeline.dvc_yaml import outputs_of, plan_stages, read_stages
 from pipelines import (ROOT, assert_same_tables, check_report, evaluations, preset_config, run, scratch_copy,
                        systems)
 
@@ -69,20 +69,25 @@ def test_a_code_change_makes_dvc_rerun_the_stages_that_run_it(tiny_runs):
     (decoding, evaluation with perplexity, training), and none that does not (corpora, aligners)."""
     workdir = tiny_runs["dvc"].workdir
     # up to date, but for the plan check that runs every time
-    assert set(json.loads(run(["dvc", "status", "--json"], workdir).stdout)) <= {"plan"}
+    assert stage_names(run(["dvc", "status", "--json"], workdir).stdout) <= {"plan"}
     source = workdir / "nmt/models/seq2seq.py"
     text = source.read_text()
     try:
         source.write_text(text + "\n# changed\n")
-        changed = set(json.loads(run(["dvc", "status", "--json"], workdir).stdout))
+        changed = stage_names(run(["dvc", "status", "--json"], workdir).stdout)
     finally:
         source.write_text(text)
-    stages = yaml.safe_load((workdir / "dvc.yaml").read_text())["stages"]
+    stages = read_stages(workdir)
     for step in ("train", "translate", "attention_map", "align_model"):
         names = {name for name in stages if name.startswith(step + ".")}
         assert names and names <= changed, (step, sorted(names - changed))
     assert not {name for name in changed if name.split(".")[0] in {"corpus", "prepare", "align_statistical",
                                                                        "unk_dictionary", "align_score"}}
+
+
+def stage_names(status_json: str) -> set[str]:
+    """The stages `dvc status --json` lists, by name (a step file's stage is listed as FILE:NAME)."""
+    return {key.rsplit(":", 1)[-1] for key in json.loads(status_json)}
 
 
 # -- where the jobs compute: a job that holds no GPU never takes one ---------------------------------------------
@@ -184,7 +189,7 @@ def test_cpu_jobs_say_device_cpu_to_every_command_that_runs_a_model_and_gpu_jobs
 
     # dvc.yaml runs the same commands: where Snakemake's job holds a GPU, its stage takes nmt's default device;
     # where it holds none, --device cpu
-    stages = yaml.safe_load((ROOT / "dvc.yaml").read_text())["stages"]
+    stages = read_stages(ROOT)
     checked = set()
     for stage, spec in stages.items():
         rule = stage.split(".")[0]
@@ -248,8 +253,7 @@ def test_every_dvc_stage_runs_the_command_of_the_snakemake_job_that_writes_its_f
     params = yaml.safe_load((workdir / "params.yaml").read_text())
     (workdir / "params.yaml").write_text(yaml.safe_dump({**params, "preset": preset}, sort_keys=False))
     run([sys.executable, "-m", "nmt.cli", "dvc-yaml"], workdir)
-    stages = {name: stage for name, stage in yaml.safe_load((workdir / "dvc.yaml").read_text())["stages"].items()
-              if name not in DVC_ONLY}
+    stages = {name: stage for name, stage in read_stages(workdir).items() if name not in DVC_ONLY}
     jobs = [job for job in dry_run_jobs(workdir) if job["rule"] != "all"]
     matched = stage_for_each_job(jobs, stages)
     assert sorted(matched.values()) == sorted(stages), "stages without a job, or with several"

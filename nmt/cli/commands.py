@@ -142,7 +142,7 @@ def cmd_systems(args) -> None:
 
 def cmd_dvc_yaml(args) -> None:
     from ..data.text import write_text_atomic
-    from ..pipeline.dvc_yaml import DEFAULT_PATH, planned_preset, render
+    from ..pipeline.dvc_yaml import DEFAULT_PATH, planned_preset, render, stale_files
     from . import code_deps  # grimp: only this command reads the import graph
     config = load_config(args)
     root = Path(args.params).parent
@@ -152,22 +152,32 @@ def cmd_dvc_yaml(args) -> None:
     def files_of(words: tuple[str, ...]) -> list[str]:
         return code_deps.as_dependencies(code_deps.command_files(code_deps.handler(parser, words), loaded))
 
-    text = render(config, root, files_of)
-    out = Path(args.out) if args.out else root / DEFAULT_PATH
+    files = render(config, root, files_of)
+    stale = stale_files(root, files)
     if args.check:
-        current = out.read_text(encoding="utf-8") if out.is_file() else None
-        if current != text:
-            planned = planned_preset(current or "")
-            why = (f"plans preset {planned!r}, params.yaml names {config['preset']!r}"
-                   if planned and planned != config["preset"] else
-                   "does not match the preset's table and figure files or the code's imports")
-            raise cfg.ConfigError(f"{out}: {why}; regenerate it with `nmt dvc-yaml`, then run `dvc repro` again")
+        top = root / DEFAULT_PATH
+        planned = planned_preset(top.read_text(encoding="utf-8") if top.is_file() else "")
+        if planned and planned != config["preset"]:
+            raise cfg.ConfigError(f"{top}: plans preset {planned!r}, params.yaml names {config['preset']!r}; "
+                                  "regenerate it with `nmt dvc-yaml`, then run `dvc repro` again")
+        for path, text in files.items():
+            current = (root / path).read_text(encoding="utf-8") if (root / path).is_file() else None
+            if current != text:
+                raise cfg.ConfigError(f"{root / path}: does not match the preset's table and figure files or the "
+                                      "code's imports; regenerate it with `nmt dvc-yaml`, then run `dvc repro` again")
+        if stale:
+            raise cfg.ConfigError(f"{root / stale[0]}: a step the preset's plan does not have; regenerate the stage "
+                                  "files with `nmt dvc-yaml`, then run `dvc repro` again")
         if args.stamp:
             write_text_atomic(args.stamp, f"dvc.yaml plans preset {config['preset']}\n")
-        print(f"{out} is current")
+        print(f"{root / DEFAULT_PATH} and the {len(files) - 1} step files under it are current")
         return
-    write_text_atomic(out, text)
-    print(f"{out}: the stages of preset {config['preset']}")
+    for path, text in files.items():
+        (root / path).parent.mkdir(parents=True, exist_ok=True)
+        write_text_atomic(root / path, text)
+    for path in stale:
+        (root / path).unlink()
+    print(f"{root / DEFAULT_PATH} and {len(files) - 1} step files: the stages of preset {config['preset']}")
 
 
 def cmd_config(args) -> None:
@@ -409,10 +419,10 @@ def build_parser() -> argparse.ArgumentParser:
     add_config_args(p)
     p.add_argument("--with-pair", action="store_true")
     p.set_defaults(func=cmd_systems)
-    p = sub.add_parser("dvc-yaml", help="write dvc.yaml: the stages of the preset params.yaml names, from its "
-                                        "table and figure files (run it after changing the preset)")
+    p = sub.add_parser("dvc-yaml", help="write dvc.yaml and workflow/dvc/*/dvc.yaml beside the params file: the "
+                                        "stages of the preset params.yaml names, from its table and figure files "
+                                        "(run it after changing the preset)")
     add_config_args(p)
-    p.add_argument("--out", default=None, help="default: dvc.yaml beside the params file")
     p.add_argument("--check", action="store_true", help="only check that the file is current (exit 2 if not)")
     p.add_argument("--stamp", help="with --check: write this file once the check passes (dvc.yaml's plan stage)")
     p.set_defaults(func=cmd_dvc_yaml)
