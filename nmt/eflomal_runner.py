@@ -68,6 +68,7 @@ def _environment(**values: str):
 
 
 DEFAULT_SAMPLERS = 3  # eflomal's own default
+DEFAULT_MODEL = 3  # IBM-1 + HMM + fertility: the baseline closest to the papers' GIZA++/Berkeley aligners
 
 
 def samplers_argument(text: str) -> int:
@@ -87,7 +88,7 @@ def add_samplers_argument(parser: argparse.ArgumentParser) -> None:
                         help="eflomal's independent samplers, averaged; each costs a full run (default: %(default)s)")
 
 
-def align(src_lines: list[str], tgt_lines: list[str], workdir: Path, *, seed: int = 1, model: int = 3,
+def align(src_lines: list[str], tgt_lines: list[str], workdir: Path, *, seed: int = 1, model: int = DEFAULT_MODEL,
           samplers: int = DEFAULT_SAMPLERS) -> tuple[Path, Path, bool]:
     """Forward and reverse Pharaoh link files of eflomal, and whether the run was seeded (reproducible).
     `samplers`: eflomal's independent samplers (its default 3), whose link marginals it averages; each one costs a

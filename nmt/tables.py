@@ -14,6 +14,9 @@ from typing import Any
 
 import yaml
 
+from .data.alignments import DEFAULT_SYMMETRIZE, SYMMETRIZE_METHODS
+from .eflomal_runner import DEFAULT_MODEL
+
 #: Metric columns a table may show, in display order, with their human labels.
 COLUMN_LABELS: dict[str, str] = {
     "ppl": "ppl",
@@ -41,7 +44,6 @@ OPTIONAL_KEYS = ("ensembles", "decodings", "alignment", "recipe", "needs")
 ALIGNMENT_KEYS = ("uses", "aligners", "reverse_task", "symmetrize")
 ALIGNER_KEYS = ("tool", "model", "symmetrize")
 ALIGNER_TOOLS = ("eflomal",)
-SYMMETRIZE_METHODS = ("intersection", "union", "grow-diag", "grow-diag-final", "grow-diag-final-and", "refined")
 ROW_REQUIRED_KEYS = ("label", "system", "paper")
 ROW_OPTIONAL_KEYS = ("requires", "note", "values_from")
 ENSEMBLE_COMBINATIONS = ("prob", "logprob")
@@ -161,8 +163,8 @@ def _parse_alignment(spec: Any, systems: dict, ensembles: dict, task: str, where
         if not isinstance(settings, dict) or set(settings) - set(ALIGNER_KEYS):
             raise ValueError(f"{where}: alignment.aligners.{aid} must be a mapping with keys among "
                              f"{', '.join(ALIGNER_KEYS)}")
-        norm = {"tool": settings.get("tool", "eflomal"), "model": settings.get("model", 3),
-                "symmetrize": settings.get("symmetrize", "grow-diag-final-and")}
+        norm = {"tool": settings.get("tool", "eflomal"), "model": settings.get("model", DEFAULT_MODEL),
+                "symmetrize": settings.get("symmetrize", DEFAULT_SYMMETRIZE)}
         if norm["tool"] not in ALIGNER_TOOLS:
             raise ValueError(f"{where}: alignment.aligners.{aid}.tool must be one of {', '.join(ALIGNER_TOOLS)}")
         if norm["model"] not in (1, 2, 3):

@@ -6,6 +6,7 @@ import sys
 from pathlib import Path
 
 import pytest
+import yaml
 import torch
 
 from nmt import config as cfg
@@ -66,3 +67,17 @@ def test_the_import_contracts_hold():
     done = subprocess.run([lint, "--config", str(ROOT / ".importlinter")], cwd=ROOT, capture_output=True, text=True)
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-2000:]
     assert "2 kept, 0 broken" in done.stdout
+
+
+def test_settings_added_later_mean_as_before_at_their_defaults_and_off_in_the_registry():
+    """cfg.LATER_DEFAULTS names the value of each later key that means "as before": params.yaml's default must be
+    it (a default run compares equal to an older one), and an architecture's setting is off at the same value."""
+    params = yaml.safe_load((ROOT / "params.yaml").read_text())
+    properties = cfg.schema()["properties"]
+    for section, keys in cfg.LATER_DEFAULTS.items():
+        for key in keys:
+            assert key in properties[section]["properties"], (section, key)
+            assert cfg.comparable_settings({section: {key: params[section][key]}})[section] == {}, (section, key)
+    for arch in ARCHITECTURES.values():
+        for key, off in arch.only_here.items():
+            assert cfg.LATER_DEFAULTS["model"][key] == off, (arch.name, key)

@@ -41,7 +41,7 @@ from pathlib import Path
 from typing import Sequence
 
 from .. import eflomal_runner
-from ..data.alignments import Link, check_lengths, load_pharaoh, read_parallel_sentences, write_pharaoh
+from ..data.alignments import DEFAULT_SYMMETRIZE, Link, check_lengths, load_pharaoh, read_parallel_sentences, write_pharaoh
 from ..data.text import CorpusError
 from ..errors import UserError
 from .symmetrize import METHODS, symmetrize_corpus
@@ -92,7 +92,7 @@ def check_sentences(lines: Sequence[str], name: str | Path, first_line: int = 1)
 
 
 def align(src: Sequence[str], tgt: Sequence[str], *, extra_src: Sequence[str] = (), extra_tgt: Sequence[str] = (),
-          model: int = 3, method: str = "grow-diag-final-and", seed: int = 1,
+          model: int = eflomal_runner.DEFAULT_MODEL, method: str = DEFAULT_SYMMETRIZE, seed: int = 1,
           samplers: int = eflomal_runner.DEFAULT_SAMPLERS,
           names: tuple[str, str, str, str] = ("source", "target", "extra source", "extra target")
           ) -> StatisticalAlignment:
@@ -142,7 +142,7 @@ def align(src: Sequence[str], tgt: Sequence[str], *, extra_src: Sequence[str] = 
 
 def align_files(src_path: str | Path, tgt_path: str | Path, out_path: str | Path, *, encoding: str = "utf-8",
                 extra_src_path: str | Path | None = None, extra_tgt_path: str | Path | None = None,
-                extra_encoding: str = "utf-8", model: int = 3, method: str = "grow-diag-final-and", seed: int = 1,
+                extra_encoding: str = "utf-8", model: int = eflomal_runner.DEFAULT_MODEL, method: str = DEFAULT_SYMMETRIZE, seed: int = 1,
                 samplers: int = eflomal_runner.DEFAULT_SAMPLERS, forward_out: str | Path | None = None, reverse_out: str | Path | None = None) -> dict:
     """`align` on tokenised text files; writes the merged links of the test pairs to `out_path` (Pharaoh,
     source-first, one line per test pair; written atomically) and, if asked, each direction's links."""

@@ -38,9 +38,9 @@ from __future__ import annotations
 from bisect import insort
 from typing import Iterable, Sequence
 
-from ..data.alignments import Link
+from ..data.alignments import DEFAULT_SYMMETRIZE, SYMMETRIZE_METHODS, Link
 
-METHODS = ("intersection", "union", "grow-diag", "grow-diag-final", "grow-diag-final-and", "refined")
+METHODS = SYMMETRIZE_METHODS
 
 # (target offset, source offset), in symal's order: the four sides, then the diagonals
 _SIDES = ((-1, 0), (0, -1), (1, 0), (0, 1))
@@ -122,7 +122,7 @@ def _refined(forward: set[Link], reverse: set[Link]) -> set[Link]:
     return current
 
 
-def symmetrize(forward: Iterable[Link], reverse: Iterable[Link], method: str = "grow-diag-final-and"
+def symmetrize(forward: Iterable[Link], reverse: Iterable[Link], method: str = DEFAULT_SYMMETRIZE
                ) -> set[Link]:
     """The merged links of one sentence pair (see the module doc for the methods)."""
     forward, reverse = set(forward), set(reverse)
@@ -143,7 +143,7 @@ def symmetrize(forward: Iterable[Link], reverse: Iterable[Link], method: str = "
 
 
 def symmetrize_corpus(forward: Sequence[Iterable[Link]], reverse: Sequence[Iterable[Link]],
-                      method: str = "grow-diag-final-and") -> list[set[Link]]:
+                      method: str = DEFAULT_SYMMETRIZE) -> list[set[Link]]:
     """`symmetrize` sentence by sentence; both directions must have the same number of sentences."""
     if len(forward) != len(reverse):
         raise ValueError(f"{len(forward)} sentences of forward links but {len(reverse)} of reverse links")

@@ -14,7 +14,7 @@ import json
 import sys
 
 from .. import eflomal_runner
-from ..data.alignments import FORMATS  # plain constants; alignments.py imports nothing heavy besides numpy
+from ..data.alignments import DEFAULT_SYMMETRIZE, FORMATS  # plain constants; alignments.py imports nothing heavy besides numpy
 from .common import add_system_args, system_models
 
 
@@ -189,7 +189,7 @@ def register(subparsers) -> None:
     p.add_argument("--reverse", required=True, help="reverse-direction links (source first unless --flip-reverse)")
     p.add_argument("--format", choices=FORMATS, default="pharaoh", help="format of both files (default: %(default)s)")
     p.add_argument("--flip-reverse", action="store_true", help="the reverse file lists the target index first")
-    p.add_argument("--method", choices=METHODS, default="grow-diag-final-and", help="default: %(default)s")
+    p.add_argument("--method", choices=METHODS, default=DEFAULT_SYMMETRIZE, help="default: %(default)s")
     p.add_argument("--out", required=True, help="merged links (Pharaoh, source first)")
     p.set_defaults(func=cmd_symmetrize)
 
@@ -203,8 +203,9 @@ def register(subparsers) -> None:
     p.add_argument("--extra-src", help="tokenised extra training source, aligned before the test pairs")
     p.add_argument("--extra-tgt", help="tokenised extra training target")
     p.add_argument("--extra-encoding", type=_encoding, default="utf-8", help="of --extra-* (default: %(default)s)")
-    p.add_argument("--model", type=int, choices=sorted(LABELS), default=3, help="eflomal model (default: %(default)s)")
-    p.add_argument("--method", choices=METHODS, default="grow-diag-final-and", help="default: %(default)s")
+    p.add_argument("--model", type=int, choices=sorted(LABELS), default=eflomal_runner.DEFAULT_MODEL,
+                   help="eflomal model (default: %(default)s)")
+    p.add_argument("--method", choices=METHODS, default=DEFAULT_SYMMETRIZE, help="default: %(default)s")
     p.add_argument("--seed", type=int, default=1, help="seed of eflomal's sampler (default: %(default)s)")
     eflomal_runner.add_samplers_argument(p)
     p.add_argument("--out", required=True, help="merged links of the test pairs (Pharaoh, source first)")
