@@ -8,6 +8,7 @@ from snakemake.utils import min_version
 from nmt import config as nmtcfg
 from nmt import layout
 from nmt.align.statistical import aligner_label
+from nmt.pipeline import plan as nmtplan
 
 min_version("8.0")
 
@@ -34,13 +35,13 @@ config.clear()
 config.update(_resolved)
 
 PRESET = config["preset"]
-SYSTEMS = nmtcfg.collect_systems(config, workflow.basedir)  # {task: {system: table file}}: trained
-ENSEMBLES = nmtcfg.collect_ensembles(config, workflow.basedir)  # {task: {ensemble: members}}: decoded together
+SYSTEMS = nmtplan.collect_systems(config, workflow.basedir)  # {task: {system: table file}}: trained
+ENSEMBLES = nmtplan.collect_ensembles(config, workflow.basedir)  # {task: {ensemble: members}}: decoded together
 TABLES = {t: nmtcfg.load_table(t) for t in config["tables"]}
-EVALUATIONS = nmtcfg.collect_evaluations(config, workflow.basedir)  # [(task, system, testset)] shown
-ATTENTION_MAPS = nmtcfg.collect_attention_maps(config, workflow.basedir)  # {(task, system, split): length}
-ALIGNMENTS = {(a["task"], a["name"], a["split"]): a for a in nmtcfg.collect_alignments(config, workflow.basedir)}
-TRAINING_ALIGNMENTS = nmtcfg.collect_training_alignments(config, workflow.basedir)  # {(task, aligner): settings}
+EVALUATIONS = nmtplan.collect_evaluations(config, workflow.basedir)  # [(task, system, testset)] shown
+ATTENTION_MAPS = nmtplan.collect_attention_maps(config, workflow.basedir)  # {(task, system, split): length}
+ALIGNMENTS = {(a["task"], a["name"], a["split"]): a for a in nmtplan.collect_alignments(config, workflow.basedir)}
+TRAINING_ALIGNMENTS = nmtplan.collect_training_alignments(config, workflow.basedir)  # {(task, aligner): settings}
 SPLITS = {task: nmtcfg.task_splits(config, task) for task in SYSTEMS}  # what each task's corpus provides
 NMT_ARGS = f"--params params.yaml --preset {PRESET}"
 

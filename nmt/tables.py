@@ -70,7 +70,7 @@ def _parse_ensembles(ensembles: Any, systems: dict, where: str) -> dict[str, dic
     """``ensembles: {id: {members: [system ids], combine: prob|logprob}}``: systems decoded together
     (nmt.models.ensemble); they train nothing of their own. Members may be trained by another table of the
     same task (Luong et al.'s ensemble mixes Table 1 and Table 4 systems): that they exist is checked over the
-    preset's tables (nmt.config.collect_ensembles)."""
+    preset's tables (nmt.pipeline.plan.collect_ensembles)."""
     if ensembles is None:
         return {}
     if not isinstance(ensembles, dict):
@@ -100,7 +100,7 @@ def _parse_decodings(decodings: Any, systems: dict, ensembles: dict, where: str)
     """``decodings: {id: {system: S, beam: N, monotonic: soft|hard}}``: a trained system decoded differently from
     the preset's ``translate`` settings (Raffel et al.: greedy, and monotonic attention by its soft expected
     alignment or by the hard linear-time process). Like an ensemble it trains nothing; it is kept in the same
-    mapping, as an ensemble of one member with decoding options (nmt.config.collect_ensembles checks that S is
+    mapping, as an ensemble of one member with decoding options (nmt.pipeline.plan.collect_ensembles checks that S is
     trained for the task)."""
     if decodings is None:
         return {}
@@ -136,7 +136,7 @@ def _parse_alignment(spec: Any, systems: dict, ensembles: dict, task: str, where
     """``alignment:`` makes the table an alignment table: its rows are scored with AER/SAER against the gold
     links of the task's ``testset`` split instead of being translated (nmt.align). Keys:
       uses          systems or ensembles of other tables of the same task whose alignments the rows show
-                    (checked over the preset by nmt.config.collect_alignments);
+                    (checked over the preset by nmt.pipeline.plan.collect_alignments);
       aligners      statistical baselines, {id: {tool: eflomal, model: 1|2|3, symmetrize: METHOD}}, trained on
                     the task's training data plus the test sentences, as the papers' baselines were;
       reverse_task  also align with the same-named systems of this task (trained for it too) and merge the two

@@ -196,13 +196,13 @@ def preset_config():
 
 def systems() -> dict:
     """{task: [trained systems]} of every table of the preset."""
-    from nmt import config as cfg
-    return {task: list(s) for task, s in cfg.collect_systems(preset_config(), ROOT).items()}
+    from nmt.pipeline import plan
+    return {task: list(s) for task, s in plan.collect_systems(preset_config(), ROOT).items()}
 
 
 def evaluations() -> list:
-    from nmt import config as cfg
-    return cfg.collect_evaluations(preset_config(), ROOT)
+    from nmt.pipeline import plan
+    return plan.collect_evaluations(preset_config(), ROOT)
 
 
 def table_files(workdir: Path) -> dict[str, bytes]:

@@ -7,6 +7,7 @@ import yaml
 
 import required
 from nmt import config as cfg
+from nmt.pipeline import plan
 from nmt.report.tables import build_table
 from nmt.tables import load_table
 
@@ -18,7 +19,7 @@ def demo():
 
 
 def test_luong_table6_aligns_trained_systems_the_ensemble_and_eflomal():
-    entries = {(e["task"], e["name"]): e for e in cfg.collect_alignments(demo(), ROOT)}
+    entries = {(e["task"], e["name"]): e for e in plan.collect_alignments(demo(), ROOT)}
     for name in ("global_location_feed", "local_m_general_feed", "local_p_general_feed", "ensemble_attention"):
         assert entries[("en-de", name)]["kind"] == "model" and entries[("en-de", name)]["reverse_task"] is None
     assert entries[("en-de", "eflomal_full")] == {"task": "en-de", "name": "eflomal_full", "split": "align",
@@ -28,11 +29,11 @@ def test_luong_table6_aligns_trained_systems_the_ensemble_and_eflomal():
 
 def test_peter_table1_trains_every_system_in_both_directions_and_merges_them():
     config = demo()
-    systems = cfg.collect_systems(config, ROOT)
+    systems = plan.collect_systems(config, ROOT)
     peter = ("rnnsearch", "rnnsearch_guided", "rnnsearch_tf_frozen", "rnnsearch_tf_guided")
     for task in ("de-en", "en-de"):
         assert set(peter) <= set(systems[task])
-    entry = next(e for e in cfg.collect_alignments(config, ROOT) if e["name"] == "rnnsearch_tf_guided")
+    entry = next(e for e in plan.collect_alignments(config, ROOT) if e["name"] == "rnnsearch_tf_guided")
     assert (entry["task"], entry["reverse_task"], entry["symmetrize"]) == ("de-en", "en-de", "refined")
     # the recipe makes them RNNsearch models at the preset's size, under each system's own overrides
     table = load_table(ROOT / "workflow/tables/peter2017_table1.yaml")
@@ -52,7 +53,7 @@ def test_training_inputs_name_the_baseline_model_and_the_aligned_training_pairs(
     guided = cfg.system_config(config, table, "rnnsearch_tf_guided", "peter")
     assert cfg.training_inputs(guided, "R") == {"links": Path("R/alignments/aligners/eflomal_full.train.links")}
     assert cfg.training_inputs(cfg.system_config(config, table, "rnnsearch", "peter"), "R") == {}
-    assert cfg.collect_training_alignments(config, ROOT) == {
+    assert plan.collect_training_alignments(config, ROOT) == {
         (task, "eflomal_full"): {"tool": "eflomal", "model": 3, "symmetrize": "grow-diag-final-and"}
         for task in ("de-en", "en-de")}
 
@@ -64,7 +65,7 @@ def test_guided_alignment_from_an_unknown_aligner_is_an_error(tmp_path):
     path.write_text(yaml.safe_dump(table))
     config = {**demo(), "tables": [str(path)]}
     with pytest.raises(cfg.ConfigError, match="from 'giza' is not an aligner of any de-en table of preset 'demo'"):
-        cfg.collect_training_alignments(config, ROOT)
+        plan.collect_training_alignments(config, ROOT)
 
 
 def test_an_unknown_recipe_names_the_table(tmp_path):
@@ -95,12 +96,12 @@ def test_alignment_section_errors_name_the_file(tmp_path, bad, message):
 
 def test_without_gold_alignments_the_tables_are_not_run_and_nothing_is_trained_for_them(tmp_path):
     small = cfg.load_params(ROOT / "params.yaml", "small")
-    unavailable = cfg.unavailable_tables(small, ROOT)
+    unavailable = plan.unavailable_tables(small, ROOT)
     assert set(unavailable) == {"workflow/tables/luong2015_table6.yaml", "workflow/tables/peter2017_table1.yaml",
                                 "workflow/tables/peter2017_guided_bleu.yaml"}  # the last one needs Table 1's
     assert "has no 'align' split" in unavailable["workflow/tables/luong2015_table6.yaml"]
-    assert cfg.collect_alignments(small, ROOT) == []
-    assert not any(s.startswith("rnnsearch") for systems in cfg.collect_systems(small, ROOT).values() for s in systems)
+    assert plan.collect_alignments(small, ROOT) == []
+    assert not any(s.startswith("rnnsearch") for systems in plan.collect_systems(small, ROOT).values() for s in systems)
     table = load_table(ROOT / "workflow/tables/luong2015_table6.yaml")
     df = build_table(table, tmp_path, "en-de", "small", unavailable["workflow/tables/luong2015_table6.yaml"])
     assert set(df["status"]) == {"not run"}
@@ -113,7 +114,7 @@ SHARED = ROOT.parent / "shared" / "data"
 def test_the_rwth_split_exists_only_once_its_licence_is_accepted_or_a_copy_is_in_the_mirror(tmp_path, monkeypatch):
     paper = cfg.load_params(ROOT / "params.yaml", "paper")
     assert "align" not in cfg.task_splits(paper, "en-de")
-    why = cfg.unavailable_tables(paper, ROOT)["workflow/tables/luong2015_table6.yaml"]
+    why = plan.unavailable_tables(paper, ROOT)["workflow/tables/luong2015_table6.yaml"]
     assert "rwth_de_en_gold licence" in why and "accept_rwth_licence: true" in why
     accepted = {**paper, "data": {**paper["data"], "accept_rwth_licence": True}}
     assert cfg.task_splits(accepted, "en-de")[-1] == "align" and cfg.gold_splits(accepted, "de-en") == ["align"]
@@ -153,8 +154,8 @@ def test_the_follow_up_is_guided_by_the_tf_systems_links_and_needs_table1():
     table = load_table(ROOT / "workflow/tables/peter2017_guided_bleu.yaml")
     by_tf = cfg.system_config(config, table, "rnnsearch_guided_by_tf", "follow-up")
     assert cfg.training_inputs(by_tf, "R") == {"links": Path("R/alignments/rnnsearch_tf_guided.train.links")}
-    assert cfg.collect_training_model_alignments(config, ROOT) == {("de-en", "rnnsearch_tf_guided")}
+    assert plan.collect_training_model_alignments(config, ROOT) == {("de-en", "rnnsearch_tf_guided")}
     small = cfg.load_params(ROOT / "params.yaml", "small")
-    why = cfg.unavailable_tables(small, ROOT)["workflow/tables/peter2017_guided_bleu.yaml"]
+    why = plan.unavailable_tables(small, ROOT)["workflow/tables/peter2017_guided_bleu.yaml"]
     assert why.startswith("peter2017_table1's systems, which need gold alignments")
-    assert not [e for e in cfg.collect_evaluations(small, ROOT) if e[1].startswith("rnnsearch")]
+    assert not [e for e in plan.collect_evaluations(small, ROOT) if e[1].startswith("rnnsearch")]

@@ -9,6 +9,7 @@ import yaml
 
 import required
 from nmt import config as cfg
+from nmt.pipeline import plan
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -31,7 +32,7 @@ def write_params(tmp_path, preset_overrides, params_overrides=None):
 def test_shipped_presets_are_valid(preset):
     config = cfg.load_params(ROOT / "params.yaml", preset)
     assert config["preset"] == preset
-    systems = cfg.collect_systems(config, ROOT)
+    systems = plan.collect_systems(config, ROOT)
     table = {n: cfg.load_table(ROOT / f"workflow/tables/luong2015_table{n}.yaml") for n in (1, 3, 4)}
     # Table 1's systems, then Table 4's grid without the two it shares with Table 1; Table 3 is De->En
     # (demo and tiny also train Peter et al.'s RNNsearch systems in both directions; small and paper have no
@@ -40,7 +41,7 @@ def test_shipped_presets_are_valid(preset):
     follow_up = ["rnnsearch_guided_by_tf"] if peter else []  # De->En only: its table translates
     assert list(systems["en-de"]) == list(dict.fromkeys([*table[1]["systems"], *table[4]["systems"], *peter]))
     assert list(systems["de-en"]) == list(table[3]["systems"]) + peter + follow_up
-    members = cfg.collect_ensembles(config, ROOT)["en-de"]["ensemble_attention"]["members"]
+    members = plan.collect_ensembles(config, ROOT)["en-de"]["ensemble_attention"]["members"]
     assert len(members) == 8 and set(members) <= set(systems["en-de"])
     # Raffel Table 4: softmax, monotonic eq. 16 and eq. 17, greedy; the two monotonic ones decoded soft and hard
     assert list(systems["en-vi"]) == ["softmax_dot", "monotonic_eq16", "monotonic_eq17"]
@@ -146,11 +147,11 @@ def test_decodings_are_one_member_entries_with_their_options():
     table = cfg.load_table(ROOT / "workflow/tables/raffel2017_table4.yaml")
     hard = table["ensembles"]["monotonic_eq16_hard"]
     assert hard == {"members": ["monotonic_eq16"], "combine": None, "decode": {"beam": 1, "monotonic": "hard"}}
-    ensembles = cfg.collect_ensembles(cfg.load_params(ROOT / "params.yaml", "tiny"), ROOT)["en-vi"]
-    assert cfg.decode_options(ensembles, "monotonic_eq16_hard") == {"beam": 1, "monotonic": "hard"}
-    assert cfg.decode_options(ensembles, "monotonic_eq16") == {}
-    assert not cfg.is_ensemble(ensembles, "monotonic_eq16_hard")  # its perplexity is its system's
-    paths, combine = cfg.model_files(ensembles, "monotonic_eq16_hard", "models")
+    ensembles = plan.collect_ensembles(cfg.load_params(ROOT / "params.yaml", "tiny"), ROOT)["en-vi"]
+    assert plan.decode_options(ensembles, "monotonic_eq16_hard") == {"beam": 1, "monotonic": "hard"}
+    assert plan.decode_options(ensembles, "monotonic_eq16") == {}
+    assert not plan.is_ensemble(ensembles, "monotonic_eq16_hard")  # its perplexity is its system's
+    paths, combine = plan.model_files(ensembles, "monotonic_eq16_hard", "models")
     assert paths == [Path("models/monotonic_eq16/model.pt")] and combine is None
 
 
@@ -171,4 +172,4 @@ def test_a_decoding_of_an_untrained_system_is_named(tmp_path):
     config = cfg.load_params(ROOT / "params.yaml", "tiny")
     config["tables"] = [str(path)]
     with pytest.raises(cfg.ConfigError, match=r"t\.yaml: decodings\.bad: member\(s\) 'monotonic_eq18' are not trained"):
-        cfg.collect_ensembles(config, ROOT)
+        plan.collect_ensembles(config, ROOT)

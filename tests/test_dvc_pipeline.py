@@ -13,6 +13,7 @@ import pytest
 import yaml
 
 from nmt import config as cfg
+from nmt.pipeline import plan
 from nmt.cli import align, code_deps, common
 from nmt.cli.commands import build_parser
 from nmt.pipeline.dvc_yaml import STEPS_DIR, outputs_of, planned_preset, read_stages, stage_file
@@ -52,13 +53,13 @@ def test_each_step_has_its_own_stage_file_run_from_the_top(stages):
 
 def test_the_stages_are_the_plan(stages):
     config = cfg.load_params(ROOT / "params.yaml")
-    systems = cfg.collect_systems(config, ROOT)
+    systems = plan.collect_systems(config, ROOT)
     assert set(step(stages, "train")) == {f"train.{t}.{s}" for t, by in systems.items() for s in by}
-    assert set(step(stages, "translate")) == {f"translate.{t}.{s}.{x}" for t, s, x in cfg.collect_evaluations(config, ROOT)}
+    assert set(step(stages, "translate")) == {f"translate.{t}.{s}.{x}" for t, s, x in plan.collect_evaluations(config, ROOT)}
     assert len(step(stages, "evaluate")) == len(step(stages, "translate"))
-    alignments = cfg.collect_alignments(config, ROOT)
+    alignments = plan.collect_alignments(config, ROOT)
     assert set(step(stages, "align_score")) == {f"align_score.{a['task']}.{a['name']}.{a['split']}" for a in alignments}
-    maps = cfg.collect_attention_maps(config, ROOT)
+    maps = plan.collect_attention_maps(config, ROOT)
     assert len(step(stages, "attention_map")) + len(step(stages, "alignment_map")) == len(maps)
     assert set(step(stages, "corpus")) == {f"corpus.{t}" for t in systems}
     # one train step: a system that starts from another's model or learns from aligned training pairs says so
@@ -69,7 +70,7 @@ def test_the_stages_are_the_plan(stages):
     assert "--guided-links results/demo/de-en/alignments/rnnsearch_tf_guided.train.links" in guided["cmd"]
     assert "results/demo/de-en/alignments/rnnsearch_tf_guided.train.links" in guided["deps"]
     # an ensemble's decoding depends on each member's model, and is combined as its table says
-    ensembles = cfg.collect_ensembles(config, ROOT)["en-de"]
+    ensembles = plan.collect_ensembles(config, ROOT)["en-de"]
     name, spec = next((n, s) for n, s in ensembles.items() if len(s["members"]) > 1)
     translate = next(s for k, s in stages.items() if k.startswith(f"translate.en-de.{name}."))
     assert {f"results/demo/en-de/models/{m}/model.pt" for m in spec["members"]} <= set(translate["deps"])
@@ -186,7 +187,7 @@ def test_dvc_plans_the_stages_of_the_preset_params_yaml_names(tmp_path, preset, 
     listed = dvc(workdir, "stage", "list", "--all", "--name-only")
     assert listed.returncode == 0, listed.stderr
     names = {name.rsplit(":", 1)[-1] for name in listed.stdout.split()}
-    trained = {f"train.{t}.{s}" for t, by in cfg.collect_systems(config, workdir).items() for s in by}
+    trained = {f"train.{t}.{s}" for t, by in plan.collect_systems(config, workdir).items() for s in by}
     assert stage in names and {n for n in names if n.startswith("train.")} == trained
     status = dvc(workdir, "status", "--json")
     assert status.returncode == 0, status.stderr

@@ -7,6 +7,7 @@ import pytest
 import yaml
 
 from nmt import config as cfg
+from nmt.pipeline import plan
 from nmt.data.text import write_json_atomic, write_lines_atomic
 from nmt.evaluate import bleu_by_length
 from nmt.figures import load_figures
@@ -54,7 +55,7 @@ def demo():
 
 
 def test_evaluations_are_what_tables_and_figures_show():
-    evaluations = cfg.collect_evaluations(demo(), ROOT)
+    evaluations = plan.collect_evaluations(demo(), ROOT)
     # 14 En->De systems + ensemble, 4 De->En, Table 2; Peter et al.'s follow-up: 3 De->En RNNsearch systems;
     # Raffel Table 4: 5 greedy decodings of 3 En->Vi systems (their own default-beam translation is not shown)
     assert len(evaluations) == len(set(evaluations)) == 28
@@ -65,7 +66,7 @@ def test_evaluations_are_what_tables_and_figures_show():
 
 
 def test_attention_maps_need_the_gold_aligned_split():
-    assert cfg.collect_attention_maps(demo(), ROOT) == {
+    assert plan.collect_attention_maps(demo(), ROOT) == {
         # Luong et al.'s Figure 7, and Table 6's rows: its ensemble, and eflomal's links
         **{("en-de", s, "align"): [10, 16]
            for s in ("global_location_feed", "local_m_general_feed", "local_p_general_feed", "ensemble_attention",
@@ -74,8 +75,8 @@ def test_attention_maps_need_the_gold_aligned_split():
            for s in ("rnnsearch", "eflomal_hmm", "eflomal_full", "rnnsearch_guided", "rnnsearch_tf_frozen",
                      "rnnsearch_tf_guided")}}
     small = cfg.load_params(ROOT / "params.yaml", "small")  # Multi30k: no gold alignments
-    assert cfg.collect_attention_maps(small, ROOT) == {}
-    maps = [f for _, f in cfg.collect_figures(small, ROOT) if f["kind"] == "attention_maps"]
+    assert plan.collect_attention_maps(small, ROOT) == {}
+    maps = [f for _, f in plan.collect_figures(small, ROOT) if f["kind"] == "attention_maps"]
     assert [f["id"] for f in maps] == ["luong2015_figure7", "luong2015_table6_alignments", "peter2017_figure3"]
     # (Figure 3's systems are not even trained there: its table has nothing to measure either)
     assert all("has no 'align' split" in f["unavailable"] for f in maps)
@@ -97,14 +98,14 @@ def table(tid, systems, ensembles=None, rows=None):
 def test_ensemble_members_may_come_from_another_table_of_the_task(tmp_path):
     ens = {"ens": {"members": ["a", "b"]}}
     config = with_tables(tmp_path, {"t1": table("t1", ["a"], ens), "t2": table("t2", ["b"])})
-    assert cfg.collect_ensembles(config)["en-de"]["ens"]["members"] == ["a", "b"]
+    assert plan.collect_ensembles(config)["en-de"]["ens"]["members"] == ["a", "b"]
     config = with_tables(tmp_path, {"t1": table("t1", ["a"], ens)})
     with pytest.raises(cfg.ConfigError, match=r"t1.yaml: ensembles.ens: member\(s\) 'b' are not trained by any table"):
-        cfg.collect_ensembles(config)
+        plan.collect_ensembles(config)
     other = {"ens": {"members": ["a", "b"], "combine": "logprob"}}
     config = with_tables(tmp_path, {"t1": table("t1", ["a"], ens), "t2": table("t2", ["b"], other)})
     with pytest.raises(cfg.ConfigError, match=r"t2.yaml: ensemble 'ens' is also defined differently in .*t1.yaml"):
-        cfg.collect_ensembles(config)
+        plan.collect_ensembles(config)
 
 
 def test_figures_must_use_systems_the_tables_train(tmp_path):
@@ -113,7 +114,7 @@ def test_figures_must_use_systems_the_tables_train(tmp_path):
          "lines": [{"system": "a", "label": "A"}, {"system": "ghost", "label": "G"}]}]}
     config = with_tables(tmp_path, {"t1": table("t1", ["a"])}, figures)
     with pytest.raises(cfg.ConfigError, match=r"figs.yaml: figure len: 'ghost' not trained or ensembled"):
-        cfg.collect_figures(config)
+        plan.collect_figures(config)
     # an aligner may be drawn only where an alignment table of the task aligns the figure's split with it
     figures["figures"][0] = {"id": "maps", "kind": "attention_maps", "title": "t", "split": "align",
                              "length": [1, 50], "maps": [{"system": "a", "label": "A"},
@@ -121,20 +122,20 @@ def test_figures_must_use_systems_the_tables_train(tmp_path):
     config = with_tables(tmp_path, {"t1": table("t1", ["a"])}, figures)
     with pytest.raises(cfg.ConfigError, match=r"figure maps: 'eflomal_full' not trained or ensembled .* \(nor an "
                                               r"aligner of an alignment table on its split\)"):
-        cfg.collect_figures(config)
+        plan.collect_figures(config)
     figures["figures"][0] = {"id": "lc", "kind": "learning_curves", "title": "t", "table": "t9"}
     config = with_tables(tmp_path, {"t1": table("t1", ["a"])}, figures)
     with pytest.raises(cfg.ConfigError, match=r"figure lc: table 't9' is not one of the preset's tables"):
-        cfg.collect_figures(config)
+        plan.collect_figures(config)
 
 
 def test_decoding_models_resolve_systems_and_ensembles(tmp_path):
-    paths, combine = cfg.decoding_models(demo(), ROOT, "en-de", "ensemble_attention", tmp_path)
+    paths, combine = plan.decoding_models(demo(), ROOT, "en-de", "ensemble_attention", tmp_path)
     assert combine == "prob" and len(paths) == 8 and paths[0] == tmp_path / "global_location" / "model.pt"
-    assert cfg.decoding_models(demo(), ROOT, "de-en", "base_reverse", tmp_path) == (
+    assert plan.decoding_models(demo(), ROOT, "de-en", "base_reverse", tmp_path) == (
         [tmp_path / "base_reverse" / "model.pt"], None)
     with pytest.raises(cfg.ConfigError, match="no table trains or ensembles a system 'ghost' for task en-de"):
-        cfg.decoding_models(demo(), ROOT, "en-de", "ghost", tmp_path)
+        plan.decoding_models(demo(), ROOT, "en-de", "ghost", tmp_path)
 
 
 # ------------------------------------------------------------------------------------------ report sections

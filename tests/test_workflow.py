@@ -19,7 +19,7 @@ pytestmark = pytest.mark.e2e
 
 @pytest.mark.pipeline("snakemake")
 def test_dry_run_lists_one_job_per_step_of_the_plan(tiny_runs):
-    """The dry run's job counts are the plan's (nmt.config's collect_* over the tiny preset's tables), counted here
+    """The dry run's job counts are the plan's (nmt.pipeline.plan's collect_* over the tiny preset's tables), counted here
     by the stages nmt dvc-yaml plans from it: no count is written down in a test."""
     stats = tiny_runs["snakemake"].results[0].stdout.split("Job stats:", 1)[1].split("\n\n", 1)[0]
     jobs = {line.split()[0]: int(line.split()[1]) for line in stats.splitlines()

@@ -31,6 +31,7 @@ import torch
 from .. import config as cfg, mkl_on_amd
 from ..data.batches import Batch
 from ..models.registry import build_model
+from ..pipeline import plan
 from ..train import train
 from ..train_step import TrainingStep
 from .timing import interleaved_medians
@@ -78,7 +79,7 @@ def preset_systems(config: dict, root: str | Path, data_root: str | Path | None,
                    ) -> list[dict]:
     """Every system the preset trains (or only those named), with its epochs, training size and cost key."""
     out = []
-    for task, systems in cfg.collect_systems(config, root).items():
+    for task, systems in plan.collect_systems(config, root).items():
         systems = {name: path for name, path in systems.items() if not only or name in only}
         if not systems:
             continue
@@ -202,7 +203,7 @@ def bench_train(config: dict, root: str | Path, data_root: str | Path | None, *,
     """Measure each distinct cost of the preset once (only `systems`, when given); the result is what `nmt estimate`
     reads. `epoch_check_systems` also train one real epoch each, once per seed of `epoch_check_seeds` (epoch_check)."""
     if systems:
-        known = {name for found in cfg.collect_systems(config, root).values() for name in found}
+        known = {name for found in plan.collect_systems(config, root).values() for name in found}
         unknown = sorted(set(systems) - known)
         if unknown:
             raise cfg.ConfigError(f"--systems: {', '.join(unknown)}: not a system of preset {config['preset']!r} "
@@ -227,7 +228,7 @@ def bench_train(config: dict, root: str | Path, data_root: str | Path | None, *,
         progress(line)
         measured[entry["key"]] = {"systems": [f"{entry['task']}/{entry['system']}"], "length": length, **result}
     checks = {}
-    tables = cfg.collect_systems(config, root)
+    tables = plan.collect_systems(config, root)
     for name in epoch_check_systems or []:
         task = next((t for t, found in tables.items() if name in found), None)
         if task is None:

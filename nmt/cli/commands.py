@@ -14,6 +14,7 @@ from .. import config as cfg
 from .. import eflomal_runner
 from ..data.text import write_json_atomic
 from ..errors import UserError
+from ..pipeline import plan
 from . import align, common
 from .common import add_config_args, add_system_args, load_config, system_models
 
@@ -135,7 +136,7 @@ def cmd_estimate(args) -> None:
 # -- systems --------------------------------------------------------------------------------------------------
 def cmd_systems(args) -> None:
     config = load_config(args)
-    for pair, systems in cfg.collect_systems(config, Path(args.params).parent).items():
+    for pair, systems in plan.collect_systems(config, Path(args.params).parent).items():
         for system in systems:
             print(f"{pair}\t{system}" if args.with_pair else system)
 
@@ -214,7 +215,7 @@ def cmd_translate(args) -> None:
     options = config.get("translate", {})
     decode = {}
     if args.system:  # a table's `decodings:` entry says how this one is decoded (beam, monotonic)
-        decode = cfg.decode_options(cfg.collect_ensembles(load_config(args), Path(args.params).parent).get(args.task, {}),
+        decode = plan.decode_options(plan.collect_ensembles(load_config(args), Path(args.params).parent).get(args.task, {}),
                                     args.system)
     beam = args.beam or decode.get("beam") or options.get("beam", 1)
     monotonic = args.monotonic or decode.get("monotonic")
@@ -266,7 +267,7 @@ def cmd_evaluate(args) -> None:
     from ..evaluate import evaluate_files
     ppl, lang = None, args.lang
     if args.models_dir:  # the system's own model for perplexity; an ensemble of the preset's tables has none
-        paths, combine = cfg.decoding_models(load_config(args), Path(args.params).parent, args.pair, args.system,
+        paths, combine = plan.decoding_models(load_config(args), Path(args.params).parent, args.pair, args.system,
                                              args.models_dir)
         if combine is None:
             args.model = str(paths[0])
@@ -324,8 +325,8 @@ def cmd_report(args) -> None:
     index = render_report(preset=config["preset"], preset_description=config.get("description", ""),
                           tables=tables, results_dir=Path(args.results), pair_for_task=pairs,
                           context=context, out_dir=Path(args.out), speed=speed,
-                          figures=cfg.collect_figures(config, root), data_dir=Path(args.data),
-                          unavailable={root / t: why for t, why in cfg.unavailable_tables(config, root).items()})
+                          figures=plan.collect_figures(config, root), data_dir=Path(args.data),
+                          unavailable={root / t: why for t, why in plan.unavailable_tables(config, root).items()})
     print(index)
 
 

@@ -5,6 +5,7 @@ import argparse
 from pathlib import Path
 
 from .. import config as cfg
+from ..pipeline import plan
 
 
 def add_config_args(p: argparse.ArgumentParser) -> None:
@@ -33,6 +34,6 @@ def system_models(args, command: str) -> tuple[list[str], str]:
         return args.model, args.combine
     if not args.task:
         raise cfg.ConfigError(f"{command} --system needs --task (and --models-dir)")
-    paths, ensemble_combine = cfg.decoding_models(load_config(args), Path(args.params).parent, args.task, args.system,
+    paths, ensemble_combine = plan.decoding_models(load_config(args), Path(args.params).parent, args.task, args.system,
                                                   args.models_dir)
     return [str(p) for p in paths], ensemble_combine or args.combine

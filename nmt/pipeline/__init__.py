@@ -1,1 +1,2 @@
-"""What the workflow engines run: dvc.yaml generated from the preset's plan (nmt.pipeline.dvc_yaml)."""
+"""What the workflow engines run: the preset's plan (nmt.pipeline.plan), which the Snakefile reads, and the DVC
+stage files generated from it (nmt.pipeline.dvc_yaml)."""

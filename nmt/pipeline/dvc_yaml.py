@@ -3,7 +3,7 @@
 DVC reads dvc.yaml as plain YAML and cannot call Python, nor pick a file or a list by a parameter's value
 (no interpolated `vars` paths, no nested `${a.${b}}`, no list interpolated into `deps`), so the stages of the
 preset, each with its own dependencies, are written out here from the same plan the Snakefile reads
-(nmt.config's collect_* over the table and figure files) and the same layout (nmt.layout). What each stage's
+(nmt.pipeline.plan's collect_* over the table and figure files) and the same layout (nmt.layout). What each stage's
 command runs is read off the code (nmt.cli.code_deps), so a code change reruns exactly the stages it can change.
 
 Changing the preset is two steps, `preset:` in params.yaml and `nmt dvc-yaml`; the first stage, ``plan``, runs
@@ -28,6 +28,7 @@ import yaml
 from .. import config as cfg
 from .. import layout
 from ..align.statistical import aligner_label
+from . import plan
 
 DEFAULT_PATH = Path("dvc.yaml")
 STEPS_DIR = Path("workflow/dvc")  # STEPS_DIR/STEP/dvc.yaml: the stages of one step
@@ -61,7 +62,7 @@ class Planner:
         self.nmt_args = f"--params params.yaml --preset {self.preset}"  # as the Snakefile's NMT_ARGS
         self.preset_file = f"{config.get('presets_dir', 'workflow/presets')}/{self.preset}.yaml"
         self.stamp = self.path(layout.DVC_PLAN_STAMP)
-        self.ensembles = cfg.collect_ensembles(config, root)
+        self.ensembles = plan.collect_ensembles(config, root)
         self.stages: dict[str, dict] = {}
 
     def path(self, template: str, **fields) -> str:
@@ -87,7 +88,7 @@ class Planner:
 
     def models(self, task: str, name: str) -> list[str]:
         """model.pt of a system, of a decoding of one, or of every member of an ensemble."""
-        paths, _ = cfg.model_files(self.ensembles.get(task, {}), name, self.path(layout.MODELS, pair=task))
+        paths, _ = plan.model_files(self.ensembles.get(task, {}), name, self.path(layout.MODELS, pair=task))
         return [p.as_posix() for p in paths]
 
     # -- stages ----------------------------------------------------------------------------------------------
@@ -140,7 +141,7 @@ class Planner:
         hyp, positions = self.path(layout.TRANSLATION, **fields), self.path(layout.POSITIONS, **fields)
         models = self.models(task, system)
         ensembles = self.ensembles.get(task, {})
-        decode = " ".join(f"--{key} {value}" for key, value in sorted(cfg.decode_options(ensembles, system).items()))
+        decode = " ".join(f"--{key} {value}" for key, value in sorted(plan.decode_options(ensembles, system).items()))
         self.add(f"translate.{task}.{system}.{testset}", ("translate",),
                  f"nmt translate --model {' '.join(models)}{self.combine(task, system)}{' ' + decode if decode else ''}"
                  f" --src {src} --out {hyp} --positions-out {positions} --threads 1",
@@ -148,7 +149,7 @@ class Planner:
         unk, scores = self.path(layout.UNK_TRANSLATION, **fields), self.path(layout.SCORES, **fields)
         dictionary = self.path(layout.UNK_DICTIONARY, pair=task)
         # perplexity from the system's own model; an ensemble has none (the preset names the language)
-        ensemble = cfg.is_ensemble(ensembles, system)
+        ensemble = plan.is_ensemble(ensembles, system)
         scoring = self.nmt_args if ensemble else f"--model {models[0]}"
         self.add(f"evaluate.{task}.{system}.{testset}", ("evaluate",),
                  f"nmt evaluate --hyp {hyp} --ref {ref} --src {src} {scoring} --positions {positions} "
@@ -265,22 +266,22 @@ def plan_stages(config: dict, root: Path, code_deps: CodeDeps) -> dict[str, dict
     """Every stage of the preset, in the order the Snakefile's rules take them."""
     planner = Planner(config, root, code_deps)
     planner.plan()
-    systems = cfg.collect_systems(config, root)
+    systems = plan.collect_systems(config, root)
     for task in systems:
         planner.data(task)
-    for (task, aligner), settings in cfg.collect_training_alignments(config, root).items():
+    for (task, aligner), settings in plan.collect_training_alignments(config, root).items():
         planner.align_training_data(task, aligner, settings)
-    for task, system in sorted(cfg.collect_training_model_alignments(config, root)):
+    for task, system in sorted(plan.collect_training_model_alignments(config, root)):
         planner.align_training_model(task, system)
     for task, by_system in systems.items():
         for system, table_path in by_system.items():
             planner.train(task, system, table_path)
-    for task, system, testset in cfg.collect_evaluations(config, root):
+    for task, system, testset in plan.collect_evaluations(config, root):
         planner.translate_and_evaluate(task, system, testset)
-    aligners = cfg.statistical_aligners(config, root)
-    for (task, system, split), length in cfg.collect_attention_maps(config, root).items():
+    aligners = plan.statistical_aligners(config, root)
+    for (task, system, split), length in plan.collect_attention_maps(config, root).items():
         planner.attention_map(task, system, split, length, aligners.get((task, system, split)))
-    for entry in cfg.collect_alignments(config, root):
+    for entry in plan.collect_alignments(config, root):
         planner.alignment(entry)
     planner.benchmarks_and_report()
     return planner.stages

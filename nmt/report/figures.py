@@ -161,7 +161,7 @@ def samples_view(fig: dict, inputs: FigureInputs, out_dir: Path) -> dict:
 
 def figure_view(fig: dict, inputs: FigureInputs | None, out_dir: Path, learning_curves: dict[str, str | None]
                 ) -> dict:
-    """One figure section (``fig`` as nmt.config.collect_figures gives it, with its file's ``paper``).
+    """One figure section (``fig`` as nmt.pipeline.plan.collect_figures gives it, with its file's ``paper``).
     ``learning_curves``: table id -> its learning-curve PNG (None: none drawn)."""
     view = {"id": fig["id"], "title": fig["title"], "paper": fig.get("paper", ""), "paper_note": fig["paper_note"],
             "kind": fig["kind"], "figure": None, "table": None, "samples": None, "caption": "",

@@ -292,7 +292,7 @@ def render_report(*, preset: str, preset_description: str, tables: list[Path], r
     ``{table_id}_learning_curves.png`` when any system has dev-ppl metrics, and ``summary.json``
     (``{table_id: {system: {metric: value}}}`` for measured systems). ``speed`` maps a benchmark name
     (a key of SPEED_VIEWS) to the JSON file its `nmt bench` command wrote; each becomes a section with figures.
-    ``figures`` are the preset's figure-file entries as (task, figure) (nmt.config.collect_figures); their
+    ``figures`` are the preset's figure-file entries as (task, figure) (nmt.pipeline.plan.collect_figures); their
     inputs are read from ``results_dir`` and ``data_dir`` (= ``data/{preset}``): see nmt.report.figures.
     ``unavailable`` maps a table file to why the preset cannot measure it (its rows are shown as not run).
     Returns the index path.

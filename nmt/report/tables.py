@@ -94,7 +94,7 @@ def build_table(table: dict, scores_dir: Path, pair: str, preset: str, unavailab
     ``'missing'``, ``'not run'``, ``'reference'``), ``note`` (human-readable status), then for
     each table column ``c``: ``paper_c`` and ``ours_c`` (floats; NaN where there is no number).
     ``ours_c`` is only ever set from ``scores_dir/{system}.{testset}.json``. ``unavailable``: why the
-    preset cannot measure this table at all (nmt.config.unavailable_tables); every system row is then not run.
+    preset cannot measure this table at all (nmt.pipeline.plan.unavailable_tables); every system row is then not run.
     """
     scores_dir = Path(scores_dir)
     columns = table["columns"]

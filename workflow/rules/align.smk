@@ -1,6 +1,6 @@
 # Alignment tables (Luong et al. Table 6, Peter et al. Table 1): word alignments of the gold-aligned split, from
 # trained models by forced decoding of the reference, or from a statistical aligner; then AER/SAER against the
-# gold links. Which ones: nmt.config.collect_alignments (the tables' `alignment` sections).
+# gold links. Which ones: nmt.pipeline.plan.collect_alignments (the tables' `alignment` sections).
 
 
 def alignment_of(wildcards):

@@ -106,7 +106,7 @@ def ensemble_of(wildcards):
 def decoding_models(wildcards):
     """model.pt of a trained system, or of every member of an ensemble."""
     models_dir = layout.path(layout.MODELS, preset=wildcards.preset, pair=wildcards.pair)
-    return [str(p) for p in nmtcfg.model_files(ENSEMBLES.get(wildcards.pair, {}), wildcards.system, models_dir)[0]]
+    return [str(p) for p in nmtplan.model_files(ENSEMBLES.get(wildcards.pair, {}), wildcards.system, models_dir)[0]]
 
 
 def combine_args(wildcards):
@@ -117,14 +117,14 @@ def combine_args(wildcards):
 
 def decode_args(wildcards):
     """A table's decoding of a trained system (`decodings:`): its beam and monotonic attention mode."""
-    options = nmtcfg.decode_options(ENSEMBLES.get(wildcards.pair, {}), wildcards.system)
+    options = nmtplan.decode_options(ENSEMBLES.get(wildcards.pair, {}), wildcards.system)
     return " ".join(f"--{key} {value}" for key, value in sorted(options.items()))
 
 
 def scoring_model(wildcards):
     """The model that gives test perplexity: a trained system's own (also for a decoding of it); none for an
     ensemble (the paper reports no perplexity for ensembles)."""
-    if nmtcfg.is_ensemble(ENSEMBLES.get(wildcards.pair, {}), wildcards.system):
+    if nmtplan.is_ensemble(ENSEMBLES.get(wildcards.pair, {}), wildcards.system):
         return []
     return [str(p) for p in decoding_models(wildcards)]
 

@@ -1,0 +1,318 @@
+"""The plan: what the preset's table and figure files ask the workflow to make, read by both engines (the
+Snakefile's rules and the generated DVC stages), the report and the estimates, so that neither keeps a list.
+
+collect_systems       {task: {system: table file}}: every model trained
+collect_ensembles     {task: {name: members, combine, decode}}: ensembles and tables' decodings of one system
+collect_evaluations   [(task, system, testset)]: every translation a table or figure shows
+collect_figures       [(task, figure)]: the figures, their systems checked
+collect_alignments    every alignment an alignment table scores (a model's, or a statistical aligner's)
+collect_attention_maps, collect_training_alignments, collect_training_model_alignments: the other inputs
+Each checks what it collects against the others (a row naming an untrained system is a ConfigError naming the
+file). Where each of these files lives is nmt.layout's job; how one system is configured is nmt.config's.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+from .. import layout
+from ..config import load_figures, load_table, system_config, task_splits
+from ..data.tasks import corpus_for_task
+from ..errors import ConfigError
+from ..figures import figure_systems
+
+
+def collect_systems(config: dict, root: str | Path = ".") -> dict[str, dict[str, str]]:
+    """{task: {system: table path}} over the preset's tables: what the workflow trains.
+
+    A system id may appear in several tables (the paper reuses systems across tables) only with the same
+    overrides; a conflicting second definition is an error.
+    """
+    found: dict[str, dict[str, str]] = {}
+    definitions: dict[tuple[str, str], tuple[str, dict]] = {}
+    unavailable = unavailable_tables(config, root)
+    for table_path in config["tables"]:
+        if table_path in unavailable:  # an alignment table without gold links here: nothing would use its models
+            continue
+        table = load_table(Path(root) / table_path)
+        pair = table["task"]
+        corpus_for_task(config, pair)  # fail early when the preset has no corpus for it
+        # An alignment table that merges both translation directions trains its systems for both tasks.
+        reverse = (table["alignment"] or {}).get("reverse_task")
+        tasks = [pair] + ([reverse] if reverse else [])
+        for task in tasks[1:]:
+            corpus_for_task(config, task)
+        for task in tasks:
+            for system, overrides in table["systems"].items():
+                key = (task, system)
+                if key in definitions and definitions[key][1] != overrides:
+                    raise ConfigError(f"{table_path}: system {system!r} is also defined differently in "
+                                      f"{definitions[key][0]}")
+                definitions.setdefault(key, (table_path, overrides))
+                found.setdefault(task, {})[system] = definitions[key][0]
+    return found
+
+
+def collect_ensembles(config: dict, root: str | Path = ".") -> dict[str, dict[str, dict]]:
+    """{task: {ensemble: {"members": [...], "combine": ...}}} over the preset's tables: what the
+    workflow decodes as ensembles of trained systems (they train nothing themselves).
+
+    Every member must be a system that some table of the preset trains for the same task; an ensemble id
+    used by several tables must mean the same ensemble everywhere.
+    """
+    systems = collect_systems(config, root)
+    found: dict[str, dict[str, dict]] = {}
+    defined_in: dict[tuple[str, str], str] = {}
+    for table_path in config["tables"]:
+        table = load_table(Path(root) / table_path)
+        task = table["task"]
+        for name, spec in table["ensembles"].items():
+            if name in systems.get(task, {}):
+                raise ConfigError(f"{table_path}: {name!r} is an ensemble here and a trained system in "
+                                  f"{systems[task][name]}")
+            missing = [m for m in spec["members"] if m not in systems.get(task, {})]
+            if missing:
+                kind = "decodings" if spec.get("decode") else "ensembles"
+                raise ConfigError(f"{table_path}: {kind}.{name}: member(s) {', '.join(map(repr, missing))} "
+                                  f"are not trained by any table of preset {config['preset']!r} for task {task}")
+            previous = found.get(task, {}).get(name)
+            if previous is not None and previous != spec:
+                raise ConfigError(f"{table_path}: ensemble {name!r} is also defined differently in "
+                                  f"{defined_in[(task, name)]}")
+            defined_in.setdefault((task, name), table_path)
+            found.setdefault(task, {})[name] = spec
+    return found
+
+
+def collect_figures(config: dict, root: str | Path = ".") -> list[tuple[str, dict]]:
+    """[(task, figure)] over the preset's figure files, every system a figure reads checked to be trained or
+    ensembled by the preset's tables for that task (an attention-map figure may also draw an aligner of an
+    alignment table on its split), and a learning-curve figure's table to be one of them."""
+    systems = collect_systems(config, root)
+    ensembles = collect_ensembles(config, root)
+    table_ids = {load_table(Path(root) / t)["id"] for t in config["tables"]}
+    aligners = statistical_aligners(config, root)
+    out = []
+    for path in config.get("figures") or []:
+        figures = load_figures(Path(root) / path)
+        task = figures["task"]
+        known = {*systems.get(task, {}), *ensembles.get(task, {})}
+        for fig in figures["figures"]:
+            fig = {**fig, "paper": figures["paper"]}
+            if fig["kind"] == "attention_maps" and fig["split"] not in task_splits(config, task):
+                # e.g. no gold-aligned sentences in this preset (whose alignment tables then train nothing)
+                out.append((task, {**fig, "unavailable": f"the {task} corpus of preset {config['preset']!r} has no "
+                                                         f"{fig['split']!r} split"}))
+                continue
+            drawable = known | ({name for t, name, split in aligners if t == task and split == fig["split"]}
+                                if fig["kind"] == "attention_maps" else set())
+            unknown = [s for s in figure_systems(fig) if s not in drawable]
+            if unknown:
+                also = " (nor an aligner of an alignment table on its split)" if fig["kind"] == "attention_maps" else ""
+                raise ConfigError(f"{path}: figure {fig['id']}: {', '.join(map(repr, unknown))} not trained or "
+                                  f"ensembled by any table of preset {config['preset']!r} for task {task}{also}")
+            if fig["kind"] == "learning_curves" and fig["table"] not in table_ids:
+                raise ConfigError(f"{path}: figure {fig['id']}: table {fig['table']!r} is not one of the preset's "
+                                  f"tables ({', '.join(sorted(table_ids))})")
+            out.append((task, fig))
+    return out
+
+
+def collect_evaluations(config: dict, root: str | Path = ".") -> list[tuple[str, str, str]]:
+    """[(task, system or ensemble, testset)]: every translation the preset's tables and figures show, each
+    once, in a stable order. Ensemble members are decoded only inside their ensembles unless shown alone."""
+    wanted: dict[tuple[str, str, str], None] = {}
+    unavailable = unavailable_tables(config, root)
+    for table_path in config["tables"]:
+        table = load_table(Path(root) / table_path)
+        if table["alignment"] or table_path in unavailable:  # alignments: collect_alignments
+            continue
+        for row in table["rows"]:
+            if row["system"] is not None:
+                wanted[(table["task"], row["system"], table["testset"])] = None
+    for task, fig in collect_figures(config, root):
+        if "testset" in fig:
+            for system in figure_systems(fig):
+                wanted[(task, system, fig["testset"])] = None
+    return list(wanted)
+
+
+def collect_training_alignments(config: dict, root: str | Path = ".") -> dict[tuple[str, str], dict]:
+    """{(task, aligner): settings}: the statistical alignments of a task's prepared training pairs that guided
+    alignment training asks for (train.guided_alignment.from names an aligner of the system's table)."""
+    wanted: dict[tuple[str, str], dict] = {}
+    for task, by_system in collect_systems(config, root).items():
+        for system, table_path in by_system.items():
+            table = load_table(Path(root) / table_path)
+            guided = system_config(config, table, system, table_path)["train"].get("guided_alignment") or {}
+            name = guided.get("from")
+            if not guided.get("weight") or not name or isinstance(name, dict):  # dict: a system's, see below
+                continue
+            aligners = task_aligners(config, root, task)
+            if name not in aligners:
+                raise ConfigError(f"{table_path}: system {system}: train.guided_alignment.from {name!r} is not an "
+                                  f"aligner of any {task} table of preset {config['preset']!r} "
+                                  f"(alignment.aligners: {', '.join(aligners) or 'none'})")
+            wanted[(task, name)] = aligners[name]
+    return wanted
+
+
+def task_aligners(config: dict, root: str | Path, task: str) -> dict[str, dict]:
+    """{aligner id: settings} over the alignment tables of the preset for `task`; one id, one meaning."""
+    found: dict[str, dict] = {}
+    for table_path in config["tables"]:
+        table = load_table(Path(root) / table_path)
+        if table["task"] != task or not table["alignment"]:
+            continue
+        for name, settings in table["alignment"]["aligners"].items():
+            if found.setdefault(name, settings) != settings:
+                raise ConfigError(f"{table_path}: aligner {name!r} is also defined differently by another {task} table")
+    return found
+
+
+def collect_training_model_alignments(config: dict, root: str | Path = ".") -> set[tuple[str, str]]:
+    """{(task, system)}: trained systems whose forced-decoding links of the task's training pairs guide another
+    system's training (train.guided_alignment.from {system: NAME}; Peter et al.'s follow-up experiment)."""
+    systems = collect_systems(config, root)
+    wanted: set[tuple[str, str]] = set()
+    for task, by_system in systems.items():
+        for system, table_path in by_system.items():
+            table = load_table(Path(root) / table_path)
+            guided = system_config(config, table, system, table_path)["train"].get("guided_alignment") or {}
+            source = guided.get("from")
+            if guided.get("weight") and isinstance(source, dict):
+                if source["system"] not in by_system:
+                    raise ConfigError(f"{table_path}: system {system}: train.guided_alignment.from "
+                                      f"{{system: {source['system']}}} is not trained for task {task}")
+                wanted.add((task, source["system"]))
+    return wanted
+
+
+def unavailable_tables(config: dict, root: str | Path = ".") -> dict[str, str]:
+    """{table file: why its rows cannot be measured in this preset}: alignment tables whose task corpus (or
+    reverse task corpus) has no split with gold alignments, e.g. Multi30k, or the RWTH set before its licence
+    is accepted. Their rows are reported as not run, with this reason; nothing is scheduled for them."""
+    out = {}
+    tables = {table_path: load_table(Path(root) / table_path) for table_path in config["tables"]}
+    for table_path, table in tables.items():
+        spec = table["alignment"]
+        if not spec:
+            continue
+        for task in [table["task"]] + ([spec["reverse_task"]] if spec["reverse_task"] else []):
+            if table["testset"] not in task_splits(config, task):
+                source = (corpus_for_task(config, task).get("splits") or {}).get(table["testset"])
+                if source is not None:  # configured, but licence-gated and not accepted
+                    out[table_path] = (f"gold alignments: the {source['corpus']} licence (accept it on the corpus' "
+                                       f"page, then set data.accept_rwth_licence: true, or put your copy in the mirror)")
+                else:
+                    out[table_path] = (f"gold alignments (the {task} corpus of preset {config['preset']!r} has no "
+                                       f"{table['testset']!r} split)")
+                break
+    by_id = {table["id"]: table_path for table_path, table in tables.items()}
+    for table_path, table in tables.items():
+        needed = table["needs"]
+        if needed is None:
+            continue
+        if needed not in by_id:
+            raise ConfigError(f"{table_path}: needs table {needed!r}, which is not one of preset "
+                              f"{config['preset']!r}'s tables")
+        if by_id[needed] in out:
+            out[table_path] = f"{needed}'s systems, which need {out[by_id[needed]]}"
+    return out
+
+
+def collect_alignments(config: dict, root: str | Path = ".") -> list[dict]:
+    """Every alignment the preset's alignment tables score, each once, in a stable order:
+    {task, name, split, kind, ...} with kind
+      model     a trained system or an ensemble of the task, force-decoded on the split (nmt align extract);
+                with ``reverse_task`` the same-named model of that task aligns the swapped split too and the two
+                directions are merged with ``symmetrize``;
+      aligner   a statistical baseline (``aligner``: its settings), trained on the task's training data plus
+                the split's sentences.
+    A table's split must exist in its task's corpus, and a used system must be trained or ensembled by the
+    preset's tables for that task."""
+    systems = collect_systems(config, root)
+    ensembles = collect_ensembles(config, root)
+    wanted: dict[tuple[str, str, str], dict] = {}
+    for table_path in config["tables"]:
+        table = load_table(Path(root) / table_path)
+        spec = table["alignment"]
+        if not spec:
+            continue
+        if table_path in unavailable_tables(config, root):
+            continue  # shown as "not run" with the reason (no gold alignments in this preset)
+        task, split = table["task"], table["testset"]
+        known = {*systems.get(task, {}), *ensembles.get(task, {})}
+        for row in table["rows"]:
+            name = row["system"]
+            if name is None:
+                continue
+            if name in spec["aligners"]:
+                entry = {"task": task, "name": name, "split": split, "kind": "aligner",
+                         "aligner": spec["aligners"][name]}
+            else:
+                if name not in known:
+                    raise ConfigError(f"{table_path}: {name!r} is not trained or ensembled by any table of preset "
+                                      f"{config['preset']!r} for task {task}")
+                entry = {"task": task, "name": name, "split": split, "kind": "model",
+                         "reverse_task": spec["reverse_task"], "symmetrize": spec["symmetrize"]}
+                if spec["reverse_task"] and name not in {*systems.get(spec["reverse_task"], {}),
+                                                         *ensembles.get(spec["reverse_task"], {})}:
+                    raise ConfigError(f"{table_path}: {name!r} is not trained for the reverse task "
+                                      f"{spec['reverse_task']}")
+            key = (task, name, split)
+            if key in wanted and wanted[key] != entry:
+                raise ConfigError(f"{table_path}: {name!r} is aligned differently by another table of task {task}")
+            wanted[key] = entry
+    return list(wanted.values())
+
+
+def statistical_aligners(config: dict, root: str | Path = ".") -> dict[tuple[str, str, str], dict]:
+    """{(task, aligner, split): settings}: the statistical aligners whose links of a split the preset's alignment
+    tables produce (an attention-map figure may draw them beside the models)."""
+    return {(a["task"], a["name"], a["split"]): a["aligner"] for a in collect_alignments(config, root)
+            if a["kind"] == "aligner"}
+
+
+def collect_attention_maps(config: dict, root: str | Path = ".") -> dict[tuple[str, str, str], list[int]]:
+    """{(task, system, split): [min, max] source length of the sentence}: the matrices the preset's figures draw
+    (the first figure that asks for one decides its sentence): a trained system's or an ensemble's attention when
+    the reference is forced through it, or a statistical aligner's links (statistical_aligners)."""
+    wanted: dict[tuple[str, str, str], list[int]] = {}
+    for task, fig in collect_figures(config, root):
+        if fig["kind"] == "attention_maps" and not fig.get("unavailable"):
+            for system in figure_systems(fig):
+                wanted.setdefault((task, system, fig["split"]), fig["length"])
+    return wanted
+
+
+def model_files(ensembles: dict[str, dict], name: str, models_dir: str | Path) -> tuple[list[Path], str | None]:
+    """The model files that decode ``name``: its members' model.pt and their combination when ``ensembles`` (one
+    task's, from collect_ensembles) defines it, else its own model.pt and None. A table's decoding of one system
+    (``decodings:``) gives that system's model.pt and None."""
+    def model(system: str) -> Path:
+        return layout.under(models_dir, layout.MODELS, layout.MODEL, system=system)
+
+    ensemble = ensembles.get(name)
+    if ensemble:
+        return [model(m) for m in ensemble["members"]], ensemble["combine"]
+    return [model(name)], None
+
+
+def decode_options(ensembles: dict[str, dict], name: str) -> dict:
+    """How ``name`` is decoded when a table's ``decodings:`` defines it ({beam, monotonic}); {} otherwise."""
+    return dict((ensembles.get(name) or {}).get("decode") or {})
+
+
+def is_ensemble(ensembles: dict[str, dict], name: str) -> bool:
+    """True when ``name`` combines several trained systems (not a decoding of one): it has no perplexity."""
+    return len((ensembles.get(name) or {}).get("members", [])) > 1
+
+
+def decoding_models(config: dict, root: str | Path, task: str, name: str, models_dir: str | Path
+                    ) -> tuple[list[Path], str | None]:
+    """model_files of ``name`` for ``task``, which the preset's tables must train or ensemble; else a
+    ConfigError."""
+    ensembles = collect_ensembles(config, root).get(task, {})
+    if name in ensembles or name in collect_systems(config, root).get(task, {}):
+        return model_files(ensembles, name, models_dir)
+    raise ConfigError(f"preset {config['preset']!r}: no table trains or ensembles a system {name!r} for task {task}")
