@@ -191,7 +191,27 @@ def load_table(path) -> dict:
     Normalisation: ``systems`` entries that are null become ``{}``; each row gets
     ``requires``/``note`` (``None`` when absent) and ``paper`` values as floats.
     """
-    path = Path(path)
+    where = str(path)
+    data = _read_mapping(Path(path))
+    _check_header(data, where)
+    columns = _check_columns(data["columns"], where)
+    systems = _parse_systems(data["systems"], where)
+    ensembles = _parse_ensembles(data.get("ensembles"), systems, where)
+    ensembles.update(_parse_decodings(data.get("decodings"), systems, ensembles, where))
+    alignment = _parse_alignment(data.get("alignment"), systems, ensembles, data["task"], where)
+    row_systems = [*systems, *ensembles]
+    if alignment:
+        row_systems += [*alignment["uses"], *alignment["aligners"]]
+    rows = data["rows"]
+    if not isinstance(rows, list) or not rows:
+        raise ValueError(f"{where}: 'rows' must be a non-empty list")
+    return {**data, "columns": columns, "systems": systems, "ensembles": ensembles, "alignment": alignment,
+            "recipe": data.get("recipe"), "needs": data.get("needs"),
+            "rows": [_parse_row(row, i, columns, row_systems, bool(alignment), where)
+                     for i, row in enumerate(rows, start=1)]}
+
+
+def _read_mapping(path: Path) -> dict:
     where = str(path)
     try:
         text = path.read_text(encoding="utf-8")
@@ -203,11 +223,14 @@ def load_table(path) -> dict:
         raise ValueError(f"{where}: invalid YAML: {e}") from e
     if not isinstance(data, dict):
         raise ValueError(f"{where}: a table file must be a mapping, got {type(data).__name__}")
+    return data
 
+
+def _check_header(data: dict, where: str) -> None:
+    """The table's keys, and its id, title, paper, task, test set, recipe and needs."""
     missing = [k for k in REQUIRED_KEYS if k not in data]
     if missing:
         raise ValueError(f"{where}: missing required key(s): {', '.join(missing)}")
-
     unknown_keys = sorted(set(data) - set(REQUIRED_KEYS) - set(OPTIONAL_KEYS))
     if unknown_keys:
         raise ValueError(f"{where}: unknown key(s) {', '.join(map(repr, unknown_keys))}; allowed: "
@@ -222,7 +245,8 @@ def load_table(path) -> dict:
     if data.get("needs") is not None:  # another table's id: this one can only run where that one can
         _check_id(data["needs"], "'needs'", where)
 
-    columns = data["columns"]
+
+def _check_columns(columns: Any, where: str) -> list[str]:
     if not isinstance(columns, list) or not columns:
         raise ValueError(f"{where}: 'columns' must be a non-empty list (got {columns!r})")
     for c in columns:
@@ -232,8 +256,11 @@ def load_table(path) -> dict:
             )
     if len(set(columns)) != len(columns):
         raise ValueError(f"{where}: duplicate entries in 'columns': {columns!r}")
+    return list(columns)
 
-    systems = data["systems"]
+
+def _parse_systems(systems: Any, where: str) -> dict[str, dict]:
+    """{system id: config overrides} (null overrides become {})."""
     if systems is None:
         systems = {}
     if not isinstance(systems, dict):
@@ -249,87 +276,75 @@ def load_table(path) -> dict:
                 f"(got {type(overrides).__name__})"
             )
         norm_systems[sid] = overrides
+    return norm_systems
 
-    norm_ensembles = _parse_ensembles(data.get("ensembles"), norm_systems, where)
-    norm_ensembles.update(_parse_decodings(data.get("decodings"), norm_systems, norm_ensembles, where))
-    alignment = _parse_alignment(data.get("alignment"), norm_systems, norm_ensembles, data["task"], where)
-    row_systems = [*norm_systems, *norm_ensembles]
-    if alignment:
-        row_systems += [*alignment["uses"], *alignment["aligners"]]
 
-    rows = data["rows"]
-    if not isinstance(rows, list) or not rows:
-        raise ValueError(f"{where}: 'rows' must be a non-empty list")
-    norm_rows: list[dict] = []
-    for i, row in enumerate(rows, start=1):
-        rwhere = f"{where}: row {i}"
-        if not isinstance(row, dict):
-            raise ValueError(f"{rwhere}: must be a mapping (got {row!r})")
-        label = row.get("label")
-        if isinstance(label, str) and label.strip():
-            rwhere = f"{rwhere} ({label!r})"
-        missing = [k for k in ROW_REQUIRED_KEYS if k not in row]
-        if missing:
-            raise ValueError(f"{rwhere}: missing required key(s): {', '.join(missing)}")
-        unknown = sorted(k for k in row if k not in ROW_REQUIRED_KEYS + ROW_OPTIONAL_KEYS)
-        if unknown:
-            raise ValueError(
-                f"{rwhere}: unknown key(s) {', '.join(map(repr, unknown))}; allowed: "
-                f"{', '.join(ROW_REQUIRED_KEYS + ROW_OPTIONAL_KEYS)}"
-            )
-        if not isinstance(label, str) or not label.strip():
-            raise ValueError(f"{rwhere}: 'label' must be a non-empty string (got {label!r})")
-        system = row["system"]
-        if system is not None:
-            if not isinstance(system, str):
-                raise ValueError(f"{rwhere}: 'system' must be a string or null (got {system!r})")
-            if system not in row_systems:
-                raise ValueError(
-                    f"{rwhere}: unknown system {system!r}; it is not defined in 'systems', 'ensembles', 'decodings'"
-                    f"{', alignment.uses or alignment.aligners' if alignment else ''} "
-                    f"({', '.join(row_systems) or 'none defined'})"
-                )
-        paper = row["paper"]
-        if paper is None:
-            paper = {}
-        if not isinstance(paper, dict):
-            raise ValueError(f"{rwhere}: 'paper' must be a mapping of column -> number")
-        norm_paper: dict[str, float] = {}
-        for c, v in paper.items():
-            if c not in columns:
-                raise ValueError(
-                    f"{rwhere}: paper key {c!r} is not one of the table's columns {columns!r}"
-                )
-            if not is_number(v):
-                raise ValueError(f"{rwhere}: paper.{c} must be a number (got {v!r})")
-            norm_paper[c] = float(v)
-        requires = row.get("requires")
-        if requires is not None and (not isinstance(requires, str) or not requires.strip()):
-            raise ValueError(f"{rwhere}: 'requires' must be a non-empty string (got {requires!r})")
-        note = row.get("note")
-        if note is not None and not isinstance(note, str):
-            raise ValueError(f"{rwhere}: 'note' must be a string (got {note!r})")
-        values_from = row.get("values_from") or {}
-        if not isinstance(values_from, dict):
-            raise ValueError(f"{rwhere}: 'values_from' must map a column to a scores field (got {values_from!r})")
-        for c, field in values_from.items():
-            if c in columns and field is None:  # not shown for this row (e.g. ppl of a "+ unk replace" row)
-                continue
-            if c not in columns or field not in KNOWN_COLUMNS:
-                raise ValueError(f"{rwhere}: values_from.{c}: {field!r} - both must be known columns "
-                                 f"({', '.join(COLUMN_LABELS)}), the first one of this table's, or the "
-                                 f"second null (not shown)")
-        norm_rows.append(
-            {"label": label, "system": system, "paper": norm_paper, "requires": requires, "note": note,
-             "values_from": dict(values_from)}
+def _parse_row(row: Any, i: int, columns: list[str], row_systems: list[str], alignment: bool, where: str) -> dict:
+    """Row ``i``: its label, system (one the table defines), the paper's values and how ours are read."""
+    rwhere = f"{where}: row {i}"
+    if not isinstance(row, dict):
+        raise ValueError(f"{rwhere}: must be a mapping (got {row!r})")
+    label = row.get("label")
+    if isinstance(label, str) and label.strip():
+        rwhere = f"{rwhere} ({label!r})"
+    missing = [k for k in ROW_REQUIRED_KEYS if k not in row]
+    if missing:
+        raise ValueError(f"{rwhere}: missing required key(s): {', '.join(missing)}")
+    unknown = sorted(k for k in row if k not in ROW_REQUIRED_KEYS + ROW_OPTIONAL_KEYS)
+    if unknown:
+        raise ValueError(
+            f"{rwhere}: unknown key(s) {', '.join(map(repr, unknown))}; allowed: "
+            f"{', '.join(ROW_REQUIRED_KEYS + ROW_OPTIONAL_KEYS)}"
         )
+    if not isinstance(label, str) or not label.strip():
+        raise ValueError(f"{rwhere}: 'label' must be a non-empty string (got {label!r})")
+    system = row["system"]
+    if system is not None:
+        if not isinstance(system, str):
+            raise ValueError(f"{rwhere}: 'system' must be a string or null (got {system!r})")
+        if system not in row_systems:
+            raise ValueError(
+                f"{rwhere}: unknown system {system!r}; it is not defined in 'systems', 'ensembles', 'decodings'"
+                f"{', alignment.uses or alignment.aligners' if alignment else ''} "
+                f"({', '.join(row_systems) or 'none defined'})"
+            )
+    requires = row.get("requires")
+    if requires is not None and (not isinstance(requires, str) or not requires.strip()):
+        raise ValueError(f"{rwhere}: 'requires' must be a non-empty string (got {requires!r})")
+    note = row.get("note")
+    if note is not None and not isinstance(note, str):
+        raise ValueError(f"{rwhere}: 'note' must be a string (got {note!r})")
+    return {"label": label, "system": system, "paper": _parse_paper_values(row["paper"], columns, rwhere),
+            "requires": requires, "note": note,
+            "values_from": _check_values_from(row.get("values_from") or {}, columns, rwhere)}
 
-    out = dict(data)
-    out["columns"] = list(columns)
-    out["systems"] = norm_systems
-    out["ensembles"] = norm_ensembles
-    out["alignment"] = alignment
-    out["recipe"] = data.get("recipe")
-    out["needs"] = data.get("needs")
-    out["rows"] = norm_rows
-    return out
+
+def _parse_paper_values(paper: Any, columns: list[str], rwhere: str) -> dict[str, float]:
+    if paper is None:
+        paper = {}
+    if not isinstance(paper, dict):
+        raise ValueError(f"{rwhere}: 'paper' must be a mapping of column -> number")
+    norm_paper: dict[str, float] = {}
+    for c, v in paper.items():
+        if c not in columns:
+            raise ValueError(
+                f"{rwhere}: paper key {c!r} is not one of the table's columns {columns!r}"
+            )
+        if not is_number(v):
+            raise ValueError(f"{rwhere}: paper.{c} must be a number (got {v!r})")
+        norm_paper[c] = float(v)
+    return norm_paper
+
+
+def _check_values_from(values_from: Any, columns: list[str], rwhere: str) -> dict:
+    """A row's {column: scores field} (a null field: the column is not shown for the row)."""
+    if not isinstance(values_from, dict):
+        raise ValueError(f"{rwhere}: 'values_from' must map a column to a scores field (got {values_from!r})")
+    for c, field in values_from.items():
+        if c in columns and field is None:  # not shown for this row (e.g. ppl of a "+ unk replace" row)
+            continue
+        if c not in columns or field not in KNOWN_COLUMNS:
+            raise ValueError(f"{rwhere}: values_from.{c}: {field!r} - both must be known columns "
+                             f"({', '.join(COLUMN_LABELS)}), the first one of this table's, or the "
+                             f"second null (not shown)")
+    return dict(values_from)

@@ -192,13 +192,7 @@ def train(config: dict, data_dir: str | Path, out_dir: str | Path, *, system: st
     src_vocab, tgt_vocab = Vocab.load(data_dir / "vocab.src"), Vocab.load(data_dir / "vocab.tgt")
     train_src, train_tgt = load_split(data_dir / "train.pt")
     dev_src, dev_tgt = load_split(data_dir / "dev.pt")
-    guided = train_cfg.get("guided_alignment") or {}
-    guided_weight = float(guided.get("weight", 0.0))
-    train_links = None
-    if guided_weight > 0:
-        links_path = Path(guided["file"])
-        train_links = load_training_links(links_path if links_path.is_absolute() else data_dir / links_path,
-                                          train_src, train_tgt)
+    guided_weight, train_links = guided_links(train_cfg, data_dir, train_src, train_tgt)
     max_updates = train_cfg.get("max_updates", 0)
     until_flat = train_cfg.get("until_flat")
 
@@ -211,17 +205,7 @@ def train(config: dict, data_dir: str | Path, out_dir: str | Path, *, system: st
     state = {"epoch": 1, "batch": 0, "updates": 0, "metrics": [], "loss_sum": 0.0, "tokens": 0,
              "elapsed": 0.0, "rng": None}
     ckpt_path = out_dir / CHECKPOINT
-    ckpt = None
-    if ckpt_path.exists():
-        # onto the CPU: load_state_dict copies the tensors to the model's and optimiser's device, and the RNG
-        # states must stay CPU ByteTensors
-        ckpt = load_checkpoint(ckpt_path)
-        if comparable_settings(ckpt["config"]) != comparable_settings(config):
-            # The settings changed since this checkpoint: start afresh, but keep the old one aside.
-            stale = ckpt_path.with_name(CHECKPOINT + ".stale")
-            ckpt_path.replace(stale)
-            log(f"[{system}] {ckpt_path} was written with different settings: moved to {stale}, starting afresh")
-            ckpt = None
+    ckpt = resumable_checkpoint(ckpt_path, config, system)
     if ckpt is None and train_cfg.get("init_from"):
         copied, fresh = initialise_from(model, train_cfg["init_from"], model_cfg, src_vocab, tgt_vocab)
         log(f"[{system}] {len(copied)} parameters from {train_cfg['init_from']}; newly initialised: "
@@ -250,16 +234,7 @@ def train(config: dict, data_dir: str | Path, out_dir: str | Path, *, system: st
                 "halve_after": halve_after, "until_flat": until_flat, "train_sentences": len(train_src),
                 "device": str(dev)}
         write_text_atomic(out_dir / "model.json", json.dumps(meta, indent=2, sort_keys=True) + "\n")
-        more = ""
-        if until_flat:
-            more = f" (+ up to {until_flat['extra_epochs']} until flat"
-            if "min_epochs" in until_flat:
-                more += f"; fewer once flat after epoch {until_flat['min_epochs']}"
-            more += ")"
-        log(f"[{system}] {meta['parameters']:,} parameters ({meta['trainable_parameters']:,} trained), "
-            f"{len(train_src):,} training pairs, {epochs} epochs{more}, device {dev}, {torch.get_num_threads()} "
-            f"threads, engine {update.engine}, {'fp32' if update.dtype is None else 'bf16'}"
-            f"{', MKL as on Intel (nmt.mkl_on_amd)' if mkl_on_amd.active() else ''}")
+        log(f"[{system}] {start_line(meta, until_flat, update)}")
 
         def limit_reached() -> bool:
             return bool(max_updates) and state["updates"] >= max_updates
@@ -322,15 +297,7 @@ def train(config: dict, data_dir: str | Path, out_dir: str | Path, *, system: st
             bar.close()
             elapsed = time.perf_counter() - started
             dev_nll, dev_tokens = corpus_nll(model, dev_src, dev_tgt, train_cfg["batch_size"], dev)
-            record = {
-                "epoch": epoch, "updates": state["updates"], "lr": lr,
-                "train_loss": state["loss_sum"] / max(state["tokens"], 1),
-                "train_ppl": perplexity(state["loss_sum"], state["tokens"]),
-                "dev_loss": dev_nll / max(dev_tokens, 1), "dev_ppl": perplexity(dev_nll, dev_tokens),
-                "tgt_tokens_per_s": state["tokens"] / max(elapsed, 1e-9), "elapsed_s": elapsed,
-            }
-            if train_links is not None:
-                record["train_align_loss"] = state["align_sum"] / max(state["sentences"], 1)
+            record = epoch_record(epoch, lr, state, dev_nll, dev_tokens, elapsed, guided=train_links is not None)
             state["metrics"].append(record)
             write_metrics(out_dir / "metrics.jsonl", state["metrics"])
             log(f"[{system}] epoch {epoch}: lr {lr:g}, train ppl {record['train_ppl']:.2f}, "
@@ -339,6 +306,62 @@ def train(config: dict, data_dir: str | Path, out_dir: str | Path, *, system: st
 
     save_model(out_dir / FINAL, model, src_vocab, tgt_vocab, config, system=system, model_config=model_cfg)
     return state["metrics"]
+
+
+def guided_links(train_cfg: dict, data_dir: Path, train_src: list, train_tgt: list) -> tuple[float, list | None]:
+    """The guided-alignment loss weight and, when it is on, the links of every training pair."""
+    guided = train_cfg.get("guided_alignment") or {}
+    weight = float(guided.get("weight", 0.0))
+    if weight <= 0:
+        return weight, None
+    links_path = Path(guided["file"])
+    return weight, load_training_links(links_path if links_path.is_absolute() else data_dir / links_path,
+                                       train_src, train_tgt)
+
+
+def resumable_checkpoint(ckpt_path: Path, config: dict, system: str) -> dict | None:
+    """The checkpoint to resume from: None when there is none, or when it was written with other settings (then
+    it is moved aside to checkpoint.pt.stale and training starts afresh)."""
+    if not ckpt_path.exists():
+        return None
+    # onto the CPU: load_state_dict copies the tensors to the model's and optimiser's device, and the RNG
+    # states must stay CPU ByteTensors
+    ckpt = load_checkpoint(ckpt_path)
+    if comparable_settings(ckpt["config"]) == comparable_settings(config):
+        return ckpt
+    stale = ckpt_path.with_name(CHECKPOINT + ".stale")
+    ckpt_path.replace(stale)
+    log(f"[{system}] {ckpt_path} was written with different settings: moved to {stale}, starting afresh")
+    return None
+
+
+def start_line(meta: dict, until_flat: dict | None, update) -> str:
+    """The log line a training starts with: the model's size, the schedule and how it computes."""
+    more = ""
+    if until_flat:
+        more = f" (+ up to {until_flat['extra_epochs']} until flat"
+        if "min_epochs" in until_flat:
+            more += f"; fewer once flat after epoch {until_flat['min_epochs']}"
+        more += ")"
+    return (f"{meta['parameters']:,} parameters ({meta['trainable_parameters']:,} trained), "
+            f"{meta['train_sentences']:,} training pairs, {meta['epochs']} epochs{more}, device {meta['device']}, "
+            f"{torch.get_num_threads()} threads, engine {update.engine}, {'fp32' if update.dtype is None else 'bf16'}"
+            f"{', MKL as on Intel (nmt.mkl_on_amd)' if mkl_on_amd.active() else ''}")
+
+
+def epoch_record(epoch: int, lr: float, state: dict, dev_nll: float, dev_tokens: int, elapsed: float, *,
+                 guided: bool) -> dict:
+    """One line of metrics.jsonl: the epoch's training and dev losses and perplexities, and its speed."""
+    record = {
+        "epoch": epoch, "updates": state["updates"], "lr": lr,
+        "train_loss": state["loss_sum"] / max(state["tokens"], 1),
+        "train_ppl": perplexity(state["loss_sum"], state["tokens"]),
+        "dev_loss": dev_nll / max(dev_tokens, 1), "dev_ppl": perplexity(dev_nll, dev_tokens),
+        "tgt_tokens_per_s": state["tokens"] / max(elapsed, 1e-9), "elapsed_s": elapsed,
+    }
+    if guided:
+        record["train_align_loss"] = state["align_sum"] / max(state["sentences"], 1)
+    return record
 
 
 class Sums:

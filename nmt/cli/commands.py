@@ -333,7 +333,14 @@ def cmd_report(args) -> None:
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="nmt", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
+    for add_commands in (_data_commands, _bench_commands, _plan_commands, _model_commands, _unk_commands,
+                         align.register, _scoring_commands):  # the order of `nmt --help`
+        add_commands(sub)
+    return parser
 
+
+def _data_commands(sub) -> None:
+    """`nmt data get|list|fetch|prepare`: corpora."""
     data = sub.add_parser("data", help="corpora: list, fetch, get, prepare").add_subparsers(dest="data_command", required=True)
     p = data.add_parser("get", help="the raw corpus of a task: generated (synth) or fetched and verified")
     add_config_args(p)
@@ -362,6 +369,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--splits", nargs="+", default=None, help="default: every split of the task's corpus")
     p.set_defaults(func=cmd_data_prepare)
 
+
+def _bench_commands(sub) -> None:
+    """`nmt bench train|translate|attention|monotonic`: measurements of this code's speed."""
     bench = sub.add_parser("bench", help="measurements of this code's speed").add_subparsers(
         dest="bench_command", required=True)
     p = bench.add_parser("train", help="training throughput of each distinct model of the preset (for nmt estimate)")
@@ -409,6 +419,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--out", required=True, help="JSON file for the report")
     p.add_argument("--threads", type=int, default=1, help="CPU threads, torch's and numpy's (default: %(default)s)")
     p.set_defaults(func=cmd_bench_monotonic)
+
+
+def _plan_commands(sub) -> None:
+    """`nmt estimate`, `nmt systems`, `nmt dvc-yaml`, `nmt config`: what the preset plans."""
     p = sub.add_parser("estimate", help="device-hours to train every system of the preset, from measured throughput")
     add_config_args(p)
     p.add_argument("--throughput", required=True, help="the JSON file `nmt bench train` wrote")
@@ -434,6 +448,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--system")
     p.set_defaults(func=cmd_config)
 
+
+def _model_commands(sub) -> None:
+    """`nmt train`, `nmt translate`, `nmt attention`: the commands that run a model."""
     p = sub.add_parser("train", help="train one system of a table (resumes from its checkpoint)")
     add_config_args(p)
     p.add_argument("--table", required=True)
@@ -488,6 +505,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--threads", type=int, default=None)
     p.set_defaults(func=cmd_attention)
 
+
+def _unk_commands(sub) -> None:
+    """`nmt unk dict|replace`: unknown-word replacement."""
     unk = sub.add_parser("unk", help="unk replacement: dictionary from word alignments, replacement by attention"
                          ).add_subparsers(dest="unk_command", required=True)
     p = unk.add_parser("dict", help="align the training corpus with eflomal; most frequent target word per source word")
@@ -505,8 +525,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--out", required=True)
     p.set_defaults(func=cmd_unk_replace)
 
-    align.register(sub)  # `nmt align ...` (nmt/cli/align.py)
 
+def _scoring_commands(sub) -> None:
+    """`nmt evaluate`, `nmt report`: scores and the report."""
     p = sub.add_parser("evaluate", help="BLEU (tokenised and sacreBLEU 13a) and perplexity -> JSON")
     add_config_args(p)
     p.add_argument("--hyp", required=True)
@@ -536,7 +557,6 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--data", required=True, help="data/{preset}")
     p.add_argument("--out", required=True, help="reports/{preset}")
     p.set_defaults(func=cmd_report)
-    return parser
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -532,39 +532,68 @@ def fetch_file(corpus: str, name: str, dest_dir: str | os.PathLike, *, mirror: s
         log.warning("recorded sha256 %s for %s in %s (first fetch, from %s; it is verified from now on - "
                     "commit that file)", sha, label, checksums, source)
 
-    # 1. already there
-    if final.is_file():
-        if expected is None:
-            log.warning("%s exists but no sha256 is known for %s to verify it; fetching it again", final, label)
-        else:
-            got = sha256_file(final)
-            if got == expected:
-                log.info("%s: reusing verified %s", label, final)
-                return final
-            rejected = final.with_name(final.name + ".rejected")
-            os.replace(final, rejected)  # never leave a file that fails verification under the final name
-            log.warning("%s fails verification (expected %s, got %s): moved to %s; fetching it again",
-                        final, expected, got, rejected)
-
-    # 2. the mirror
-    mirror_path = Path(mirror) / entry["mirror"] if mirror is not None and entry["mirror"] is not None else None
-    if mirror_path is not None and mirror_path.is_file():
-        got = sha256_file(mirror_path)
-        if expected is not None and got != expected:
-            raise _mismatch(expected, got, str(mirror_path))
-        with _temporary_beside(final) as tmp:
-            with open(mirror_path, "rb") as src:
-                copied = _copy_hashing(src, tmp)
-            if copied != got:
-                raise FetchError(f"{mirror_path} changed while it was copied for {label} "
-                                 f"(sha256 {got}, then {copied}); try again")
-            if expected is None:
-                record(copied, str(mirror_path))
-            os.replace(tmp, final)
-        log.info("%s: copied from the mirror %s", label, mirror_path)
+    if _verified_already(final, expected, label):  # 1. already there
         return final
-
+    mirror_path = Path(mirror) / entry["mirror"] if mirror is not None and entry["mirror"] is not None else None
+    if mirror_path is not None and mirror_path.is_file():  # 2. the mirror
+        _copy_from_mirror(mirror_path, final, expected, label, record)
+        return final
     # 3. download
+    looked, provide, how = _how_to_provide(mirror, mirror_path, entry, final)
+    if spec["licence_gated"] and not accept_licence:
+        flag = spec.get("accept_flag", "accept_licence=True")
+        raise FetchError(
+            f"cannot get {label}: {corpus} is licence-gated ({spec['licence'].strip()}) and is never downloaded "
+            f"without your consent, and {looked}. Read and accept the licence at "
+            f"{spec.get('homepage', entry['url'])}, then either set the config flag `{flag}: true` to let the "
+            f"pipeline download it from {entry['url']}, or {provide}.")
+    if not allow_network:
+        raise FetchError(f"cannot get {label}: {looked} and downloads are disabled (allow_network=False; "
+                         f"the URL is {entry['url']}). {how}")
+    download = _download_any(corpus, name, entry, dest_dir, expected, progress, label, looked, how)
+    _materialise_verified(download, entry, final, expected, label, record)
+    log.info("%s: downloaded from %s", label, entry["url"])
+    _clean_download(download, registry[corpus], entry["url"], dest_dir)
+    return final
+
+
+def _verified_already(final: Path, expected: str | None, label: str) -> bool:
+    """Whether ``final`` is there and matches its checksum; one that does not is moved aside to NAME.rejected."""
+    if not final.is_file():
+        return False
+    if expected is None:
+        log.warning("%s exists but no sha256 is known for %s to verify it; fetching it again", final, label)
+        return False
+    got = sha256_file(final)
+    if got == expected:
+        log.info("%s: reusing verified %s", label, final)
+        return True
+    rejected = final.with_name(final.name + ".rejected")
+    os.replace(final, rejected)  # never leave a file that fails verification under the final name
+    log.warning("%s fails verification (expected %s, got %s): moved to %s; fetching it again",
+                final, expected, got, rejected)
+    return False
+
+
+def _copy_from_mirror(mirror_path: Path, final: Path, expected: str | None, label: str, record) -> None:
+    got = sha256_file(mirror_path)
+    if expected is not None and got != expected:
+        raise _mismatch(expected, got, str(mirror_path))
+    with _temporary_beside(final) as tmp:
+        with open(mirror_path, "rb") as src:
+            copied = _copy_hashing(src, tmp)
+        if copied != got:
+            raise FetchError(f"{mirror_path} changed while it was copied for {label} "
+                             f"(sha256 {got}, then {copied}); try again")
+        if expected is None:
+            record(copied, str(mirror_path))
+        os.replace(tmp, final)
+    log.info("%s: copied from the mirror %s", label, mirror_path)
+
+
+def _how_to_provide(mirror, mirror_path: Path | None, entry: dict, final: Path) -> tuple[str, str, str]:
+    """For the messages of a file that must be downloaded: where it was looked for, where a copy may be put, and
+    the sentence that says what to do."""
     if mirror is None:
         looked = "no mirror directory is set (data.mirror)"
     elif entry["mirror"] is None:
@@ -577,25 +606,20 @@ def fetch_file(corpus: str, name: str, dest_dir: str | os.PathLike, *, mirror: s
         provide = f"set data.mirror to a directory that holds {entry['mirror']}"
     else:
         provide = f"put a copy you obtained at {final} (its sha256 is checked)"
-    if spec["licence_gated"] and not accept_licence:
-        flag = spec.get("accept_flag", "accept_licence=True")
-        raise FetchError(
-            f"cannot get {label}: {corpus} is licence-gated ({spec['licence'].strip()}) and is never downloaded "
-            f"without your consent, and {looked}. Read and accept the licence at "
-            f"{spec.get('homepage', entry['url'])}, then either set the config flag `{flag}: true` to let the "
-            f"pipeline download it from {entry['url']}, or {provide}.")
     if mirror_path is not None:
         how = "Put the file there, set data.mirror to a directory that has it, or run with network access."
     else:
         how = f"{provide[0].upper()}{provide[1:]}, or run with network access."
-    if not allow_network:
-        raise FetchError(f"cannot get {label}: {looked} and downloads are disabled (allow_network=False; "
-                         f"the URL is {entry['url']}). {how}")
+    return looked, provide, how
+
+
+def _download_any(corpus: str, name: str, entry: dict, dest_dir: Path, expected: str | None, progress: bool,
+                  label: str, looked: str, how: str) -> Path:
+    """The downloaded file (sacreBLEU's test sets through sacreBLEU, the rest with pooch)."""
     try:
         if "sacrebleu" in entry:
-            download = _download_sacrebleu(entry, dest_dir)
-        else:
-            download = _download(corpus, name, entry, dest_dir, expected, progress)
+            return _download_sacrebleu(entry, dest_dir)
+        return _download(corpus, name, entry, dest_dir, expected, progress)
     except ValueError as exc:
         match = re.search(r"does not match the known hash: expected \S+ but got ([0-9a-fA-F]+)", str(exc))
         if match is None:
@@ -606,6 +630,10 @@ def fetch_file(corpus: str, name: str, dest_dir: str | os.PathLike, *, mirror: s
         raise FetchError(f"cannot get {label}: {looked} and the download from {entry['url']} failed "
                          f"({_reason(exc)}). {how}") from exc
 
+
+def _materialise_verified(download: Path, entry: dict, final: Path, expected: str | None, label: str,
+                          record) -> None:
+    """The file out of the download (decompressed or extracted as the registry says), verified, at ``final``."""
     with _temporary_beside(final) as tmp:
         try:
             got = _materialise(download, entry, tmp)
@@ -620,9 +648,6 @@ def fetch_file(corpus: str, name: str, dest_dir: str | os.PathLike, *, mirror: s
         if expected is None:
             record(got, entry["url"])
         os.replace(tmp, final)
-    log.info("%s: downloaded from %s", label, entry["url"])
-    _clean_download(download, registry[corpus], entry["url"], dest_dir)
-    return final
 
 
 def _clean_download(download: Path, spec: dict, url: str, dest_dir: Path) -> None:

@@ -297,118 +297,162 @@ def render_report(*, preset: str, preset_description: str, tables: list[Path], r
     ``unavailable`` maps a table file to why the preset cannot measure it (its rows are shown as not run).
     Returns the index path.
     """
-    results_dir = Path(results_dir)
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
-    shown_base = _shown_results_base(results_dir)
-    context = dict(context or {})
+    report = _Report(preset, Path(results_dir), pair_for_task, out_dir)
+    table_views, summary = [], {}
+    for tpath in tables:
+        view, summary[view["id"]] = report.table_view(Path(tpath), (unavailable or {}).get(Path(tpath)))
+        table_views.append(view)
+    learning_curve_pngs = {t["id"]: t["figure"] for t in table_views}
+    figure_views = [report.figure_view(task, fig, data_dir, learning_curve_pngs) for task, fig in figures or []]
+    speed_views = report.speed_views(speed or {})
+    html = report.html(preset_description, table_views, figure_views, speed_views, dict(context or {}))
+    _write_text(out_dir / "summary.json", _dumps(summary))
+    index = out_dir / "index.html"
+    _write_text(index, html)
+    return index
 
-    table_views: list[dict] = []
-    summary: dict[str, dict] = {}
-    sources: dict[str, dict] = {}  # shown path -> {path, sha256, kind}
-    missing_files: list[str] = []
-    system_views: list[dict] = []
-    seen_systems: set[tuple[str, str]] = set()
-    seen_ids: set[str] = set()
 
-    def add_source(path: Path, kind: str) -> str:
-        shown = _display_path(path, results_dir, shown_base)
-        if shown not in sources:
-            sources[shown] = {"path": shown, "sha256": _sha256(path)[:16], "kind": kind}
+class _Report:
+    """What the sections of one report share: where results are, the source files it read (with their hashes),
+    the score files it missed and the systems it has described."""
+
+    def __init__(self, preset: str, results_dir: Path, pair_for_task: dict[str, str], out_dir: Path):
+        self.preset, self.results_dir, self.pair_for_task, self.out_dir = preset, results_dir, pair_for_task, out_dir
+        self.shown_base = _shown_results_base(results_dir)
+        self.sources: dict[str, dict] = {}  # shown path -> {path, sha256, kind}
+        self.missing_files: list[str] = []
+        self.system_views: list[dict] = []
+        self.seen_systems: set[tuple[str, str]] = set()
+        self.seen_ids: set[str] = set()
+
+    def shown(self, path: Path) -> str:
+        return _display_path(path, self.results_dir, self.shown_base)
+
+    def add_source(self, path: Path, kind: str) -> str:
+        shown = self.shown(path)
+        if shown not in self.sources:
+            self.sources[shown] = {"path": shown, "sha256": _sha256(path)[:16], "kind": kind}
         return shown
 
-    for tpath in tables:
-        tpath = Path(tpath)
+    # -- a paper table -------------------------------------------------------------------------------------------
+    def table_view(self, tpath: Path, unavailable: str | None) -> tuple[dict, dict]:
+        """The table's section (its CSV and JSON written beside the page) and its {system: metrics} summary."""
         table = load_table(tpath)
         tid = table["id"]
-        if tid in seen_ids:
+        if tid in self.seen_ids:
             raise ValueError(f"{tpath}: table id {tid!r} is used by more than one table file")
-        seen_ids.add(tid)
+        self.seen_ids.add(tid)
         task = table["task"]
-        if task not in pair_for_task:
+        if task not in self.pair_for_task:
             raise ValueError(
-                f"{tpath}: task {task!r} has no corpus pair in preset {preset!r} "
-                f"(pair_for_task has: {', '.join(sorted(pair_for_task)) or 'nothing'})"
+                f"{tpath}: task {task!r} has no corpus pair in preset {self.preset!r} "
+                f"(pair_for_task has: {', '.join(sorted(self.pair_for_task)) or 'nothing'})"
             )
-        pair = pair_for_task[task]
-        scores_dir = layout.under(results_dir, layout.RESULTS_ROOT, layout.SCORES_DIR, pair=pair)
+        pair = self.pair_for_task[task]
+        scores_dir = layout.under(self.results_dir, layout.RESULTS_ROOT, layout.SCORES_DIR, pair=pair)
         columns = table["columns"]
-        testset = table["testset"]
 
-        df = build_table(table, scores_dir, pair, preset, (unavailable or {}).get(tpath))
+        df = build_table(table, scores_dir, pair, self.preset, unavailable)
         records = dataframe_records(df)
-        csv_text = df.to_csv(index=False, lineterminator="\n")
-        _write_text(out_dir / f"{tid}.csv", csv_text)
-        _write_text(out_dir / f"{tid}.json", _dumps(records))
+        _write_text(self.out_dir / f"{tid}.csv", df.to_csv(index=False, lineterminator="\n"))
+        _write_text(self.out_dir / f"{tid}.json", _dumps(records))
 
-        # rows, signatures, summary
-        row_views = []
-        signatures = []
-        table_summary: dict[str, dict] = {}
-        missing_systems = []
+        row_views, signatures, table_summary, missing_systems = [], [], {}, []
         for rec, table_row in zip(records, table["rows"]):
-            system = rec["system"]
-            cells = [
-                {"paper": fmt_metric(rec[f"paper_{c}"], c), "ours": fmt_metric(rec[f"ours_{c}"], c)}
-                for c in columns
-            ]
-            source = None
-            if system is not None:
-                sfile = scores_path(scores_dir, system, testset)
-                if rec["status"] == STATUS_MEASURED:
-                    source = add_source(sfile, "scores")
-                    scores = read_scores(sfile, system=system, testset=testset, pair=pair, preset=preset)
-                    metrics = {c: scores[c] for c in COLUMN_LABELS if _is_num(scores.get(c))}
-                    for extra in ("n_sentences",):
-                        if _is_num(scores.get(extra)):
-                            metrics[extra] = scores[extra]
-                    table_summary[system] = metrics
-                    for c in columns:
-                        field = table_row.get("values_from", {}).get(c, c)
-                        if c in BLEU_COLUMNS and field is not None and _is_num(scores.get(field)):
-                            sig = scores.get(f"{field}_signature")
-                            signatures.append({
-                                "system": system,
-                                "label": rec["label"],
-                                "metric": COLUMN_LABELS[c],
-                                "signature": str(sig) if sig else "(no signature recorded in the scores file)",
-                            })
-                elif rec["status"] == STATUS_MISSING:
-                    shown = _display_path(sfile, results_dir, shown_base)
-                    missing_systems.append({"system": system, "file": shown})
-                    if shown not in missing_files:
-                        missing_files.append(shown)
-            row_views.append({
-                "label": rec["label"],
-                "system": system,
-                "status": rec["status"],
-                "status_class": rec["status"].replace(" ", "-"),
-                "note": rec["note"],
-                "cells": cells,
-                "source": source,
-            })
-        summary[tid] = table_summary
+            row_views.append(self.row_view(rec, table_row, table, scores_dir, pair, signatures, table_summary,
+                                           missing_systems))
+        metrics_files = self.describe_systems(table, pair)
+        figure = self.learning_curves(tid, metrics_files, pair)
+        view = {
+            "id": tid,
+            "title": table["title"],
+            "paper": table["paper"],
+            "task": task,
+            "pair": pair,
+            "testset": table["testset"],
+            "source": _shown_table_path(tpath),
+            "columns": [{"key": c, "label": COLUMN_LABELS[c]} for c in columns],
+            "rows": row_views,
+            "signatures": signatures,
+            "missing": missing_systems,
+            "n_measured": sum(1 for r in row_views if r["status"] == STATUS_MEASURED),
+            "n_systems": sum(1 for r in row_views if r["system"] is not None),
+            "figure": figure,
+            "figure_systems": list(metrics_files),
+            "csv": f"{tid}.csv",
+            "json": f"{tid}.json",
+        }
+        return view, table_summary
 
-        # learning curves + per-system info
+    def row_view(self, rec: dict, table_row: dict, table: dict, scores_dir: Path, pair: str, signatures: list,
+                 table_summary: dict, missing_systems: list) -> dict:
+        """One row's cells; a measured row adds its metrics to the summary and its BLEU signatures, a missing
+        one its scores file to the missing list."""
+        system, columns, testset = rec["system"], table["columns"], table["testset"]
+        cells = [
+            {"paper": fmt_metric(rec[f"paper_{c}"], c), "ours": fmt_metric(rec[f"ours_{c}"], c)}
+            for c in columns
+        ]
+        source = None
+        if system is not None:
+            sfile = scores_path(scores_dir, system, testset)
+            if rec["status"] == STATUS_MEASURED:
+                source = self.add_source(sfile, "scores")
+                scores = read_scores(sfile, system=system, testset=testset, pair=pair, preset=self.preset)
+                metrics = {c: scores[c] for c in COLUMN_LABELS if _is_num(scores.get(c))}
+                for extra in ("n_sentences",):
+                    if _is_num(scores.get(extra)):
+                        metrics[extra] = scores[extra]
+                table_summary[system] = metrics
+                for c in columns:
+                    field = table_row.get("values_from", {}).get(c, c)
+                    if c in BLEU_COLUMNS and field is not None and _is_num(scores.get(field)):
+                        sig = scores.get(f"{field}_signature")
+                        signatures.append({
+                            "system": system,
+                            "label": rec["label"],
+                            "metric": COLUMN_LABELS[c],
+                            "signature": str(sig) if sig else "(no signature recorded in the scores file)",
+                        })
+            elif rec["status"] == STATUS_MISSING:
+                shown = self.shown(sfile)
+                missing_systems.append({"system": system, "file": shown})
+                if shown not in self.missing_files:
+                    self.missing_files.append(shown)
+        return {
+            "label": rec["label"],
+            "system": system,
+            "status": rec["status"],
+            "status_class": rec["status"].replace(" ", "-"),
+            "note": rec["note"],
+            "cells": cells,
+            "source": source,
+        }
+
+    def describe_systems(self, table: dict, pair: str) -> dict[str, Path]:
+        """Each of the table's systems once per pair in the systems section (sizes, training time, dev
+        perplexity); returns the metrics files that have a learning curve to draw."""
         metrics_files: dict[str, Path] = {}
         for system in _table_systems_in_order(table):
-            mfile, jfile = (layout.under(results_dir, layout.RESULTS_ROOT, template, pair=pair, system=system)
+            mfile, jfile = (layout.under(self.results_dir, layout.RESULTS_ROOT, template, pair=pair, system=system)
                             for template in (layout.METRICS, layout.MODEL_INFO))
             mrecords = read_metrics(mfile) if mfile.is_file() else []
             if mfile.is_file():
-                add_source(mfile, "training metrics")
+                self.add_source(mfile, "training metrics")
                 if curve_points(mrecords):
                     metrics_files[system] = mfile
             model_json = read_json_object(jfile) if jfile.is_file() else None
             if model_json is not None:
-                add_source(jfile, "model")
+                self.add_source(jfile, "model")
             key = (pair, system)
-            if key in seen_systems:
+            if key in self.seen_systems:
                 continue
-            seen_systems.add(key)
+            self.seen_systems.add(key)
             sizes = model_sizes(model_json)
             last = mrecords[-1] if mrecords else {}
-            system_views.append({
+            self.system_views.append({
                 "pair": pair,
                 "system": system,
                 "overrides": ", ".join(f"{k}={fmt_value(v)}" for k, v in _flatten(table["systems"][system]))
@@ -423,85 +467,64 @@ def render_report(*, preset: str, preset_description: str, tables: list[Path], r
                 "dev_ppl": fmt_metric(last.get("dev_ppl"), "ppl"),
                 "has_files": bool(mrecords or model_json),
             })
+        return metrics_files
 
+    def learning_curves(self, tid: str, metrics_files: dict[str, Path], pair: str) -> str | None:
+        """The table's learning-curve figure, or None (and no stale figure left behind) when nothing has one."""
         figure = f"{tid}_learning_curves.png"
-        if metrics_files:
-            learning_curves(
-                metrics_files, out_dir / figure,
-                f"{tid}: dev perplexity vs. updates (preset {preset}, pair {pair})",
-            )
-        else:
-            (out_dir / figure).unlink(missing_ok=True)  # do not leave a stale figure behind
-            figure = None
+        if not metrics_files:
+            (self.out_dir / figure).unlink(missing_ok=True)
+            return None
+        learning_curves(metrics_files, self.out_dir / figure,
+                        f"{tid}: dev perplexity vs. updates (preset {self.preset}, pair {pair})")
+        return figure
 
-        table_views.append({
-            "id": tid,
-            "title": table["title"],
-            "paper": table["paper"],
-            "task": task,
-            "pair": pair,
-            "testset": testset,
-            "source": _shown_table_path(tpath),
-            "columns": [{"key": c, "label": COLUMN_LABELS[c]} for c in columns],
-            "rows": row_views,
-            "signatures": signatures,
-            "missing": missing_systems,
-            "n_measured": sum(1 for r in row_views if r["status"] == STATUS_MEASURED),
-            "n_systems": sum(1 for r in row_views if r["system"] is not None),
-            "figure": figure,
-            "figure_systems": list(metrics_files),
-            "csv": f"{tid}.csv",
-            "json": f"{tid}.json",
-        })
-
-    learning_curve_pngs = {t["id"]: t["figure"] for t in table_views}
-    figure_views = []
-    for task, fig in figures or []:
+    # -- figures, speed, the page ------------------------------------------------------------------------------
+    def figure_view(self, task: str, fig: dict, data_dir: Path | None, learning_curve_pngs: dict) -> dict:
         inputs = None
-        if task in pair_for_task and data_dir is not None:
-            inputs = FigureInputs(results_dir, Path(data_dir), pair_for_task[task], add_source)
+        if task in self.pair_for_task and data_dir is not None:
+            inputs = FigureInputs(self.results_dir, Path(data_dir), self.pair_for_task[task], self.add_source)
         elif fig["kind"] != "learning_curves":
             raise ValueError(f"figure {fig['id']}: task {task!r} has no corpus pair, or no data directory given")
-        figure_views.append(figure_view(fig, inputs, out_dir, learning_curve_pngs))
+        return figure_view(fig, inputs, self.out_dir, learning_curve_pngs)
 
-    speed_views = []
-    for name, path in (speed or {}).items():
-        if name not in SPEED_VIEWS:
-            raise ValueError(f"unknown benchmark {name!r} for the report (known: {', '.join(SPEED_VIEWS)})")
-        build, _ = SPEED_VIEWS[name]
-        speed_views.append(build(path, out_dir, add_source(Path(path), "benchmark")))
-    for name, (_, pngs) in SPEED_VIEWS.items():
-        if name not in (speed or {}):  # a figure of an earlier report whose benchmark is gone
-            for png in pngs:
-                (out_dir / png).unlink(missing_ok=True)
+    def speed_views(self, speed: dict[str, Path]) -> list[dict]:
+        views = []
+        for name, path in speed.items():
+            if name not in SPEED_VIEWS:
+                raise ValueError(f"unknown benchmark {name!r} for the report (known: {', '.join(SPEED_VIEWS)})")
+            build, _ = SPEED_VIEWS[name]
+            views.append(build(path, self.out_dir, self.add_source(Path(path), "benchmark")))
+        for name, (_, pngs) in SPEED_VIEWS.items():
+            if name not in speed:  # a figure of an earlier report whose benchmark is gone
+                for png in pngs:
+                    (self.out_dir / png).unlink(missing_ok=True)
+        return views
 
-    env = jinja2.Environment(
-        loader=jinja2.FileSystemLoader(str(TEMPLATE_DIR)),
-        autoescape=True,
-        undefined=jinja2.StrictUndefined,
-        trim_blocks=True,
-        lstrip_blocks=True,
-        keep_trailing_newline=True,
-    )
-    cview = _context_view(context)
-    corpus_name = cview["corpus_name"]
-    html = env.get_template("index.html.j2").render(
-        preset=str(preset),
-        preset_description=str(preset_description or ""),
-        reduced=(preset != "paper"),
-        corpus_name=corpus_name,
-        tables=table_views,
-        figures=figure_views,
-        speed=speed_views,
-        systems=system_views,
-        size_labels=list(SIZE_LABELS.values()),
-        ctx=cview,
-        sources=list(sources.values()),
-        missing_files=missing_files,
-        results_base=shown_base,
-        dash=DASH,
-    )
-    _write_text(out_dir / "summary.json", _dumps(summary))
-    index = out_dir / "index.html"
-    _write_text(index, html)
-    return index
+    def html(self, preset_description: str, table_views: list, figure_views: list, speed_views: list,
+             context: dict) -> str:
+        env = jinja2.Environment(
+            loader=jinja2.FileSystemLoader(str(TEMPLATE_DIR)),
+            autoescape=True,
+            undefined=jinja2.StrictUndefined,
+            trim_blocks=True,
+            lstrip_blocks=True,
+            keep_trailing_newline=True,
+        )
+        cview = _context_view(context)
+        return env.get_template("index.html.j2").render(
+            preset=str(self.preset),
+            preset_description=str(preset_description or ""),
+            reduced=(self.preset != "paper"),
+            corpus_name=cview["corpus_name"],
+            tables=table_views,
+            figures=figure_views,
+            speed=speed_views,
+            systems=self.system_views,
+            size_labels=list(SIZE_LABELS.values()),
+            ctx=cview,
+            sources=list(self.sources.values()),
+            missing_files=self.missing_files,
+            results_base=self.shown_base,
+            dash=DASH,
+        )
