@@ -25,7 +25,7 @@ if _overrides:
         "change other settings in params.yaml or in workflow/presets/<preset>.yaml"
     )
 
-# params.yaml + workflow/presets/{preset}.yaml, validated against nmt/schemas/params.schema.yaml:
+# params.yaml + workflow/presets/{preset}.yaml, validated against nmt/spec/schemas/params.schema.yaml:
 # an unknown key or a wrong type stops the workflow here with a message naming it.
 try:
     _resolved = nmtcfg.merge_preset(config, config.get("preset"), root=Path(workflow.basedir), source="params.yaml")

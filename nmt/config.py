@@ -2,7 +2,7 @@
 
 Both workflow engines and every `nmt` command resolve configuration through this module, so a system
 trained by Snakemake and by DVC sees exactly the same settings. Unknown keys and wrong types are errors
-that name the offending key (JSON schema in nmt/schemas/params.schema.yaml).
+that name the offending key (JSON schema in nmt/spec/schemas/params.schema.yaml).
 """
 from __future__ import annotations
 
@@ -19,10 +19,10 @@ import yaml
 from . import eflomal_runner, layout
 from .data.tasks import corpus_for_task, licence_allows
 from .errors import ConfigError
-from .figures import load_figures as parse_figures
-from .tables import load_table as parse_table
+from .spec.figures import load_figures as parse_figures
+from .spec.tables import load_table as parse_table
 
-SCHEMA_PATH = Path(__file__).with_name("schemas") / "params.schema.yaml"
+SCHEMA_PATH = Path(__file__).with_name("spec") / "schemas" / "params.schema.yaml"
 
 
 def read_yaml(path: str | Path) -> Any:
@@ -119,9 +119,9 @@ def _parsed_once(parse):
 
 
 load_table = _parsed_once(parse_table)
-load_table.__doc__ = "A validated table file (see nmt.tables); problems become ConfigErrors naming the file and row."
+load_table.__doc__ = "A validated table file (see nmt.spec.tables); problems become ConfigErrors naming the file and row."
 load_figures = _parsed_once(parse_figures)
-load_figures.__doc__ = ("A validated figure file (see nmt.figures); problems become ConfigErrors naming the file "
+load_figures.__doc__ = ("A validated figure file (see nmt.spec.figures); problems become ConfigErrors naming the file "
                         "and figure.")
 
 

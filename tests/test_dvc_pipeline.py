@@ -99,7 +99,7 @@ def test_each_stage_depends_on_the_code_its_command_runs(stages):
             assert covers(code(stage), path), (name, path)
     train = stages["train.en-de.base"]
     for path in ("nmt/train.py", "nmt/train_step.py", "nmt/models/monotonic.py", "nmt/native/kernels.c",
-                 "nmt/schemas/params.schema.yaml"):
+                 "nmt/spec/schemas/params.schema.yaml"):
         assert covers(code(train), path), path
     assert covers(code(stages["report"]), "nmt/report/templates/index.html.j2")
     # and none that it does not: getting a corpus runs no model, scoring links no decoder

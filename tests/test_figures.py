@@ -10,7 +10,7 @@ from nmt import config as cfg
 from nmt.pipeline import plan
 from nmt.data.text import write_json_atomic, write_lines_atomic
 from nmt.evaluate import bleu_by_length
-from nmt.figures import load_figures
+from nmt.spec.figures import load_figures
 from nmt.report.figures import FigureInputs, figure_view, pick_samples
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -33,14 +33,16 @@ def test_shipped_figure_file_loads():
     assert figures["figures"][2]["length"] == [10, 16] and figures["figures"][2]["gold"] is True
 
 
-@pytest.mark.parametrize("change, message", [
-    (lambda f: f["figures"][0].update(kind="pie"), r"figure 1 \(luong2015_figure5\): unknown kind 'pie'"),
-    (lambda f: f["figures"][1].pop("testset"), r"figure 2 .*missing key\(s\) testset"),
-    (lambda f: f["figures"][1].update(colour="red"), r"figure 2 .*unknown key\(s\) colour"),
+@pytest.mark.parametrize("change, message", [  # the schema's (schemas/figures.schema.yaml), then the checks after it
+    (lambda f: f["figures"][0].update(kind="pie"), r"figures\[1\]\.kind: 'pie' is not one of \['learning_curves'"),
+    (lambda f: f["figures"][1].pop("testset"), r"figure 2 \(luong2015_figure6\): 'testset' is a required property"),
+    (lambda f: f["figures"][1].update(colour="red"), r"figure 2 .*Additional properties .*'colour' was unexpected"),
     (lambda f: f["figures"][2].update(length=[16, 10]), r"figure 3 .*length: must be \[min, max\]"),
-    (lambda f: f["figures"][1]["lines"][0].pop("label"), r"figure 2 .*lines\[1\]: must be a mapping with 'system'"),
-    (lambda f: f["figures"][4].update(count=0), r"figure 5 .*'count' must be a positive integer"),
+    (lambda f: f["figures"][2].update(length=[10]), r"figure 3 .*length: \[10\] is too short"),
+    (lambda f: f["figures"][1]["lines"][0].pop("label"), r"figure 2 .*lines\[1\]: 'label' is a required property"),
+    (lambda f: f["figures"][4].update(count=0), r"figure 5 .*count: 0 is less than the minimum of 1"),
     (lambda f: f["figures"][4].update(id="luong2015_figure5"), r"figure id 'luong2015_figure5' is used twice"),
+    (lambda f: f.update(task=3), r"figs\.yaml: task: 3 is not of type 'string'"),
 ])
 def test_bad_figure_files_are_named(tmp_path, change, message):
     data = shipped()

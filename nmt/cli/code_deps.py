@@ -21,7 +21,8 @@ import grimp
 PACKAGE_ROOT = Path(__file__).resolve().parents[1]  # .../nmt
 # Files a module reads besides its own source (tests/test_dvc_pipeline.py checks that every such file of the
 # package is named here).
-READS = {"nmt.config": ["nmt/schemas/params.schema.yaml"],
+READS = {"nmt.config": ["nmt/spec/schemas/params.schema.yaml"],
+         "nmt.spec.figures": ["nmt/spec/schemas/figures.schema.yaml"],
          "nmt.data.fetch": ["nmt/data/corpora.yaml", "nmt/data/checksums.tsv"],
          "nmt.native": ["nmt/native/kernels.c"],
          "nmt.report.render": ["nmt/report/templates/index.html.j2"]}

@@ -18,7 +18,7 @@ from .. import layout
 from ..config import load_figures, load_table, system_config, task_splits
 from ..data.tasks import corpus_for_task
 from ..errors import ConfigError
-from ..figures import figure_systems
+from ..spec.figures import figure_systems
 
 
 def collect_systems(config: dict, root: str | Path = ".") -> dict[str, dict[str, str]]:

@@ -1,4 +1,4 @@
-"""Figure sections of the report: a figure file's entries (nmt.figures) -> PNGs and views for the template.
+"""Figure sections of the report: a figure file's entries (nmt.spec.figures) -> PNGs and views for the template.
 
 Every number and every sentence on these sections is read from files the DAG wrote: scores files (BLEU by
 source length), translations, the prepared test sets, forced-decoding attention matrices and the corpus' gold

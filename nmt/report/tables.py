@@ -1,6 +1,6 @@
 """Paper tables and their reproduced counterparts.
 
-``build_table`` joins a table file's rows (parsed and validated by :func:`nmt.tables.load_table`) with the
+``build_table`` joins a table file's rows (parsed and validated by :func:`nmt.spec.tables.load_table`) with the
 scores files written by ``nmt evaluate`` into a :class:`pandas.DataFrame`.
 
 Reproduced numbers come *only* from scores files: a row whose system has no scores file is
@@ -18,7 +18,7 @@ import pandas as pd
 
 from .. import layout
 from ..errors import InputError
-from ..tables import BLEU_COLUMNS, COLUMN_LABELS, KNOWN_COLUMNS, is_number, load_table
+from ..spec.tables import BLEU_COLUMNS, COLUMN_LABELS, KNOWN_COLUMNS, is_number, load_table
 
 __all__ = ["BLEU_COLUMNS", "COLUMN_LABELS", "load_table", "build_table", "read_json_object", "read_scores", "scores_path",
            "dataframe_records"]

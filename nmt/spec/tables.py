@@ -14,8 +14,8 @@ from typing import Any
 
 import yaml
 
-from .data.alignments import DEFAULT_SYMMETRIZE, SYMMETRIZE_METHODS
-from .eflomal_runner import DEFAULT_MODEL
+from ..data.alignments import DEFAULT_SYMMETRIZE, SYMMETRIZE_METHODS
+from ..eflomal_runner import DEFAULT_MODEL
 
 #: Metric columns a table may show, in display order, with their human labels.
 COLUMN_LABELS: dict[str, str] = {

@@ -1,0 +1,44 @@
+"""JSON schemas (nmt/spec/schemas/NAME.schema.yaml) and the one-line message of a file that breaks one."""
+from __future__ import annotations
+
+import functools
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+import yaml
+
+SCHEMAS_DIR = Path(__file__).with_name("schemas")
+
+
+def schema_path(name: str) -> Path:
+    return SCHEMAS_DIR / f"{name}.schema.yaml"
+
+
+@functools.lru_cache(maxsize=None)
+def validator(name: str, definition: str | None = None) -> jsonschema.Draft202012Validator:
+    """The validator of schema ``name`` (of its ``$defs`` entry ``definition`` when given), built once."""
+    schema = yaml.safe_load(schema_path(name).read_text(encoding="utf-8"))
+    if definition is not None:
+        schema = {**schema["$defs"][definition], "$defs": schema["$defs"]}
+    return jsonschema.Draft202012Validator(schema)
+
+
+def key_path(path) -> str:
+    """figures[2].lines[1].label: where in a file's data a value is."""
+    out = ""
+    for part in path:
+        out += f"[{part + 1}]" if isinstance(part, int) else (f".{part}" if out else str(part))
+    return out
+
+
+def first_violation(data: Any, name: str, definition: str | None = None) -> str | None:
+    """'KEY.PATH: message' of the deepest violation of the schema, or None when ``data`` is valid. List
+    positions count from 1, as the rows and figures of the files are numbered in messages."""
+    errors = sorted(validator(name, definition).iter_errors(data),
+                    key=lambda e: (-len(e.absolute_path), key_path(e.absolute_path)))
+    if not errors:
+        return None
+    err = errors[0]
+    where = key_path(err.absolute_path)
+    return f"{where}: {err.message}" if where else err.message
