@@ -79,10 +79,10 @@ def test_an_unknown_recipe_names_the_table(tmp_path):
 
 @pytest.mark.parametrize("bad,message", [
     ({"uses": ["base"], "symmetrize": "refined"}, "needs alignment.reverse_task"),
-    ({"aligners": {"x": {"tool": "giza"}}}, "tool must be one of eflomal"),
-    ({"aligners": {"x": {"model": 4}}}, "model must be 1, 2 or 3"),
-    ({"reverse_task": "de-en", "symmetrize": "diagonal"}, "symmetrize must be one of"),
-    ({"shared": 1}, "'alignment' must be a mapping with keys among"),
+    ({"aligners": {"x": {"tool": "giza"}}}, r"alignment\.aligners\.x\.tool: 'giza' is not one of \['eflomal'\]"),
+    ({"aligners": {"x": {"model": 4}}}, r"alignment\.aligners\.x\.model: 4 is not one of \[1, 2, 3\]"),
+    ({"reverse_task": "de-en", "symmetrize": "diagonal"}, r"alignment\.symmetrize: 'diagonal' is not one of"),
+    ({"shared": 1}, r"alignment: Additional properties are not allowed \('shared' was unexpected\)"),
 ])
 def test_alignment_section_errors_name_the_file(tmp_path, bad, message):
     table = yaml.safe_load((ROOT / "workflow/tables/luong2015_table6.yaml").read_text())

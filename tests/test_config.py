@@ -156,11 +156,11 @@ def test_decodings_are_one_member_entries_with_their_options():
 
 
 @pytest.mark.parametrize("decoding, expected", [
-    ({"system": "monotonic_eq16", "monotonic": "sideways"}, r"decodings\.bad\.monotonic must be one of soft, hard"),
-    ({"system": "monotonic_eq16", "beam": 0}, r"decodings\.bad\.beam must be an integer >= 1"),
+    ({"system": "monotonic_eq16", "monotonic": "sideways"}, r"decodings\.bad\.monotonic: 'sideways' is not one of \['soft', 'hard'\]"),
+    ({"system": "monotonic_eq16", "beam": 0}, r"decodings\.bad\.beam: 0 is less than the minimum of 1"),
     ({"system": "monotonic_eq16"}, r"decodings\.bad changes nothing"),
-    ({"beam": 1}, r"decodings\.bad must be a mapping with 'system'"),
-    ({"system": "monotonic_eq16", "beam": 1, "lenght_penalty": 1}, r"decodings\.bad must be a mapping"),
+    ({"beam": 1}, r"decodings\.bad: 'system' is a required property"),
+    ({"system": "monotonic_eq16", "beam": 1, "lenght_penalty": 1}, r"decodings\.bad: Additional properties .*'lenght_penalty' was unexpected"),
 ])
 def test_bad_decodings_are_named(tmp_path, decoding, expected):
     with pytest.raises(cfg.ConfigError, match=r"t\.yaml: " + expected):
@@ -173,3 +173,21 @@ def test_a_decoding_of_an_untrained_system_is_named(tmp_path):
     config["tables"] = [str(path)]
     with pytest.raises(cfg.ConfigError, match=r"t\.yaml: decodings\.bad: member\(s\) 'monotonic_eq18' are not trained"):
         plan.collect_ensembles(config, ROOT)
+
+
+def test_the_table_schema_offers_exactly_the_choices_the_code_knows():
+    """schemas/tables.schema.yaml's enums and nmt.spec.tables' constants are one list each."""
+    from nmt.data.alignments import SYMMETRIZE_METHODS
+    from nmt.spec import tables
+    from nmt.spec.schema import schema_path
+    schema = yaml.safe_load(schema_path("tables").read_text())
+    defs, properties = schema["$defs"], schema["properties"]
+    assert defs["column"]["enum"] == list(tables.COLUMN_LABELS)
+    assert defs["symmetrize"]["enum"] == list(SYMMETRIZE_METHODS)
+    ensemble = properties["ensembles"]["additionalProperties"]["properties"]
+    assert ensemble["combine"]["enum"] == list(tables.ENSEMBLE_COMBINATIONS)
+    assert properties["decodings"]["additionalProperties"]["properties"]["monotonic"]["enum"] == list(
+        tables.MONOTONIC_MODES)
+    aligner = properties["alignment"]["properties"]["aligners"]["additionalProperties"]["properties"]
+    assert aligner["tool"]["enum"] == list(tables.ALIGNER_TOOLS)
+    assert aligner["model"]["enum"] == list(tables.ALIGNER_MODELS)

@@ -33,12 +33,11 @@ def key_path(path) -> str:
 
 
 def first_violation(data: Any, name: str, definition: str | None = None) -> str | None:
-    """'KEY.PATH: message' of the deepest violation of the schema, or None when ``data`` is valid. List
-    positions count from 1, as the rows and figures of the files are numbered in messages."""
-    errors = sorted(validator(name, definition).iter_errors(data),
-                    key=lambda e: (-len(e.absolute_path), key_path(e.absolute_path)))
-    if not errors:
+    """'KEY.PATH: message' of the violation of the schema jsonschema finds most relevant (into anyOf's branches,
+    the deepest), or None when ``data`` is valid. List positions count from 1, as the rows and figures of the
+    files are numbered in messages."""
+    err = jsonschema.exceptions.best_match(validator(name, definition).iter_errors(data))
+    if err is None:
         return None
-    err = errors[0]
     where = key_path(err.absolute_path)
     return f"{where}: {err.message}" if where else err.message
