@@ -4,12 +4,15 @@ A test says which runs it reads with @pytest.mark.pipeline("snakemake" | "dvc" |
 `tiny_runs` fixture. Once the tests are collected, every run that a selected test names starts in the
 background, all at once, and the unit tests run meanwhile: on two cores the whole suite then takes little more
 than its longest run. `dvc repro` is that run (one stage at a time), so the others run at a lower CPU priority
-(nice 10) and do not hold it back. A run whose tool is missing is skipped with the reason, except in CI
+(nice 10) and do not hold it back, and so do the unit tests (nice 5, this thread only: on Linux a thread's
+niceness is its own, so the pipeline threads already started, and what they start, keep theirs). Without
+that, the unit tests' torch threads took most of both cores and `dvc repro` crawled past its time limit. A run whose tool is missing is skipped with the reason, except in CI
 (NMT_REQUIRE_ALL=1, set by .ci/run, which installs snakemake, DVC and SLURM): then it is a failure (tests/required.py).
 """
 from __future__ import annotations
 
 import importlib.util
+import os
 import shutil
 import tempfile
 import threading
@@ -81,6 +84,8 @@ def pytest_collection_finish(session):
     wanted = {marker.args[0] for item in session.items for marker in item.iter_markers("pipeline")}
     if wanted:
         _RUNS.start(wanted)
+        if hasattr(os, "nice"):
+            os.nice(5)
 
 
 def pytest_sessionfinish(session):

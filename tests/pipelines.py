@@ -55,7 +55,7 @@ class Pipeline:
     workdir: Path
     commands: list[list[str]]
     env: dict | None = None
-    timeout: float = 1800
+    timeout: float = 2400  # a guard against a hung run, not a budget: CI itself stops at 90 minutes
     nice: int = 0  # run the commands at this lower CPU priority
     results: list[subprocess.CompletedProcess] = field(default_factory=list)
     error: str | None = None

@@ -5,7 +5,7 @@ import json
 import pytest
 import torch
 
-from nmt.attention_map import attention_map, forced_attention, links_map, select_line
+from nmt.decode.attention_map import attention_map, forced_attention, links_map, select_line
 from nmt.cli import main
 from nmt.config import ConfigError
 from nmt.data.batches import make_batch

@@ -7,7 +7,8 @@ from nmt.data.vocab import Vocab
 from nmt.models.ensemble import Ensemble
 from nmt.models.seq2seq import Seq2Seq
 from nmt.train import save_atomic
-from nmt.translate import beam_search, greedy, load_models, translate_ids
+from nmt.decode.translate import beam_search, greedy, translate_ids
+from nmt.models.io import load_models
 
 
 def make_model(seed, **overrides):

@@ -22,7 +22,7 @@ from nmt.models.fused_loss import linear_cross_entropy
 from nmt.models.registry import build_model
 from nmt.models.seq2seq import Seq2Seq
 from nmt.train_step import TrainingStep, clip_gradients
-from nmt.translate import beam_search, greedy
+from nmt.decode.translate import beam_search, greedy
 
 ROOT = Path(__file__).resolve().parents[1]
 V = 30

@@ -13,7 +13,7 @@ import yaml
 
 import nmt.train as train_module
 from nmt import config as cfg
-from nmt.attention_map import forced_attention
+from nmt.decode.attention_map import forced_attention
 from nmt.cli import main
 from nmt.config import ConfigError
 from nmt.data.batches import alignment_targets, make_batch
@@ -27,7 +27,8 @@ from nmt.models.rnnsearch import AdditiveAttention, CannotTranslateError, RNNSea
 from nmt.models.registry import build_model
 from nmt.train import attention_parameter_names, save_atomic, train
 from nmt.train_step import make_optimizer
-from nmt.translate import beam_search, greedy, load_models, translate_ids
+from nmt.decode.translate import beam_search, greedy, translate_ids
+from nmt.models.io import load_models
 
 ROOT = Path(__file__).resolve().parents[1]
 SRC_V, TGT_V = 20, 15

@@ -1,11 +1,11 @@
 """Greedy and beam search: beam 1 == greedy, batched == one sentence at a time, scores == forced decoding; the
-batched search == the plain Python reference (nmt.search_reference), without reading values back every step."""
+batched search == the plain Python reference (nmt.decode.search_reference), without reading values back every step."""
 from dataclasses import dataclass
 
 import pytest
 import torch
 
-import nmt.translate as translate
+import nmt.decode.translate as translate
 from nmt.data.batches import make_batch
 from nmt.data.vocab import EOS_ID
 from nmt.likelihood import batch_nll
@@ -13,8 +13,8 @@ from nmt.models.ensemble import Ensemble
 from nmt.models.monotonic import set_monotonic_mode
 from nmt.models.registry import build_model
 from nmt.models.seq2seq import Seq2Seq
-from nmt.search_reference import beam_search_reference, greedy_reference
-from nmt.translate import beam_search, greedy, max_lengths, translate_ids
+from nmt.decode.search_reference import beam_search_reference, greedy_reference
+from nmt.decode.translate import beam_search, greedy, max_lengths, translate_ids
 
 CONFIGS = [
     {"attention": "none", "input_feed": False, "reverse": True},

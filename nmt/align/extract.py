@@ -26,7 +26,7 @@ from ..data.text import read_parallel
 from ..errors import InputError
 from ..models.registry import credit_rule
 from ..models.variants import CREDIT_RULES
-from ..translate import load_models
+from ..models.io import load_models
 from .soft import save_soft
 
 def members_of(model) -> list:
@@ -39,7 +39,7 @@ def soft_alignments(model, sources: list[list[int]], targets: list[list[int]], *
                     device: torch.device | str = "cpu", credit: str | None = None) -> list[np.ndarray]:
     """One [T, S] matrix per sentence pair (T reference words, S source words), in input order.
 
-    `model` is a trained model or an ensemble (nmt.translate.load_models), in eval mode; every member must have
+    `model` is a trained model or an ensemble (nmt.models.io.load_models), in eval mode; every member must have
     attention. Each member's steps are credited by its own rule (credit_rule), or all by `credit` ('read' or
     'predicted') when given. Rows sum to 1."""
     if credit is not None and credit not in CREDIT_RULES:

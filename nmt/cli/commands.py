@@ -208,7 +208,8 @@ def cmd_train(args) -> None:
 def cmd_translate(args) -> None:
     from ..data.text import read_lines, write_lines_atomic
     from ..devices import set_threads
-    from ..translate import load_models, translate_ids
+    from ..decode.translate import translate_ids
+    from ..models.io import load_models
     set_threads(args.threads)
     paths, combine = system_models(args, "nmt translate")
     model, src_vocab, tgt_vocab, config = load_models(paths, args.device, combine)
@@ -236,7 +237,7 @@ def cmd_translate(args) -> None:
 
 
 def cmd_attention(args) -> None:
-    from ..attention_map import attention_map, links_map
+    from ..decode.attention_map import attention_map, links_map
     from ..devices import set_threads
     set_threads(args.threads)
     where = {"line": args.line, "length": tuple(args.length) if args.length else None,

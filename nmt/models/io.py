@@ -11,7 +11,8 @@ line prints it and exits with status 2).
                    "config" (the resolved system config), "system"}: `save_model` / `load_model`
   checkpoint.pt   {"config", "model", "optimizer" (state dicts), "state" (position, metrics so far, RNG states)}:
                   `save_checkpoint` / `load_checkpoint`
-Either can start another system's training (train.init_from): `read_init_from`.
+Either can start another system's training (train.init_from): `read_init_from`. Several model.pt decoded together
+(an ensemble, nmt.models.ensemble) are loaded by `load_models`, which checks that they share vocabularies.
 
 Every file is written atomically (nmt.data.text.write_atomic): a kill mid-save never leaves half a file under
 the final name. This module uses nmt.models, nmt.data, nmt.devices and nmt.errors, never nmt.train
@@ -27,10 +28,11 @@ from typing import Any
 
 import torch
 
-from ..errors import ConfigError
+from ..errors import ConfigError, InputError
 from ..data.text import write_atomic
 from ..data.vocab import Vocab
 from ..devices import pick_device
+from .ensemble import Ensemble
 from .registry import build_model
 
 MODEL_KEYS = ("model_config", "model", "src_vocab", "tgt_vocab", "config")
@@ -229,3 +231,20 @@ def restore_rng_states(state: dict, device: str | torch.device) -> str | None:
 
 __all__ = ["CHECKPOINT_KEYS", "MODEL_KEYS", "load_checkpoint", "load_model", "on_cuda", "plain", "read_file",
            "read_init_from", "read_model_file", "restore_rng_states", "rng_states", "save_checkpoint", "save_model"]
+
+
+def load_models(paths: list[str], device=None, combine: str = "prob"):
+    """One model, or an ensemble of several: (model, src Vocab, tgt Vocab, config of the first).
+
+    Ensemble members must share both vocabularies, since they read the same source ids and their
+    distributions are combined word by word; a mismatch names the offending file."""
+    loaded = [load_model(path, device) for path in paths]
+    model, src_vocab, tgt_vocab, config = loaded[0]
+    if len(loaded) == 1:
+        return model, src_vocab, tgt_vocab, config
+    for path, (_, src_v, tgt_v, _) in zip(paths[1:], loaded[1:]):
+        for side, mine, first in (("source", src_v, src_vocab), ("target", tgt_v, tgt_vocab)):
+            if mine.itos != first.itos:
+                raise InputError(f"{path}: its {side} vocabulary differs from that of {paths[0]} "
+                                 f"({len(mine)} vs {len(first)} words); ensemble members must share vocabularies")
+    return Ensemble([m for m, *_ in loaded], combine), src_vocab, tgt_vocab, config

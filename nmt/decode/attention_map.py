@@ -12,12 +12,12 @@ from pathlib import Path
 
 import torch
 
-from .align.extract import members_of, soft_alignments
-from .data.alignments import check_lengths, links_to_matrix, read_pharaoh
-from .data.text import CorpusError, read_parallel
-from .errors import ConfigError
-from .models.registry import credit_rule, label
-from .translate import load_models
+from ..align.extract import members_of, soft_alignments
+from ..data.alignments import check_lengths, links_to_matrix, read_pharaoh
+from ..data.text import CorpusError, read_parallel
+from ..errors import ConfigError
+from ..models.registry import credit_rule, label
+from ..models.io import load_models
 
 
 def select_line(src_lines: list[str], src_path: str | Path, *, line: int | None = None,

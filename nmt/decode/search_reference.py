@@ -1,6 +1,6 @@
 """The plain, step-by-step Python implementations of greedy and beam search, kept as the reference.
 
-`nmt.translate.greedy` and `nmt.translate.beam_search` decode without leaving the device between steps (their
+`nmt.decode.translate.greedy` and `nmt.decode.translate.beam_search` decode without leaving the device between steps (their
 state lives in tensors); these read every step's scores back to Python and walk each sentence's candidates in a
 loop, which is slow but easy to check against the semantics described in their docstrings. Tests and
 `nmt bench translate --compare-eager` compare the batched search against them (same tokens and attended source
@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import torch
 
-from .data.vocab import BOS_ID, EOS_ID
+from ..data.vocab import BOS_ID, EOS_ID
 from .translate import Hypothesis, attended_words, ensure_can_translate, max_lengths
 
 

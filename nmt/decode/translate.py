@@ -11,13 +11,11 @@ from dataclasses import dataclass, field
 import torch
 from tqdm import tqdm
 
-from .data.batches import bucketed_batches, make_batch
-from .data.vocab import BOS_ID, EOS_ID
-from .errors import ConfigError, InputError
-from .models.ensemble import Ensemble
-from .models.decoding_cache import decoding_cache
-from .models.io import load_model
-from .models.rnnsearch import CANNOT_TRANSLATE
+from ..data.batches import bucketed_batches, make_batch
+from ..data.vocab import BOS_ID, EOS_ID
+from ..errors import ConfigError
+from ..models.decoding_cache import decoding_cache
+from ..models.rnnsearch import CANNOT_TRANSLATE
 
 
 @dataclass
@@ -134,7 +132,7 @@ def beam_search(model, src: torch.Tensor, src_len: torch.Tensor, beam: int, max_
     continuation with </s> is finished if it ranks among the first `beam`; the `beam` best others carry
     on. A sentence stops when it has `beam` finished hypotheses or reaches its length limit.
 
-    In detail (`nmt.search_reference.beam_search_reference` does the same one candidate at a time): the ranked
+    In detail (`nmt.decode.search_reference.beam_search_reference` does the same one candidate at a time): the ranked
     list is walked in order and the walk stops at the first candidate of score -inf; a </s> candidate ranked
     `beam` or lower is skipped; alive slots that no candidate fills score -inf. At the length limit (and only if
     the sentence does not have `beam` finished hypotheses yet) the surviving hypotheses are finished as they are,
@@ -238,23 +236,6 @@ def beam_search(model, src: torch.Tensor, src_len: torch.Tensor, beam: int, max_
     positions_ = positions.tolist() if attends else None
     return [Hypothesis(tokens_[b][:n], scores_[b], positions_[b][:n] if attends else [])
             for b, n in enumerate(lengths_)]
-
-
-def load_models(paths: list[str], device=None, combine: str = "prob"):
-    """One model, or an ensemble of several: (model, src Vocab, tgt Vocab, config of the first).
-
-    Ensemble members must share both vocabularies, since they read the same source ids and their
-    distributions are combined word by word; a mismatch names the offending file."""
-    loaded = [load_model(path, device) for path in paths]
-    model, src_vocab, tgt_vocab, config = loaded[0]
-    if len(loaded) == 1:
-        return model, src_vocab, tgt_vocab, config
-    for path, (_, src_v, tgt_v, _) in zip(paths[1:], loaded[1:]):
-        for side, mine, first in (("source", src_v, src_vocab), ("target", tgt_v, tgt_vocab)):
-            if mine.itos != first.itos:
-                raise InputError(f"{path}: its {side} vocabulary differs from that of {paths[0]} "
-                                 f"({len(mine)} vs {len(first)} words); ensemble members must share vocabularies")
-    return Ensemble([m for m, *_ in loaded], combine), src_vocab, tgt_vocab, config
 
 
 def translate_ids(model, sources: list[list[int]], *, beam: int, batch_size: int, max_len_ratio: float,
