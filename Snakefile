@@ -42,6 +42,7 @@ EVALUATIONS = nmtplan.collect_evaluations(config, workflow.basedir)  # [(task, s
 ATTENTION_MAPS = nmtplan.collect_attention_maps(config, workflow.basedir)  # {(task, system, split): length}
 ALIGNMENTS = {(a["task"], a["name"], a["split"]): a for a in nmtplan.collect_alignments(config, workflow.basedir)}
 TRAINING_ALIGNMENTS = nmtplan.collect_training_alignments(config, workflow.basedir)  # {(task, aligner): settings}
+nmtplan.collect_claims(config, workflow.basedir)  # a claim naming an unknown system stops here, not at the report
 SPLITS = {task: nmtcfg.task_splits(config, task) for task in SYSTEMS}  # what each task's corpus provides
 NMT_ARGS = f"--params params.yaml --preset {PRESET}"
 

@@ -10,6 +10,7 @@ import copy
 import functools
 import hashlib
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -125,9 +126,28 @@ load_figures.__doc__ = ("A validated figure file (see nmt.spec.figures); problem
                         "and figure.")
 
 
+SEED_RUN = re.compile(r"^(?P<system>[A-Za-z0-9_]+)_seed(?P<seed>[0-9]+)$")  # spec.tables.SEED_RUN_NAME
+
+
+def seed_run(name: str, seed: int) -> str:
+    """The name of a system's run with another seed of its `train.seeds` (the first seed's run is the system)."""
+    return f"{name}_seed{seed}"
+
+
+def seed_runs(resolved: dict, name: str) -> list[str]:
+    """[name, name_seedB, name_seedC, ...]: every run of a system whose `train.seeds` is [A, B, C, ...]."""
+    seeds = resolved["train"].get("seeds") or []
+    return [name] + [seed_run(name, seed) for seed in seeds[1:]]
+
+
 def system_config(config: dict, table: dict, system: str, table_path: str = "table") -> dict:
-    """The preset config with one table system's overrides applied, validated."""
+    """The preset config with one table system's overrides applied, validated. ``system`` may also name one of a
+    system's seed runs (SYSTEM_seedN, N one of its `train.seeds` but the first): its config with train.seed = N,
+    starting from (or guided by) the same seed's run of the system it starts from, where that one has it."""
     systems = table["systems"]
+    match = SEED_RUN.match(system)
+    if system not in systems and match and match["system"] in systems:
+        return _seed_run_config(config, table, match["system"], int(match["seed"]), table_path)
     if system not in systems:
         raise ConfigError(f"{table_path}: unknown system {system!r}; known systems: {', '.join(systems)}")
     recipe = table.get("recipe")
@@ -139,6 +159,31 @@ def system_config(config: dict, table: dict, system: str, table_path: str = "tab
         config = deep_merge(config, recipes[recipe])
     resolved = deep_merge(config, systems[system] or {})
     validate(resolved, f"{table_path}: system {system}")
+    if resolved["train"].get("seeds"):  # the system itself is the run with the first seed
+        resolved["train"]["seed"] = resolved["train"]["seeds"][0]
+    return resolved
+
+
+def _seed_run_config(config: dict, table: dict, system: str, seed: int, table_path: str) -> dict:
+    resolved = system_config(config, table, system, table_path)
+    train = resolved["train"]
+    if seed not in (train.get("seeds") or [])[1:]:
+        raise ConfigError(f"{table_path}: unknown system {seed_run(system, seed)!r}: {seed} is not one of "
+                          f"{system}'s train.seeds after the first ({train.get('seeds')})")
+    train["seed"] = seed
+
+    def same_seed(other: str) -> str:
+        """The run of `other` with this seed, where `other` has one: by its own train.seeds when this table defines
+        it, else (a system of another table) by the preset's."""
+        seeds = (system_config(config, table, other, table_path)["train"] if other in table["systems"]
+                 else config["train"]).get("seeds") or []
+        return seed_run(other, seed) if seed in seeds[1:] else other
+
+    if isinstance(train.get("init_from"), dict):
+        train["init_from"] = {**train["init_from"], "system": same_seed(train["init_from"]["system"])}
+    guided = train.get("guided_alignment") or {}
+    if isinstance(guided.get("from"), dict):
+        train["guided_alignment"] = {**guided, "from": {**guided["from"], "system": same_seed(guided["from"]["system"])}}
     return resolved
 
 
@@ -225,8 +270,10 @@ def _at_later_default(section: str, key: str, value) -> bool:
 
 
 def comparable_settings(config: dict) -> dict:
-    """The `model` and `train` sections of a config without the later keys that are at their default."""
-    return {section: {k: v for k, v in (config.get(section) or {}).items() if not _at_later_default(section, k, v)}
+    """The `model` and `train` sections of a config without the later keys that are at their default, nor
+    `train.seeds` (which runs the workflow makes; a run's own seed is `train.seed`)."""
+    return {section: {k: v for k, v in (config.get(section) or {}).items()
+                      if not _at_later_default(section, k, v) and (section, k) != ("train", "seeds")}
             for section in ("model", "train")}
 
 

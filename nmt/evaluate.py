@@ -35,9 +35,15 @@ def _check_lengths(hyps: Sequence[str], refs: Sequence[str]) -> None:
         raise ValueError(f"{len(hyps)} hypotheses but {len(refs)} references")
 
 
+def bleu_metric(tokenize: str) -> BLEU:
+    """sacreBLEU's BLEU as every score here is computed: one reference, case-sensitive, ``exp`` smoothing, no
+    effective order; ``tokenize`` 'none' (tokenised text as it is) or '13a'."""
+    return BLEU(tokenize=tokenize, smooth_method="exp", effective_order=False, lowercase=False)
+
+
 def _bleu(hyps: Sequence[str], refs: Sequence[str], tokenize: str) -> tuple[float, str]:
     _check_lengths(hyps, refs)
-    metric = BLEU(tokenize=tokenize, smooth_method="exp", effective_order=False, lowercase=False)
+    metric = bleu_metric(tokenize)
     score = metric.corpus_score(list(hyps), [list(refs)])
     return float(score.score), str(metric.get_signature())
 

@@ -54,6 +54,7 @@ JOB_TIMING = RESULTS_ROOT + "/benchmarks/{pair}/{step}/{name}.tsv"  # a Snakemak
 REPORT = "reports/{preset}"
 REPORT_PAGE = REPORT + "/index.html"
 REPORT_SUMMARY = REPORT + "/summary.json"
+REPORT_CLAIMS = REPORT + "/claims.json"  # the claims' verdicts; its counts are DVC metrics
 DVC_PLAN_STAMP = RESULTS_ROOT + "/dvc-plan.txt"
 
 

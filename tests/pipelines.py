@@ -214,6 +214,9 @@ def table_files(workdir: Path) -> dict[str, bytes]:
         table_id = yaml.safe_load((ROOT / path).read_text())["id"]
         for ext in ("csv", "json"):
             out[f"{table_id}.{ext}"] = (report / f"{table_id}.{ext}").read_bytes()
+    # the verdicts and intervals, but for the speed claim (a timing)
+    claims = json.loads((report / "claims.json").read_text())["claims"]
+    out["claims.json"] = json.dumps([c for c in claims if c["kind"] != "speedup"]).encode()
     return out
 
 
@@ -273,4 +276,11 @@ def check_report(workdir: Path) -> dict:
     for png in ("luong2015_table1_learning_curves.png", "luong2015_figure6.png", "luong2015_figure7.png",
                 "luong2015_table6_alignments.png", "peter2017_figure3.png"):
         assert (report / png).read_bytes().startswith(b"\x89PNG")
+    # the claims ledger: every claim of the three papers judged (the tiny preset trains every system)
+    claims = json.loads((report / "claims.json").read_text())
+    assert claims["summary"]["claims"] >= 20 and claims["summary"]["not_run"] == 0
+    for claim in claims["claims"]:
+        assert claim["verdict"] in ("reproduced", "contradicted", "inconclusive"), claim
+        assert claim["ci_low"] <= claim["ci_high"], claim
+    assert f"of {claims['summary']['claims']} claims reproduced on {PRESET}" in html
     return shown

@@ -245,13 +245,19 @@ def stage_for_each_job(jobs: list[dict], stages: dict[str, dict]) -> dict[int, s
     return found
 
 
-@pytest.mark.parametrize("preset", ["tiny", "demo", "paper"])
-def test_every_dvc_stage_runs_the_command_of_the_snakemake_job_that_writes_its_files(tmp_path, preset):
+@pytest.mark.parametrize("preset, seeds", [("tiny", None), ("demo", None), ("paper", None), ("tiny", [1, 2])])
+def test_every_dvc_stage_runs_the_command_of_the_snakemake_job_that_writes_its_files(tmp_path, preset, seeds):
     """The two engines run one plan: each Snakemake job has one DVC stage with the same outputs, named after its
-    rule, whose nmt commands are the job's word for word; no stage is left without a job."""
+    rule, whose nmt commands are the job's word for word; no stage is left without a job. With train.seeds, both
+    train every system once per seed, and decode, score and align each run."""
     workdir = scratch_copy(tmp_path / preset)
     params = yaml.safe_load((workdir / "params.yaml").read_text())
     (workdir / "params.yaml").write_text(yaml.safe_dump({**params, "preset": preset}, sort_keys=False))
+    if seeds:
+        preset_file = workdir / "workflow/presets" / f"{preset}.yaml"
+        spec = yaml.safe_load(preset_file.read_text())
+        spec["train"] = {**spec.get("train", {}), "seeds": seeds}
+        preset_file.write_text(yaml.safe_dump(spec, sort_keys=False))
     run([sys.executable, "-m", "nmt.cli", "dvc-yaml"], workdir)
     stages = {name: stage for name, stage in read_stages(workdir).items() if name not in DVC_ONLY}
     jobs = [job for job in dry_run_jobs(workdir) if job["rule"] != "all"]
@@ -263,3 +269,11 @@ def test_every_dvc_stage_runs_the_command_of_the_snakemake_job_that_writes_its_f
         assert rule == name.split(".")[0], (job["rule"], name)
         dvc_commands = [words for line in ([cmd] if isinstance(cmd, str) else cmd) for words in job_commands(line)]
         assert dvc_commands == job_commands(job["shell"]), name
+    if seeds:
+        trained = {name.split(".")[2] for name in stages if name.startswith("train.")}
+        assert {"base", "base_seed2", "rnnsearch_tf_frozen_seed2", "monotonic_eq17_seed2"} <= trained
+        assert len(trained) == 2 * len({name for name in trained if "_seed" not in name})
+        frozen = next(stage for name, stage in stages.items() if name == "train.de-en.rnnsearch_tf_frozen_seed2")
+        assert "--init-from results/tiny/de-en/models/rnnsearch_seed2/model.pt" in frozen["cmd"]
+        for decoded in ("translate.en-vi.monotonic_eq17_hard_seed2.test", "align_score.de-en.rnnsearch_seed2.align"):
+            assert decoded in stages

@@ -78,19 +78,24 @@ def _pairs(gold: Sequence[Alignment], hypotheses: Sequence) -> None:
         raise MetricError(f"{len(hypotheses)} hypothesis sentences for {len(gold)} gold sentences")
 
 
-def score(gold: Sequence[Alignment], hypotheses: Sequence[Alignment | Iterable[Link]]) -> AlignmentScores:
-    """Corpus-level AER, precision and recall of `hypotheses` (one link set or `Alignment` per sentence)."""
+def sentence_counts(gold: Sequence[Alignment], hypotheses: Sequence[Alignment | Iterable[Link]]
+                    ) -> list[tuple[int, int, int, int]]:
+    """(|A|, |S|, |A∩S|, |A∩P|) of each sentence: what corpus AER sums, and what a bootstrap over sentences
+    resamples (nmt.significance)."""
     _pairs(gold, hypotheses)
-    n_a = n_s = n_p = a_s = a_p = 0
+    counts = []
     for reference, hypothesis in zip(gold, hypotheses):
         sure = set(reference.sure)
         possible = set(reference.possible) | sure
         links = _links(hypothesis)
-        n_a += len(links)
-        n_s += len(sure)
-        n_p += len(possible)
-        a_s += len(links & sure)
-        a_p += len(links & possible)
+        counts.append((len(links), len(sure), len(links & sure), len(links & possible)))
+    return counts
+
+
+def score(gold: Sequence[Alignment], hypotheses: Sequence[Alignment | Iterable[Link]]) -> AlignmentScores:
+    """Corpus-level AER, precision and recall of `hypotheses` (one link set or `Alignment` per sentence)."""
+    n_a, n_s, a_s, a_p = (sum(column) for column in zip(*sentence_counts(gold, hypotheses))) if gold else (0,) * 4
+    n_p = sum(len(set(reference.possible) | set(reference.sure)) for reference in gold)
     if n_a + n_s == 0:
         raise MetricError("AER is undefined: neither the hypothesis nor the gold standard has a link "
                           f"(|A| + |S| = 0 over {len(gold)} sentences)")
@@ -101,14 +106,14 @@ def score(gold: Sequence[Alignment], hypotheses: Sequence[Alignment | Iterable[L
                            hypothesis_sure=a_s, hypothesis_possible=a_p)
 
 
-def score_soft(gold: Sequence[Alignment], matrices: Sequence[np.ndarray]) -> SoftScores:
-    """Corpus-level SAER of soft alignment matrices, one per sentence, rows = target words and columns =
-    source words (the layout of an attention matrix): entry [j, i] is the weight of link (i, j).
+def soft_sentence_counts(gold: Sequence[Alignment], matrices: Sequence[np.ndarray]
+                         ) -> list[tuple[float, int, float, float]]:
+    """(sum(M_A), |S|, sum(M_A*M_S), sum(M_A*M_P)) of each sentence: what corpus SAER sums.
 
-    A matrix must be finite and non-negative, and every gold link must fall inside it."""
+    A matrix (rows = target words, columns = source words: entry [j, i] is the weight of link (i, j)) must be
+    finite and non-negative, and every gold link must fall inside it."""
     _pairs(gold, matrices)
-    mass = on_sure = on_possible = 0.0
-    n_s = 0
+    counts = []
     for k, (reference, matrix) in enumerate(zip(gold, matrices)):
         matrix = np.asarray(matrix, dtype=np.float64)
         if matrix.ndim != 2:
@@ -122,10 +127,21 @@ def score_soft(gold: Sequence[Alignment], matrices: Sequence[np.ndarray]) -> Sof
             if not (0 <= i < n_src and 0 <= j < n_tgt):
                 raise MetricError(f"sentence {k + 1}: gold link {i}-{j} lies outside the soft alignment "
                                   f"({n_tgt} target x {n_src} source words)")
-        mass += float(matrix.sum())
-        on_sure += sum(float(matrix[j, i]) for i, j in sure)
-        on_possible += sum(float(matrix[j, i]) for i, j in possible)
-        n_s += len(sure)
+        counts.append((float(matrix.sum()), len(sure), sum(float(matrix[j, i]) for i, j in sure),
+                       sum(float(matrix[j, i]) for i, j in possible)))
+    return counts
+
+
+def score_soft(gold: Sequence[Alignment], matrices: Sequence[np.ndarray]) -> SoftScores:
+    """Corpus-level SAER of soft alignment matrices, one per sentence (see soft_sentence_counts)."""
+    counts = soft_sentence_counts(gold, matrices)
+    mass = on_sure = on_possible = 0.0
+    n_s = 0
+    for m, s, on_s, on_p in counts:  # summed in sentence order, as before
+        mass += m
+        n_s += s
+        on_sure += on_s
+        on_possible += on_p
     if mass + n_s == 0:
         raise MetricError("SAER is undefined: the soft alignments carry no weight and the gold standard has no "
                           f"sure link (over {len(gold)} sentences)")

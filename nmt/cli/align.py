@@ -32,8 +32,8 @@ def _encoding(name: str) -> str:
 def cmd_score(args) -> None:
     from ..data.text import CorpusError, write_json_atomic
     from ..data.alignments import check_count, check_lengths, load_alignments, read_parallel_sentences
-    from ..align.metrics import MetricError, score, score_soft
-    from ..align.soft import load_soft
+    from ..align.metrics import MetricError, score, score_soft, sentence_counts, soft_sentence_counts
+    from ..align.soft import hard_matrix, load_soft
 
     gold = load_alignments(args.gold, args.gold_format, reverse=args.gold_reverse, skip_negative=args.skip_negative)
     tests = [load_alignments(path, args.test_format, reverse=args.test_reverse, skip_negative=args.skip_negative)
@@ -56,6 +56,10 @@ def cmd_score(args) -> None:
     hypotheses = hypotheses_of(test)
     scores = score(gold.sentences, hypotheses)
     scores_predicted = score(gold.sentences, hypotheses_of(predicted)) if predicted else None
+    # each sentence's counts, which corpus AER/SAER sum: what a bootstrap over the test sentences resamples
+    per_sentence = {"aer": sentence_counts(gold.sentences, hypotheses)}
+    if predicted:
+        per_sentence["aer_predicted"] = sentence_counts(gold.sentences, hypotheses_of(predicted))
     soft = None
     if args.soft:
         matrices = load_soft(args.soft)
@@ -66,6 +70,7 @@ def cmd_score(args) -> None:
                     raise CorpusError(args.soft, None, f"sentence {k}: matrix of shape {matrix.shape}, expected "
                                                        f"({n_tgt}, {n_src}) (target x source words)")
         soft = score_soft(gold.sentences, matrices)
+        per_sentence["saer"] = soft_sentence_counts(gold.sentences, matrices)
     record = {"system": args.system, "testset": args.testset, "preset": args.preset_name, "pair": args.pair,
               **scores.to_dict(),
               "gold": {"path": gold.path, "format": gold.format, "reverse": gold.reverse, "skipped": gold.skipped},
@@ -83,17 +88,18 @@ def cmd_score(args) -> None:
         # Peter et al.'s "converted to hard alignment": SAER of the hard links turned into attention-like
         # matrices (a target word's links share its mass). With plain 0/1 matrices SAER would equal AER, which
         # their table (AER 19.0, hard SAER 24.6) shows it does not.
-        from ..align.soft import hard_matrix
         hard = [hard_matrix(links.possible if hasattr(links, "possible") else links, n_src, n_tgt, normalise=True)
                 for links, n_src, n_tgt in zip(hypotheses, *lengths)]
         try:
             record["saer_hard"] = score_soft(gold.sentences, hard).saer
+            per_sentence["saer_hard"] = soft_sentence_counts(gold.sentences, hard)
         except MetricError:
             record["saer_hard"] = None
     # the papers' scales: Luong et al. give AER as a fraction, Peter et al. in percent
     for key in ("aer", "saer", "saer_hard", "aer_predicted"):
         if record.get(key) is not None:
             record[f"{key}_pct"] = 100 * record[key]
+    record["sentence_counts"] = {key: [list(row) for row in rows] for key, rows in per_sentence.items()}
     for line in gold.skipped + [line for f in tests for line in f.skipped]:
         print(f"nmt: warning: {line}", file=sys.stderr)
     if args.out:

@@ -310,6 +310,7 @@ def cmd_evaluate(args) -> None:
 
 # -- report ---------------------------------------------------------------------------------------------------
 def cmd_report(args) -> None:
+    from ..report.claims import ClaimJudge
     from ..report.context import report_context
     from ..report.render import SPEED_VIEWS, render_report
     config = load_config(args)
@@ -323,11 +324,20 @@ def cmd_report(args) -> None:
         bench_file = Path(args.results) / "benchmarks" / f"{name}.json"
         if bench_file.is_file():
             speed[name] = bench_file
+    unavailable = plan.unavailable_tables(config, root)
+    tables_by_id = {cfg.load_table(path)["id"]: cfg.load_table(path) for path in tables}
+    runs = plan.collect_runs(config, root)
+    judge = ClaimJudge(results_dir=Path(args.results), preset=config["preset"], tables_by_id=tables_by_id,
+                       pair_for_task=pairs, benchmarks=speed, runs=runs,
+                       languages={task: cfg.corpus_for_task(config, task)["tgt_lang"] for task in pairs},
+                       unavailable={cfg.load_table(root / t)["id"]: why for t, why in unavailable.items()})
+    claims = [judge.judge(claim) for claim in plan.collect_claims(config, root)]
     index = render_report(preset=config["preset"], preset_description=config.get("description", ""),
                           tables=tables, results_dir=Path(args.results), pair_for_task=pairs,
                           context=context, out_dir=Path(args.out), speed=speed,
                           figures=plan.collect_figures(config, root), data_dir=Path(args.data),
-                          unavailable={root / t: why for t, why in plan.unavailable_tables(config, root).items()})
+                          unavailable={root / t: why for t, why in unavailable.items()},
+                          claims=claims, claim_files=config.get("claims") or [], runs=runs)
     print(index)
 
 

@@ -254,7 +254,8 @@ class Planner:
         outputs = [p for stage in self.stages.values() for p in outputs_of(stage)]
         self.add("report", ("report",),
                  f"nmt report {self.nmt_args} --results {results} --data {data} --out {report}",
-                 [*outputs, *self.config["tables"], *self.config["figures"]], [report])
+                 [*outputs, *self.config["tables"], *self.config["figures"], *self.config.get("claims", [])],
+                 [report])
 
 
 def outputs_of(stage: dict) -> list[str]:
@@ -305,7 +306,11 @@ def render(config: dict, root: str | Path, code_deps: CodeDeps) -> dict[Path, st
     for path, stages in grouped.items():
         header = (HEADER.format(preset=config["preset"]) if path == DEFAULT_PATH else
                   STEP_HEADER.format(preset=config["preset"], step=path.parent.name))
-        files[path] = header + yaml.safe_dump({"stages": stages}, sort_keys=False, width=120, default_flow_style=False)
+        content = {"stages": stages}
+        if path == DEFAULT_PATH:  # the claims' verdict counts, for `dvc metrics show/diff` (top level: inside the
+            # report directory, which the report stage outputs whole, a stage metric would overlap it)
+            content = {"metrics": [layout.path(layout.REPORT_CLAIMS, preset=config["preset"])], **content}
+        files[path] = header + yaml.safe_dump(content, sort_keys=False, width=120, default_flow_style=False)
     return files
 
 

@@ -1,12 +1,15 @@
 """The plan: what the preset's table and figure files ask the workflow to make, read by both engines (the
 Snakefile's rules and the generated DVC stages), the report and the estimates, so that neither keeps a list.
 
-collect_systems       {task: {system: table file}}: every model trained
+collect_systems       {task: {system: table file}}: every model trained (a system's runs with its other
+                      train.seeds too: SYSTEM_seedN)
+collect_runs          {task: {name: [name, name_seedN, ...]}}: what a table row's value is the mean of
 collect_ensembles     {task: {name: members, combine, decode}}: ensembles and tables' decodings of one system
 collect_evaluations   [(task, system, testset)]: every translation a table or figure shows
 collect_figures       [(task, figure)]: the figures, their systems checked
 collect_alignments    every alignment an alignment table scores (a model's, or a statistical aligner's)
 collect_attention_maps, collect_training_alignments, collect_training_model_alignments: the other inputs
+collect_claims        the papers' claims the report judges, each checked against its table's rows
 Each checks what it collects against the others (a row naming an untrained system is a ConfigError naming the
 file). Where each of these files lives is nmt.layout's job; how one system is configured is nmt.config's.
 """
@@ -15,9 +18,10 @@ from __future__ import annotations
 from pathlib import Path
 
 from .. import layout
-from ..config import load_figures, load_table, system_config, task_splits
+from ..config import SEED_RUN, load_figures, load_table, seed_run, seed_runs, system_config, task_splits
 from ..data.tasks import corpus_for_task
 from ..errors import ConfigError
+from ..spec.claims import load_claims
 from ..spec.figures import figure_systems
 
 
@@ -49,7 +53,34 @@ def collect_systems(config: dict, root: str | Path = ".") -> dict[str, dict[str,
                                       f"{definitions[key][0]}")
                 definitions.setdefault(key, (table_path, overrides))
                 found.setdefault(task, {})[system] = definitions[key][0]
+    for by_system in found.values():  # each system's runs with its other seeds, trained like it
+        for system, table_path in list(by_system.items()):
+            resolved = system_config(config, load_table(Path(root) / table_path), system, table_path)
+            for run in seed_runs(resolved, system)[1:]:
+                by_system[run] = table_path
     return found
+
+
+def runs_of(known: dict, name: str) -> list[str]:
+    """[name, name_seedB, ...]: ``name`` and its seed runs among ``known`` (one task's systems or ensembles)."""
+    return [name] + sorted((run for run in known if (m := SEED_RUN.match(run)) and m["system"] == name),
+                           key=lambda run: int(SEED_RUN.match(run)["seed"]))
+
+
+def collect_runs(config: dict, root: str | Path = ".") -> dict[str, dict[str, list[str]]]:
+    """{task: {name: [name, name_seedB, ...]}} for every trained system and decoding of a task that has seed runs
+    (train.seeds): the runs whose scores a table row averages and a claim's interval resamples."""
+    systems, ensembles = collect_systems(config, root), collect_ensembles(config, root)
+    out: dict[str, dict[str, list[str]]] = {}
+    for task in systems:
+        known = {**systems[task], **ensembles.get(task, {})}
+        for name in known:
+            if SEED_RUN.match(name) and SEED_RUN.match(name)["system"] in known:
+                continue
+            runs = runs_of(known, name)
+            if len(runs) > 1:
+                out.setdefault(task, {})[name] = runs
+    return out
 
 
 def collect_ensembles(config: dict, root: str | Path = ".") -> dict[str, dict[str, dict]]:
@@ -80,6 +111,10 @@ def collect_ensembles(config: dict, root: str | Path = ".") -> dict[str, dict[st
                                   f"{defined_in[(task, name)]}")
             defined_in.setdefault((task, name), table_path)
             found.setdefault(task, {})[name] = spec
+            if spec.get("decode"):  # a decoding of one system: decode each of its seed runs the same way
+                member = spec["members"][0]
+                for run in runs_of(systems.get(task, {}), member)[1:]:
+                    found[task][seed_run(name, int(SEED_RUN.match(run)["seed"]))] = {**spec, "members": [run]}
     return found
 
 
@@ -122,13 +157,17 @@ def collect_evaluations(config: dict, root: str | Path = ".") -> list[tuple[str,
     once, in a stable order. Ensemble members are decoded only inside their ensembles unless shown alone."""
     wanted: dict[tuple[str, str, str], None] = {}
     unavailable = unavailable_tables(config, root)
+    systems, ensembles = collect_systems(config, root), collect_ensembles(config, root)
     for table_path in config["tables"]:
         table = load_table(Path(root) / table_path)
         if table["alignment"] or table_path in unavailable:  # alignments: collect_alignments
             continue
+        task = table["task"]
+        known = {**systems.get(task, {}), **ensembles.get(task, {})}
         for row in table["rows"]:
             if row["system"] is not None:
-                wanted[(table["task"], row["system"], table["testset"])] = None
+                for run in runs_of(known, row["system"]):
+                    wanted[(task, run, table["testset"])] = None
     for task, fig in collect_figures(config, root):
         if "testset" in fig:
             for system in figure_systems(fig):
@@ -259,10 +298,13 @@ def collect_alignments(config: dict, root: str | Path = ".") -> list[dict]:
                                                          *ensembles.get(spec["reverse_task"], {})}:
                     raise ConfigError(f"{table_path}: {name!r} is not trained for the reverse task "
                                       f"{spec['reverse_task']}")
-            key = (task, name, split)
-            if key in wanted and wanted[key] != entry:
-                raise ConfigError(f"{table_path}: {name!r} is aligned differently by another table of task {task}")
-            wanted[key] = entry
+            runs = runs_of(systems.get(task, {}), name) if entry["kind"] == "model" else [name]
+            for run in runs:  # a trained system's seed runs align too
+                key = (task, run, split)
+                run_entry = {**entry, "name": run}
+                if key in wanted and wanted[key] != run_entry:
+                    raise ConfigError(f"{table_path}: {name!r} is aligned differently by another table of task {task}")
+                wanted[key] = run_entry
     return list(wanted.values())
 
 
@@ -316,3 +358,25 @@ def decoding_models(config: dict, root: str | Path, task: str, name: str, models
     if name in ensembles or name in collect_systems(config, root).get(task, {}):
         return model_files(ensembles, name, models_dir)
     raise ConfigError(f"preset {config['preset']!r}: no table trains or ensembles a system {name!r} for task {task}")
+
+
+def collect_claims(config: dict, root: str | Path = ".") -> list[dict]:
+    """Every claim of the preset's claims files (params.yaml `claims:`), in file order, each checked against the
+    rows of its table (nmt.spec.claims), so that a claim naming an unknown system stops the workflow when it is
+    planned, not at its report; claim ids are unique across the files."""
+    tables = {}
+    for table_path in config["tables"]:
+        table = load_table(Path(root) / table_path)
+        tables[table["id"]] = table
+    claims, seen = [], {}
+    for path in config.get("claims") or []:
+        try:
+            parsed = load_claims(Path(root) / path, tables)
+        except ValueError as err:
+            raise ConfigError(str(err)) from None
+        for claim in parsed["claims"]:
+            if claim["id"] in seen:
+                raise ConfigError(f"{path}: claim id {claim['id']!r} is also used in {seen[claim['id']]}")
+            seen[claim["id"]] = path
+            claims.append(claim)
+    return claims

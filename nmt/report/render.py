@@ -18,6 +18,7 @@ import jinja2
 
 from .. import layout
 from ..data.text import write_bytes_atomic
+from .claims import claims_csv, claims_json, kendall_tau
 from .plots import curve_points, learning_curves, read_metrics
 from .figures import FigureInputs, figure_view
 from .speed import ATTENTION_FIGURES, MONOTONIC_FIGURES, attention_speed_view, monotonic_speed_view
@@ -283,7 +284,9 @@ def _table_systems_in_order(table: dict) -> list[str]:
 def render_report(*, preset: str, preset_description: str, tables: list[Path], results_dir: Path,
                   pair_for_task: dict[str, str], context: dict, out_dir: Path,
                   speed: dict[str, Path] | None = None, figures: list[tuple[str, dict]] | None = None,
-                  data_dir: Path | None = None, unavailable: dict[Path, str] | None = None) -> Path:
+                  data_dir: Path | None = None, unavailable: dict[Path, str] | None = None,
+                  claims: list[dict] | None = None, claim_files: list[str] | None = None,
+                  runs: dict[str, dict[str, list[str]]] | None = None) -> Path:
     """Render the report for ``results_dir`` (= ``results/{preset}``) into ``out_dir``.
 
     For a table with task T the corpus pair is ``pair_for_task[T]``; scores are read from
@@ -295,11 +298,14 @@ def render_report(*, preset: str, preset_description: str, tables: list[Path], r
     ``figures`` are the preset's figure-file entries as (task, figure) (nmt.pipeline.plan.collect_figures); their
     inputs are read from ``results_dir`` and ``data_dir`` (= ``data/{preset}``): see nmt.report.figures.
     ``unavailable`` maps a table file to why the preset cannot measure it (its rows are shown as not run).
+    ``claims`` are the judged claims (nmt.report.claims.ClaimJudge) of ``claim_files``: the Claims section, and
+    ``claims.json`` / ``claims.csv`` beside the page. ``runs`` ({task: {system: [its seed runs]}},
+    nmt.pipeline.plan.collect_runs): rows of systems trained with several seeds show mean +/- standard deviation.
     Returns the index path.
     """
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
-    report = _Report(preset, Path(results_dir), pair_for_task, out_dir)
+    report = _Report(preset, Path(results_dir), pair_for_task, out_dir, runs or {})
     table_views, summary = [], {}
     for tpath in tables:
         view, summary[view["id"]] = report.table_view(Path(tpath), (unavailable or {}).get(Path(tpath)))
@@ -307,19 +313,65 @@ def render_report(*, preset: str, preset_description: str, tables: list[Path], r
     learning_curve_pngs = {t["id"]: t["figure"] for t in table_views}
     figure_views = [report.figure_view(task, fig, data_dir, learning_curve_pngs) for task, fig in figures or []]
     speed_views = report.speed_views(speed or {})
-    html = report.html(preset_description, table_views, figure_views, speed_views, dict(context or {}))
+    claims = list(claims or [])
+    claims_view = _claims_view(preset, claims, claim_files or [], {t["id"] for t in table_views})
+    html = report.html(preset_description, table_views, figure_views, speed_views, dict(context or {}), claims_view)
+    _write_text(out_dir / "claims.json", _dumps(claims_json(preset, claims)))
+    _write_text(out_dir / "claims.csv", claims_csv(claims))
     _write_text(out_dir / "summary.json", _dumps(summary))
     index = out_dir / "index.html"
     _write_text(index, html)
     return index
 
 
+def _fmt_delta(value: Any, kind: str) -> str:
+    if not _is_num(value):
+        return DASH
+    return f"{float(value):.2f}x" if kind == "speedup" else f"{float(value):+.2f}"
+
+
+def _claims_view(preset: str, claims: list[dict], claim_files: list[str], table_ids: set[str]) -> dict:
+    """The Claims section: the tally and one row per claim (its weakest comparison for best/order)."""
+    rows = []
+    for c in claims:
+        if c["comparisons"]:
+            weakest = c["comparisons"][c["weakest"]]
+            comparison = f"{weakest['a']} vs {weakest['b']}"
+        else:
+            comparison = c["kind"]
+        if c.get("margin") is not None:
+            comparison += f" (margin {c['margin']:g})"
+        paper_delta = _fmt_delta(c["paper_delta"], c["kind"])
+        if c.get("paper_note"):
+            paper_delta = c["paper_note"] if paper_delta == DASH else f"{paper_delta} ({c['paper_note']})"
+        interval = (f"[{_fmt_delta(c['ci_low'], c['kind'])}, {_fmt_delta(c['ci_high'], c['kind'])}]"
+                    if _is_num(c["ci_low"]) else DASH)
+        rows.append({"id": c["id"], "paper": c["paper"], "claim": c["claim"], "where": c["where"],
+                     "table_link": c["table"] if c.get("table") in table_ids else None, "comparison": comparison,
+                     "paper_delta": paper_delta, "ours_delta": _fmt_delta(c["ours_delta"], c["kind"]),
+                     "interval": interval, "verdict": c["verdict"], "verdict_class": c["verdict"].replace(" ", "-"),
+                     "reason": c.get("reason")})
+    return {"summary": claims_json(preset, claims)["summary"], "rows": rows, "sources": claim_files}
+
+
+def _table_tau(records: list[dict], columns: list[str]) -> list[dict]:
+    """Kendall's tau between the paper's and our values of the table's rows, per column with at least 2 rows."""
+    out = []
+    for c in columns:
+        tau, n = kendall_tau([r[f"paper_{c}"] for r in records], [r[f"ours_{c}"] for r in records])
+        if n >= 2:
+            out.append({"label": COLUMN_LABELS[c], "tau": DASH if tau is None else f"{tau:+.2f}", "n": n})
+    return out
+
+
 class _Report:
     """What the sections of one report share: where results are, the source files it read (with their hashes),
     the score files it missed and the systems it has described."""
 
-    def __init__(self, preset: str, results_dir: Path, pair_for_task: dict[str, str], out_dir: Path):
+    def __init__(self, preset: str, results_dir: Path, pair_for_task: dict[str, str], out_dir: Path,
+                 runs: dict[str, dict[str, list[str]]]):
         self.preset, self.results_dir, self.pair_for_task, self.out_dir = preset, results_dir, pair_for_task, out_dir
+        self.runs = runs
         self.shown_base = _shown_results_base(results_dir)
         self.sources: dict[str, dict] = {}  # shown path -> {path, sha256, kind}
         self.missing_files: list[str] = []
@@ -354,7 +406,7 @@ class _Report:
         scores_dir = layout.under(self.results_dir, layout.RESULTS_ROOT, layout.SCORES_DIR, pair=pair)
         columns = table["columns"]
 
-        df = build_table(table, scores_dir, pair, self.preset, unavailable)
+        df = build_table(table, scores_dir, pair, self.preset, unavailable, self.runs.get(task))
         records = dataframe_records(df)
         _write_text(self.out_dir / f"{tid}.csv", df.to_csv(index=False, lineterminator="\n"))
         _write_text(self.out_dir / f"{tid}.json", _dumps(records))
@@ -383,6 +435,8 @@ class _Report:
             "figure_systems": list(metrics_files),
             "csv": f"{tid}.csv",
             "json": f"{tid}.json",
+            "tau": _table_tau(records, columns),
+            "runs": max((r.get("n_runs") or 1 for r in records), default=1),
         }
         return view, table_summary
 
@@ -392,7 +446,9 @@ class _Report:
         one its scores file to the missing list."""
         system, columns, testset = rec["system"], table["columns"], table["testset"]
         cells = [
-            {"paper": fmt_metric(rec[f"paper_{c}"], c), "ours": fmt_metric(rec[f"ours_{c}"], c)}
+            {"paper": fmt_metric(rec[f"paper_{c}"], c),
+             "ours": fmt_metric(rec[f"ours_{c}"], c) + (f" \u00b1 {fmt_metric(rec[f'ours_{c}_sd'], c)}"
+                                                        if _is_num(rec.get(f"ours_{c}_sd")) else "")}
             for c in columns
         ]
         source = None
@@ -502,7 +558,7 @@ class _Report:
         return views
 
     def html(self, preset_description: str, table_views: list, figure_views: list, speed_views: list,
-             context: dict) -> str:
+             context: dict, claims_view: dict) -> str:
         env = jinja2.Environment(
             loader=jinja2.FileSystemLoader(str(TEMPLATE_DIR)),
             autoescape=True,
@@ -518,6 +574,7 @@ class _Report:
             reduced=(self.preset != "paper"),
             corpus_name=cview["corpus_name"],
             tables=table_views,
+            claims=claims_view,
             figures=figure_views,
             speed=speed_views,
             systems=self.system_views,

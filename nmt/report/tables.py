@@ -86,8 +86,8 @@ def _row_status(row: dict, scores_file: Path | None) -> tuple[str, str]:
     return status, text
 
 
-def build_table(table: dict, scores_dir: Path, pair: str, preset: str, unavailable: str | None = None
-                ) -> pd.DataFrame:
+def build_table(table: dict, scores_dir: Path, pair: str, preset: str, unavailable: str | None = None,
+                runs: dict[str, list[str]] | None = None) -> pd.DataFrame:
     """One DataFrame row per table row, in paper order.
 
     Columns: ``label``, ``system`` (None for paper-only rows), ``status`` (``'measured'``,
@@ -95,7 +95,12 @@ def build_table(table: dict, scores_dir: Path, pair: str, preset: str, unavailab
     each table column ``c``: ``paper_c`` and ``ours_c`` (floats; NaN where there is no number).
     ``ours_c`` is only ever set from ``scores_dir/{system}.{testset}.json``. ``unavailable``: why the
     preset cannot measure this table at all (nmt.pipeline.plan.unavailable_tables); every system row is then not run.
+    ``runs`` ({system: [system, system_seedB, ...]}, nmt.pipeline.plan.collect_runs) names the systems trained with
+    several seeds: their row shows the mean over the runs, and the table gains ``ours_c_sd`` (the runs' sample
+    standard deviation) per column and ``n_runs``; a row is missing while one of its runs has no scores file.
     """
+    runs = runs or {}
+    seeded = any(row["system"] in runs for row in table["rows"])
     scores_dir = Path(scores_dir)
     columns = table["columns"]
     testset = table["testset"]
@@ -107,27 +112,45 @@ def build_table(table: dict, scores_dir: Path, pair: str, preset: str, unavailab
             row = {**row, "requires": unavailable}
             sfile = None
         status, note = _row_status(row, sfile)
+        row_runs = runs.get(system, [system]) if status == STATUS_MEASURED else []
+        run_files = [scores_path(scores_dir, run, testset) for run in row_runs]
+        absent = [f for f in run_files if not f.is_file()]
+        if absent:  # a seed run not scored (yet)
+            status, note = STATUS_MISSING, f"MISSING results: no {absent[0].name}"
+            row_runs = []
         rec: dict[str, Any] = {"label": row["label"], "system": system, "status": status, "note": note}
-        scores = (
-            read_scores(sfile, system=system, testset=testset, pair=pair, preset=preset)
-            if status == STATUS_MEASURED
-            else {}
-        )
+        scores = [read_scores(f, system=run, testset=testset, pair=pair, preset=preset)
+                  for run, f in zip(row_runs, run_files)]
         for c in columns:
             p = row["paper"].get(c)
             rec[f"paper_{c}"] = float(p) if p is not None else math.nan
             field = row.get("values_from", {}).get(c, c)  # e.g. the "+ unk replace" row: bleu_tok_unk
-            o = scores.get(field) if field is not None else None
-            rec[f"ours_{c}"] = float(o) if o is not None else math.nan
+            values = [s.get(field) for s in scores] if field is not None else []
+            values = [float(v) for v in values if v is not None]
+            rec[f"ours_{c}"] = sum(values) / len(values) if values else math.nan
+            if seeded:
+                rec[f"ours_{c}_sd"] = _sample_sd(values)
+        if seeded:
+            rec["n_runs"] = len(row_runs)
         records.append(rec)
     names = ["label", "system", "status", "note"]
     for c in columns:
-        names += [f"paper_{c}", f"ours_{c}"]
+        names += [f"paper_{c}", f"ours_{c}"] + ([f"ours_{c}_sd"] if seeded else [])
+    if seeded:
+        names.append("n_runs")
     df = pd.DataFrame.from_records(records, columns=names)
     for c in columns:
-        df[f"paper_{c}"] = df[f"paper_{c}"].astype("float64")
-        df[f"ours_{c}"] = df[f"ours_{c}"].astype("float64")
+        for name in (f"paper_{c}", f"ours_{c}") + ((f"ours_{c}_sd",) if seeded else ()):
+            df[name] = df[name].astype("float64")
     return df
+
+
+def _sample_sd(values: list[float]) -> float:
+    """The sample standard deviation (n - 1) of a row's runs; NaN for fewer than two."""
+    if len(values) < 2:
+        return math.nan
+    mean = sum(values) / len(values)
+    return math.sqrt(sum((v - mean) ** 2 for v in values) / (len(values) - 1))
 
 
 def dataframe_records(df: pd.DataFrame) -> list[dict]:

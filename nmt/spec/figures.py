@@ -17,9 +17,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import yaml
-
-from .schema import first_violation
+from .schema import first_violation, read_checked
 
 KINDS = ("learning_curves", "bleu_by_length", "attention_maps", "samples")  # schemas/figures.schema.yaml
 #: The key that lists a kind's systems.
@@ -30,15 +28,7 @@ def load_figures(path) -> dict:
     """A validated figure file: ``{id, paper, task, figures: [...]}``; errors name the file, the figure and the
     key (schemas/figures.schema.yaml, then what a schema cannot say: min <= max, one figure per id)."""
     path = Path(path)
-    try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except OSError as e:
-        raise ValueError(f"{path}: cannot read figure file: {e}") from e
-    except yaml.YAMLError as e:
-        raise ValueError(f"{path}: invalid YAML: {e}") from e
-    problem = first_violation(data, "figures")
-    if problem:
-        raise ValueError(f"{path}: {problem}")
+    data = read_checked(path, "figures", "figure file")
     parsed, ids = [], set()
     for i, fig in enumerate(data["figures"], start=1):
         label = fig.get("id") if isinstance(fig.get("id"), str) else None

@@ -32,6 +32,20 @@ def key_path(path) -> str:
     return out
 
 
+def read_checked(path: Path, name: str, what: str) -> Any:
+    """The YAML file at ``path``, valid against schema ``name``; else a ValueError naming the file (and the key)."""
+    try:
+        data = yaml.safe_load(Path(path).read_text(encoding="utf-8"))
+    except OSError as e:
+        raise ValueError(f"{path}: cannot read {what}: {e}") from e
+    except yaml.YAMLError as e:
+        raise ValueError(f"{path}: invalid YAML: {e}") from e
+    problem = first_violation(data, name)
+    if problem:
+        raise ValueError(f"{path}: {problem}")
+    return data
+
+
 def first_violation(data: Any, name: str, definition: str | None = None) -> str | None:
     """'KEY.PATH: message' of the violation of the schema jsonschema finds most relevant (into anyOf's branches,
     the deepest), or None when ``data`` is valid. List positions count from 1, as the rows and figures of the

@@ -8,14 +8,13 @@ rows with the scores files (:mod:`nmt.report.tables`).
 from __future__ import annotations
 
 import math
+import re
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from ..data.alignments import DEFAULT_SYMMETRIZE
 from ..eflomal_runner import DEFAULT_MODEL
-from .schema import first_violation
+from .schema import read_checked
 
 #: Metric columns a table may show, in display order, with their human labels.
 COLUMN_LABELS: dict[str, str] = {
@@ -45,6 +44,10 @@ ALIGNER_TOOLS = ("eflomal",)
 ALIGNER_MODELS = (1, 2, 3)
 
 
+#: The names the workflow gives a system's runs with its other seeds (nmt.config.seed_run): not a system's name.
+SEED_RUN_NAME = re.compile(r"^[A-Za-z0-9_]+_seed[0-9]+$")
+
+
 def is_number(x: Any) -> bool:
     return isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x)
 
@@ -58,12 +61,13 @@ def load_table(path) -> dict:
     ``requires``/``note`` (``None`` when absent) and ``paper`` values as floats.
     """
     where = str(path)
-    data = _read_mapping(Path(path))
-    problem = first_violation(data, "tables")
-    if problem:
-        raise ValueError(f"{where}: {problem}")
+    data = read_checked(Path(path), "tables", "table file")
     columns = list(data["columns"])
     systems = {sid: overrides or {} for sid, overrides in (data["systems"] or {}).items()}
+    for sid in systems:
+        if SEED_RUN_NAME.match(sid):
+            raise ValueError(f"{where}: systems.{sid}: a name ending in _seedN is a seed run's (train.seeds); "
+                             f"rename the system")
     ensembles = _parse_ensembles(data.get("ensembles"), systems, where)
     ensembles.update(_parse_decodings(data.get("decodings"), systems, ensembles, where))
     alignment = _parse_alignment(data.get("alignment"), systems, ensembles, data["task"], where)
@@ -74,18 +78,6 @@ def load_table(path) -> dict:
             "recipe": data.get("recipe"), "needs": data.get("needs"),
             "rows": [_parse_row(row, i, columns, row_systems, bool(alignment), where)
                      for i, row in enumerate(data["rows"], start=1)]}
-
-
-def _read_mapping(path: Path) -> Any:
-    where = str(path)
-    try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as e:
-        raise ValueError(f"{where}: cannot read table file: {e}") from e
-    try:
-        return yaml.safe_load(text)
-    except yaml.YAMLError as e:
-        raise ValueError(f"{where}: invalid YAML: {e}") from e
 
 
 def _parse_ensembles(ensembles: dict | None, systems: dict, where: str) -> dict[str, dict]:

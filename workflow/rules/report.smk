@@ -9,11 +9,13 @@ rule report:
         all_attention_maps,
         tables=config["tables"],
         figures=config.get("figures", []),
+        claims=config.get("claims", []),
         attention_speed=layout.path(layout.BENCHMARK, preset=PRESET, name="attention"),
         monotonic_speed=layout.path(layout.BENCHMARK, preset=PRESET, name="monotonic"),
     output:
         html=layout.REPORT_PAGE,
         summary=layout.REPORT_SUMMARY,
+        claims=layout.REPORT_CLAIMS,
     params:
         results=layout.RESULTS_ROOT,
         data=layout.DATA_ROOT,
