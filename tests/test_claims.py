@@ -373,3 +373,14 @@ def test_a_table_system_may_not_be_named_like_a_seed_run(tmp_path):
     (tmp_path / "t.yaml").write_text(yaml.safe_dump(table))
     with pytest.raises(ValueError, match=r"t\.yaml: systems\.base_seed2: a name ending in _seedN is a seed run's"):
         load_table(tmp_path / "t.yaml")
+
+
+def test_a_claim_on_a_table_the_preset_does_not_run_is_not_run(tmp_path):
+    config = cfg.load_params(ROOT / "params.yaml", "tiny")
+    config["tables"] = ["workflow/tables/raffel2017_table4.yaml"]
+    claims = collect_claims(config, ROOT)
+    luong = [c for c in claims if c["paper"] == "Luong et al. (2015)"]
+    assert luong and all(c["absent"] == f"the preset does not run table {c['table']}" for c in luong)
+    judge = ClaimJudge(results_dir=tmp_path, preset="tiny", tables_by_id={}, pair_for_task={})
+    record = judge.judge(luong[0])
+    assert record["verdict"] == NOT_RUN and record["reason"] == "the preset does not run table luong2015_table1"

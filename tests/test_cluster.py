@@ -36,7 +36,7 @@ def test_the_cluster_run_gives_the_tables_of_the_run_on_one_machine(tiny_runs):
 def test_every_job_that_runs_a_model_asked_for_one_gpu_and_no_other_job_for_any(tiny_runs):
     tiny_runs["slurm"]
     by_rule = jobs_by_rule(tiny_runs.cluster)
-    assert len(by_rule["train"]) == sum(map(len, systems().values()))  # a requeued job keeps its id
+    assert len(by_rule["train"]) == sum(map(len, systems(tiny_runs["slurm"].workdir).values()))  # requeued: same id
     for rule, jobs in by_rule.items():
         for job in jobs:
             assert job["JobState"] == "COMPLETED", job

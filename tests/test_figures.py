@@ -218,3 +218,17 @@ def test_unavailable_figure_says_why_and_draws_nothing(tmp_path):
     (tmp_path / "fig7.png").write_bytes(b"stale")
     view = figure_view(fig, None, tmp_path, {})
     assert view["unavailable"] and not (tmp_path / "fig7.png").exists()
+
+
+def test_a_figure_whose_results_are_not_all_there_is_not_drawn_and_names_the_file(run_files):
+    """A report made by hand from part of the results (e.g. two tables of a preset) draws what it can."""
+    inputs, _, out = run_files
+    out.mkdir()
+    (out / "fig6.png").write_bytes(b"stale")
+    fig = {"id": "fig6", "kind": "bleu_by_length", "title": "t", "testset": "test", "paper_note": None,
+           "lines": [{"system": "base", "label": "base", "unk": False},
+                     {"system": "untrained", "label": "u", "unk": False}]}
+    view = figure_view(fig, inputs, out, {})
+    assert view["unavailable"].startswith("MISSING results: no ")
+    assert view["unavailable"].endswith("en-de/scores/untrained.test.json")
+    assert not (out / "fig6.png").exists() and view["missing"].name == "untrained.test.json"

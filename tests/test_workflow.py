@@ -57,10 +57,13 @@ def test_dvc_repro_gives_the_same_report(tiny_runs):
     workdir = tiny_runs["dvc"].workdir
     assert_same_tables(workdir, tiny_runs["snakemake"].workdir)
     shown = run(["dvc", "metrics", "show", "--json"], workdir).stdout
-    for task, system, testset in evaluations():
+    for task, system, testset in evaluations(workdir):
         assert f"results/tiny/{task}/scores/{system}.{testset}.json" in shown
     assert "bleu_tok" in shown
-    assert "results/tiny/en-de/scores/eflomal_full.align.json" in shown and '"aer"' in shown
+    assert "results/tiny/de-en/scores/eflomal_full.align.json" in shown and '"aer"' in shown
+    verdicts = json.loads(run(["dvc", "metrics", "show", "--json"], workdir).stdout)
+    counts = next(iter(verdicts.values()))["data"]["reports/tiny/claims.json"]["data"]["summary"]  # the claims' counts
+    assert counts["claims"] == counts["reproduced"] + counts["contradicted"] + counts["inconclusive"] + counts["not_run"]
 
 
 @pytest.mark.pipeline("dvc")

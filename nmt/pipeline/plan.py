@@ -196,11 +196,13 @@ def collect_training_alignments(config: dict, root: str | Path = ".") -> dict[tu
 
 
 def task_aligners(config: dict, root: str | Path, task: str) -> dict[str, dict]:
-    """{aligner id: settings} over the alignment tables of the preset for `task`; one id, one meaning."""
+    """{aligner id: settings} over the alignment tables of the preset for `task` (or whose reverse_task it is); one
+    id, one meaning."""
     found: dict[str, dict] = {}
     for table_path in config["tables"]:
         table = load_table(Path(root) / table_path)
-        if table["task"] != task or not table["alignment"]:
+        # a table that trains its systems for the reverse task too guides them there by its own aligners
+        if not table["alignment"] or task not in (table["task"], table["alignment"]["reverse_task"]):
             continue
         for name, settings in table["alignment"]["aligners"].items():
             if found.setdefault(name, settings) != settings:
@@ -363,15 +365,19 @@ def decoding_models(config: dict, root: str | Path, task: str, name: str, models
 def collect_claims(config: dict, root: str | Path = ".") -> list[dict]:
     """Every claim of the preset's claims files (params.yaml `claims:`), in file order, each checked against the
     rows of its table (nmt.spec.claims), so that a claim naming an unknown system stops the workflow when it is
-    planned, not at its report; claim ids are unique across the files."""
+    planned, not at its report; claim ids are unique across the files. A claim on a table file beside the preset's
+    that the preset does not list is kept, as not run."""
     tables = {}
     for table_path in config["tables"]:
         table = load_table(Path(root) / table_path)
         tables[table["id"]] = table
+    # the other table files beside the preset's: a claim on one of them is not run here (not an unknown table)
+    beside = {path for table_path in config["tables"] for path in (Path(root) / table_path).parent.glob("*.yaml")}
+    others = {load_table(path)["id"] for path in beside} - set(tables)
     claims, seen = [], {}
     for path in config.get("claims") or []:
         try:
-            parsed = load_claims(Path(root) / path, tables)
+            parsed = load_claims(Path(root) / path, tables, others)
         except ValueError as err:
             raise ConfigError(str(err)) from None
         for claim in parsed["claims"]:

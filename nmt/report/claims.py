@@ -91,6 +91,8 @@ class ClaimJudge:
 
     # -- comparisons of systems on a table's test set ------------------------------------------------------------
     def _compared(self, claim: dict) -> dict:
+        if claim.get("absent"):
+            raise NotRun(claim["absent"])
         table = self.tables[claim["table"]]
         if claim["table"] in self.unavailable:
             raise NotRun(f"preset {self.preset!r} cannot measure {claim['table']}: {self.unavailable[claim['table']]}")

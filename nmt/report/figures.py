@@ -21,6 +21,14 @@ from .plots import save_png
 DASH = "\u2013"
 
 
+class MissingInput(Exception):
+    """A file a figure draws is not there."""
+
+    def __init__(self, path: Path):
+        super().__init__(str(path))
+        self.path = path
+
+
 class FigureInputs:
     """Where a figure's inputs are among a task's results and data (nmt.layout, below results/{preset} and
     data/{preset})."""
@@ -35,21 +43,29 @@ class FigureInputs:
     def data(self, template: str, **fields) -> Path:
         return layout.under(self.data_dir, layout.DATA_ROOT, template, pair=self.pair, **fields)
 
+    def present(self, path: Path) -> Path:
+        """``path``, which the DAG writes before the report; MissingInput where it has not (yet): a report made by
+        hand from part of the results draws the figures it can."""
+        if not path.is_file():
+            raise MissingInput(path)
+        return path
+
     def scores(self, system: str, testset: str) -> dict:
-        path = self.result(layout.SCORES, system=system, testset=testset)
+        path = self.present(self.result(layout.SCORES, system=system, testset=testset))
         self.add_source(path, "scores")
         return json.loads(path.read_text(encoding="utf-8"))
 
     def translation(self, system: str, testset: str, unk: bool) -> list[str]:
-        path = self.result(layout.UNK_TRANSLATION if unk else layout.TRANSLATION, system=system, testset=testset)
+        path = self.present(self.result(layout.UNK_TRANSLATION if unk else layout.TRANSLATION, system=system,
+                                        testset=testset))
         self.add_source(path, "translation")
         return read_lines(path, allow_empty=True)
 
     def prepared(self, split: str, side: str) -> list[str]:
-        return read_lines(self.data(layout.PREPARED_SIDE, split=split, side=side))
+        return read_lines(self.present(self.data(layout.PREPARED_SIDE, split=split, side=side)))
 
     def attention(self, system: str, split: str) -> dict:
-        path = self.result(layout.ATTENTION, system=system, split=split)
+        path = self.present(self.result(layout.ATTENTION, system=system, split=split))
         self.add_source(path, "attention")
         return json.loads(path.read_text(encoding="utf-8"))
 
@@ -178,5 +194,10 @@ def figure_view(fig: dict, inputs: FigureInputs | None, out_dir: Path, learning_
         return view
     build = {"bleu_by_length": bleu_by_length_view, "attention_maps": attention_maps_view,
              "samples": samples_view}[fig["kind"]]
-    view.update(build(fig, inputs, out_dir))
+    try:
+        view.update(build(fig, inputs, out_dir))
+    except MissingInput as missing:
+        (out_dir / f"{fig['id']}.png").unlink(missing_ok=True)
+        view["unavailable"] = f"MISSING results: no {missing.path}"
+        view["missing"] = missing.path
     return view

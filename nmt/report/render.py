@@ -542,7 +542,13 @@ class _Report:
             inputs = FigureInputs(self.results_dir, Path(data_dir), self.pair_for_task[task], self.add_source)
         elif fig["kind"] != "learning_curves":
             raise ValueError(f"figure {fig['id']}: task {task!r} has no corpus pair, or no data directory given")
-        return figure_view(fig, inputs, self.out_dir, learning_curve_pngs)
+        view = figure_view(fig, inputs, self.out_dir, learning_curve_pngs)
+        if view.get("missing") is not None:  # drawn from results that are not all there (a report made by hand)
+            shown = self.shown(view.pop("missing"))
+            view["unavailable"] = f"MISSING results: no {shown}"
+            if shown not in self.missing_files:
+                self.missing_files.append(shown)
+        return view
 
     def speed_views(self, speed: dict[str, Path]) -> list[dict]:
         views = []

@@ -33,19 +33,20 @@ def metric_direction(metric: str) -> str:
     return "lower" if metric in LOWER_IS_BETTER else "higher"
 
 
-def load_claims(path, tables: dict[str, dict]) -> dict:
+def load_claims(path, tables: dict[str, dict], other_tables: set[str] = frozenset()) -> dict:
     """A validated claims file: ``{paper, path, claims: [...]}``, each claim with ``kind``, ``direction`` and
     ``pairs`` (the comparisons it is made of: ``{a, b, paper_delta}``, a and b terms as parsed values).
 
-    ``tables``: {table id: parsed table (nmt.spec.tables.load_table)} of the preset; a claim naming another table,
-    a system that is not one of its rows, or a field no scores file has is an error naming the file and the key
-    (``claims[3].better[2]: ...``)."""
+    ``tables``: {table id: parsed table (nmt.spec.tables.load_table)} of the preset; a claim on a table of
+    ``other_tables`` (ids of table files the preset does not run) gets ``absent`` (why it cannot be judged) and is
+    not checked further; a claim naming any other table, a system that is not one of its rows, or a field no scores
+    file has is an error naming the file and the key (``claims[3].better[2]: ...``)."""
     path = Path(path)
     data = read_checked(path, "claims", "claims file")
     claims, ids = [], set()
     for i, raw in enumerate(data["claims"], start=1):
         where = f"{path}: claims[{i}] ({raw['id']})"
-        claim = _parse_claim(raw, tables, where)
+        claim = _parse_claim(raw, tables, other_tables, where)
         if claim["id"] in ids:
             raise ValueError(f"{path}: claim id {claim['id']!r} is used twice")
         ids.add(claim["id"])
@@ -53,7 +54,7 @@ def load_claims(path, tables: dict[str, dict]) -> dict:
     return {"paper": data["paper"], "path": str(path), "claims": claims}
 
 
-def _parse_claim(raw: dict, tables: dict[str, dict], where: str) -> dict:
+def _parse_claim(raw: dict, tables: dict[str, dict], other_tables: set[str], where: str) -> dict:
     kinds = [k for k in KINDS if k in raw]
     if len(kinds) != 1:
         raise ValueError(f"{where}: a claim has exactly one of {', '.join(KINDS)} (found {', '.join(kinds) or 'none'})")
@@ -63,7 +64,8 @@ def _parse_claim(raw: dict, tables: dict[str, dict], where: str) -> dict:
     if problem:
         raise ValueError(f"{where}: {problem}")
     claim = {"id": raw["id"], "claim": raw["claim"], "where": raw["where"], "kind": kind,
-             "paper_note": raw.get("paper_note"), "table": raw.get("table"), "metric": raw.get("metric")}
+             "paper_note": raw.get("paper_note"), "table": raw.get("table"), "metric": raw.get("metric"),
+             "absent": None}
     if kind == "speedup":
         low, high = raw["speedup"]["lengths"]
         if low > high:
@@ -71,6 +73,10 @@ def _parse_claim(raw: dict, tables: dict[str, dict], where: str) -> dict:
         return {**claim, "speedup": dict(raw["speedup"]), "direction": "higher", "pairs": [],
                 "paper_delta": raw.get("paper_delta")}
     table = tables.get(raw["table"])
+    if table is None and raw["table"] in other_tables:
+        return {**claim, "absent": f"the preset does not run table {raw['table']}", "direction":
+                raw.get("direction") or metric_direction(raw["metric"]), "pairs": [],
+                "paper_delta": raw.get("paper_delta"), "margin": None}
     if table is None:
         raise ValueError(f"{where}: table: {raw['table']!r} is not one of the preset's tables "
                          f"({', '.join(sorted(tables))})")
