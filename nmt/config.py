@@ -286,3 +286,10 @@ def fingerprint(obj: Any) -> str:
 def eflomal_samplers(config: dict) -> int:
     """How many samplers every eflomal run of the preset averages (`eflomal.samplers`; eflomal's own default)."""
     return (config.get("eflomal") or {}).get("samplers", eflomal_runner.DEFAULT_SAMPLERS)
+
+
+def unk_credit_option(config: dict) -> str:
+    """What `nmt translate` is told of unk replacement's crediting (`unk.credit`): nothing by default (each model's
+    own rule, as alignment extraction credits), else " --credit read" or " --credit predicted" for every model."""
+    credit = (config.get("unk") or {}).get("credit")
+    return f" --credit {credit}" if credit else ""

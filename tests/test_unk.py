@@ -114,3 +114,62 @@ def test_eflomal_runs_are_reproducible_with_a_seed(tmp_path):
             required.unavailable("no C compiler / not Linux: eflomal cannot be seeded here")
         runs.append((fwd.read_text(), rev.read_text()))
     assert runs[0] == runs[1]
+
+
+# --------------------------------------------------------------------------- which step's attention an <unk> takes
+
+class HandMadeAttention:
+    """A stand-in model whose forced decoding returns fixed attention weights: step k (reading tgt_in[k]) puts
+    all its weight on source word STEP_WORD[k], so the step that reads a word and the step that predicts it point
+    at different source words."""
+    STEP_WORD = [2, 0, 1, 3]  # <s>-step -> word 2, the step reading y_1 -> 0, reading y_2 -> 1, reading y_3 -> 3
+
+    def __init__(self, score):
+        import torch
+        self.torch = torch
+        self.config = {"arch": "luong", "attention": "global", "score": score}
+        self.attention = object()
+
+    def __call__(self, src, src_len, tgt_in):
+        steps = tgt_in.size(1)
+        weights = self.torch.zeros(src.size(0), steps, src.size(1))
+        for k in range(steps):
+            weights[:, k, self.STEP_WORD[k]] = 1.0
+        return None, weights
+
+
+@pytest.mark.parametrize("score, credit, expected", [
+    ("general", None, ["een", "tweede", "u"]),   # content-based: the step that reads the word (footnote 14)
+    ("location", None, ["drie", "een", "tweede"]),  # location-based: the step that predicts it
+    ("general", "predicted", ["drie", "een", "tweede"]),  # unk.credit overrides the model's rule
+    ("location", "read", ["een", "tweede", "u"]),
+])
+def test_unk_replacement_credits_attention_as_alignment_extraction_does(tmp_path, score, credit, expected):
+    """Three <unk> in a row, source 'een twee drie u' (dictionary: twee -> tweede): each <unk> takes the source word
+    that soft_alignments credits it with, by the model's footnote-14 rule unless `credit` says otherwise."""
+    from nmt.align.extract import credited_positions, soft_alignments
+    model = HandMadeAttention(score)
+    source, target = [[7, 8, 9, 10]], [[3, 3, 3]]
+    positions = credited_positions(model, source, target, credit=credit)
+    matrix = soft_alignments(model, source, target, credit=credit)[0]
+    assert positions == [[int(w) for w in matrix.argmax(axis=1)]]  # one rule for both
+    replaced = replace_unks(["<unk>"] * 3, positions[0], "een twee drie u".split(), {"twee": "tweede"})
+    assert replaced == expected
+
+
+def test_predicted_crediting_gives_the_search_s_own_positions():
+    """Forced decoding of a translation through the model repeats the search's steps: crediting every step to the
+    word it predicts gives the positions the beam search recorded."""
+    import torch
+    from nmt.align.extract import credited_positions
+    from nmt.decode.translate import beam_search
+    from nmt.models.seq2seq import Seq2Seq
+    torch.manual_seed(3)
+    model = Seq2Seq({"layers": 1, "hidden": 16, "embed": 16, "dropout": 0.0, "reverse": True, "attention": "global",
+                     "score": "general", "input_feed": True, "max_src_len": 12}, src_vocab=30, tgt_vocab=30).eval()
+    sources = [[5, 6, 7, 8, 9], [10, 11, 12], [13, 14, 15, 16, 17, 18]]
+    src = torch.tensor([s + [0] * (6 - len(s)) for s in sources])
+    hyps = beam_search(model, src, torch.tensor([len(s) for s in sources]), beam=3)
+    assert any(h.tokens for h in hyps)
+    assert credited_positions(model, sources, [h.tokens for h in hyps], credit="predicted") == \
+        [h.positions for h in hyps]

@@ -252,14 +252,16 @@ def stage_for_each_job(jobs: list[dict], stages: dict[str, dict]) -> dict[int, s
 def test_every_dvc_stage_runs_the_command_of_the_snakemake_job_that_writes_its_files(tmp_path, preset, seeds):
     """The two engines run one plan: each Snakemake job has one DVC stage with the same outputs, named after its
     rule, whose nmt commands are the job's word for word; no stage is left without a job. With train.seeds, both
-    train every system once per seed, and decode, score and align each run."""
+    train every system once per seed, and decode, score and align each run; with unk.credit, both tell every
+    decoding."""
     workdir = scratch_copy(tmp_path / preset)
     params = yaml.safe_load((workdir / "params.yaml").read_text())
     (workdir / "params.yaml").write_text(yaml.safe_dump({**params, "preset": preset}, sort_keys=False))
-    if seeds:
+    if seeds:  # and unk replacement crediting every model's attention by one rule
         preset_file = workdir / "workflow/presets" / f"{preset}.yaml"
         spec = yaml.safe_load(preset_file.read_text())
         spec["train"] = {**spec.get("train", {}), "seeds": seeds}
+        spec["unk"] = {"credit": "predicted"}
         preset_file.write_text(yaml.safe_dump(spec, sort_keys=False))
     run([sys.executable, "-m", "nmt.cli", "dvc-yaml"], workdir)
     stages = {name: stage for name, stage in read_stages(workdir).items() if name not in DVC_ONLY}
@@ -280,3 +282,5 @@ def test_every_dvc_stage_runs_the_command_of_the_snakemake_job_that_writes_its_f
         assert "--init-from results/tiny/de-en/models/rnnsearch_seed2/model.pt" in frozen["cmd"]
         for decoded in ("translate.en-vi.monotonic_eq17_hard_seed2.test", "align_score.de-en.rnnsearch_seed2.align"):
             assert decoded in stages
+        assert all(" --credit predicted " in stage["cmd"] for name, stage in stages.items()
+                   if name.startswith("translate."))

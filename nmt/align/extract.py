@@ -67,6 +67,25 @@ def soft_alignments(model, sources: list[list[int]], targets: list[list[int]], *
     return out  # type: ignore[return-value]
 
 
+def credited_positions(model, sources: list[list[int]], targets: list[list[int]], *, credit: str | None = None,
+                       batch_size: int = 32, device: torch.device | str = "cpu") -> list[list[int]]:
+    """For each target word, the source word (written order) whose attention weight is largest in the step
+    credited to it: the rows of :func:`soft_alignments` (each member's own rule, footnote 14, or ``credit``), so
+    that unk replacement looks at the word alignment extraction links. A row without weight (hard monotonic
+    attention that ran past the sentence's end) gives the last source word, the one the process saw last, as the
+    search's own positions do (nmt.decode.translate.attended_words). Empty lists for a model without attention."""
+    if any(getattr(m, "attention", None) is None and m.config.get("arch", "luong") == "luong"
+           for m in members_of(model)):
+        return [[] for _ in targets]
+    keep = [i for i, t in enumerate(targets) if t]  # an empty translation has nothing to credit
+    matrices = soft_alignments(model, [sources[i] for i in keep], [targets[i] for i in keep], batch_size=batch_size,
+                               device=device, credit=credit)
+    out: list[list[int]] = [[] for _ in targets]
+    for i, matrix in zip(keep, matrices):
+        out[i] = [int(s) if row.sum() > 0 else len(sources[i]) - 1 for s, row in zip(matrix.argmax(axis=1), matrix)]
+    return out
+
+
 def hard_links(matrix: np.ndarray) -> set[tuple[int, int]]:
     """One (source, target) link per target word: the source word with the largest weight (first on ties)."""
     if matrix.size == 0:

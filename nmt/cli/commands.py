@@ -228,12 +228,19 @@ def cmd_translate(args) -> None:
             raise cfg.ConfigError(f"{', '.join(paths)}: {e}") from e
     lines = read_lines(args.src)
     device = next(model.parameters()).device
-    hyps = translate_ids(model, [src_vocab.encode(line) for line in lines], beam=beam,
-                         batch_size=args.batch_size or options.get("batch_size", 64),
+    sources = [src_vocab.encode(line) for line in lines]
+    batch_size = args.batch_size or options.get("batch_size", 64)
+    hyps = translate_ids(model, sources, beam=beam, batch_size=batch_size,
                          max_len_ratio=options.get("max_len_ratio", 2.0), device=device)
+    if args.positions_out:
+        # the source word credited with each output word, for unk replacement: by the rule alignment extraction
+        # credits attention with (each model's own, Luong et al.'s footnote 14, unless --credit says otherwise)
+        from ..align.extract import credited_positions
+        positions = credited_positions(model, sources, [h.tokens for h in hyps], credit=args.credit,
+                                       batch_size=batch_size, device=device)
     write_lines_atomic(args.out, (" ".join(tgt_vocab.decode(h.tokens)) for h in hyps))
-    if args.positions_out:  # the attended source word of every output word, for unk replacement
-        write_lines_atomic(args.positions_out, (" ".join(map(str, h.positions)) for h in hyps))
+    if args.positions_out:
+        write_lines_atomic(args.positions_out, (" ".join(map(str, p)) for p in positions))
 
 
 def cmd_attention(args) -> None:
@@ -483,7 +490,12 @@ def _model_commands(sub) -> None:
     which.add_argument("--system", help="a system or ensemble that the preset's tables define for --task, "
                        "its model.pt (or its members') taken from --models-dir")
     add_system_args(p)
-    p.add_argument("--positions-out", help="also write, per output word, the source position it attended to most")
+    p.add_argument("--positions-out", help="also write, per output word, the source position credited with it "
+                   "(the largest attention weight of the step credited to the word), for unk replacement")
+    p.add_argument("--credit", choices=["read", "predicted"], default=None,
+                   help="which step's attention is credited to an output word: the step that reads it or the one "
+                   "that predicts it (default: each model's own rule, Luong et al.'s footnote 14, as in alignment "
+                   "extraction)")
     p.add_argument("--src", required=True)
     p.add_argument("--out", required=True)
     p.add_argument("--beam", type=int, default=None, help="beam size (1 = greedy; default from the config)")

@@ -144,7 +144,7 @@ class Planner:
         decode = " ".join(f"--{key} {value}" for key, value in sorted(plan.decode_options(ensembles, system).items()))
         self.add(f"translate.{task}.{system}.{testset}", ("translate",),
                  f"nmt translate --model {' '.join(models)}{self.combine(task, system)}{' ' + decode if decode else ''}"
-                 f" --src {src} --out {hyp} --positions-out {positions} --threads 1",
+                 f" --src {src} --out {hyp} --positions-out {positions}{cfg.unk_credit_option(self.config)} --threads 1",
                  [*models, src], [hyp, positions], self.preset_params("translate"))
         unk, scores = self.path(layout.UNK_TRANSLATION, **fields), self.path(layout.SCORES, **fields)
         dictionary = self.path(layout.UNK_DICTIONARY, pair=task)

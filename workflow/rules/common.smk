@@ -43,6 +43,7 @@ TRAIN_DEVICE = device_option(TRAIN_JOB)
 DECODE_DEVICE = device_option(DECODE_JOB)
 CPU_DEVICE = device_option(CPU_JOB)  # " --device cpu" in every preset: e.g. evaluate's test perplexity
 EFLOMAL_SAMPLERS = f" --samplers {nmtcfg.eflomal_samplers(config)}"  # every eflomal run: unk dictionary, aligners
+UNK_CREDIT = nmtcfg.unk_credit_option(config)  # "" (each model's own footnote-14 rule) or " --credit read|predicted"
 
 
 

@@ -24,4 +24,4 @@ rule translate:
         layout.pattern(layout.JOB_TIMING, step="translate", name="{system}.{testset}")
     shell:
         "nmt translate --model {input.models} {params.combine} {params.decode} --src {input.src} --out {output.hyp}"
-        " --positions-out {output.positions} --threads {threads}" + DECODE_DEVICE + " > {log} 2>&1"
+        " --positions-out {output.positions}" + UNK_CREDIT + " --threads {threads}" + DECODE_DEVICE + " > {log} 2>&1"
