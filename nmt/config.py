@@ -235,6 +235,16 @@ def task_splits(config: dict, task: str) -> list[str]:
     return ["train", "dev", "test", *extra]
 
 
+def raw_reference_splits(config: dict, task: str) -> list[str]:
+    """The task's test splits that come with a raw reference (`raw_ref`: `nmt data get` writes {split}.raw_ref),
+    against which detokenised BLEU is scored; the others score it against their detokenised tokenised reference."""
+    spec = corpus_for_task(config, task)
+    if spec["corpus"] == "synth":
+        return []
+    return [name for name, source in (spec.get("splits") or {}).items()
+            if isinstance(source, dict) and source.get("raw_ref") and licence_allows(config, source)]
+
+
 def gold_splits(config: dict, task: str) -> list[str]:
     """The task's splits that come with gold word alignments (`{split}.gold`, Pharaoh, source index first):
     the synthetic corpus' `align` split; a registry split that names a `gold` file."""

@@ -7,8 +7,10 @@ Both BLEU variants are computed with sacreBLEU's ``BLEU`` metric, corpus level, 
   the one ``multi-bleu.perl`` reports on the same tokenised files. The one difference: when some n-gram order
   (n <= 4) has *no* match at all in the whole corpus, ``multi-bleu.perl`` gives 0 while the ``exp`` smoothing
   gives a small positive score. With any real test set every order has matches and the two agree.
-- ``bleu_detok``: both sides are detokenised with sacremoses, then scored with the standard ``13a`` tokeniser:
-  the number comparable across papers that tokenise differently.
+- ``bleu_detok``: the hypotheses are detokenised with sacremoses and scored with the standard ``13a`` tokeniser
+  against the test set's raw reference where the preset has one (``raw_ref``: the WMT newstests as released, what
+  mteval-v13a and WMT's NIST BLEU score against), else against the tokenised reference detokenised the same way:
+  the number comparable across papers that tokenise differently. ``bleu_detok_reference`` says which.
 
 Note: with ``effective_order=False`` a corpus without any 4-gram (all sentences shorter than 4 tokens) scores 0,
 even if the hypothesis equals the reference.
@@ -20,11 +22,11 @@ from typing import Any, Sequence
 
 from sacrebleu.metrics import BLEU
 
-from nmt.data.text import PathLike, read_parallel, write_json_atomic
+from nmt.data.text import PathLike, check_same_sentences, read_lines, read_parallel, write_json_atomic
 from nmt.data.tokenize import detokenize
 
 SCORE_KEYS = ("system", "testset", "preset", "pair", "n_sentences", "bleu_tok", "bleu_tok_signature",
-              "bleu_detok", "bleu_detok_signature", "ppl", "hyp", "ref",
+              "bleu_detok", "bleu_detok_signature", "bleu_detok_reference", "ppl", "hyp", "ref",
               "bleu_tok_unk", "bleu_tok_unk_signature", "bleu_detok_unk", "bleu_detok_unk_signature", "unk",
               "by_length")
 META_KEYS = ("system", "testset", "preset", "pair")
@@ -64,6 +66,13 @@ def bleu_detokenized(hyps: Sequence[str], refs: Sequence[str], lang: str) -> tup
     return _bleu(detokenize(hyps, lang), detokenize(refs, lang), "13a")
 
 
+def bleu_against_raw(hyps: Sequence[str], raw_refs: Sequence[str], lang: str) -> tuple[float, str]:
+    """Detokenise the hypotheses with sacremoses for ``lang`` and score them with sacreBLEU's ``13a`` against the
+    raw (never tokenised) references: NIST BLEU as WMT reports it (mteval-v13a). Returns ``(score, signature)``."""
+    _check_lengths(hyps, raw_refs)
+    return _bleu(detokenize(hyps, lang), list(raw_refs), "13a")
+
+
 def bleu_by_length(hyps: Sequence[str], refs: Sequence[str], srcs: Sequence[str],
                    buckets: Sequence[int] = (10, 20, 30, 40, 50, 60, 70)) -> list[dict[str, Any]]:
     """Tokenised BLEU per source-length bucket (Luong et al. 2015, Figure 6).
@@ -97,7 +106,8 @@ def bleu_by_length(hyps: Sequence[str], refs: Sequence[str], srcs: Sequence[str]
 
 def evaluate_files(hyp_path: PathLike, ref_path: PathLike, *, lang: str, ppl: float | None,
                    meta: dict[str, Any], out_path: PathLike | None = None,
-                   unk: dict[str, Any] | None = None, src_path: PathLike | None = None) -> dict[str, Any]:
+                   unk: dict[str, Any] | None = None, src_path: PathLike | None = None,
+                   raw_ref_path: PathLike | None = None) -> dict[str, Any]:
     """Score a translation file against its reference; returns the Scores dict of ``docs/formats.md``.
 
     Both files must be in the tokenised form the model works in (the hypothesis is model output; the reference
@@ -118,6 +128,9 @@ def evaluate_files(hyp_path: PathLike, ref_path: PathLike, *, lang: str, ppl: fl
 
     ``src_path`` (optional, the test source) adds ``by_length``: tokenised BLEU per source-length bucket
     (:func:`bleu_by_length`) of the translation and, under ``"unk"``, of the unk-replaced one (Figure 6).
+
+    ``raw_ref_path`` (optional, the test set's raw reference, in the order of ``ref_path``: checked, a mismatch is a
+    CorpusError naming both files) is what ``bleu_detok`` scores against instead of the detokenised ``ref_path``.
     """
     missing = [k for k in META_KEYS if k not in meta]
     if missing:
@@ -130,13 +143,23 @@ def evaluate_files(hyp_path: PathLike, ref_path: PathLike, *, lang: str, ppl: fl
         if not math.isfinite(ppl):
             raise ValueError(f"ppl must be a finite number or None, got {ppl}")
     hyps, refs = read_parallel(hyp_path, ref_path, allow_empty_src=True)
+    raw_refs = None
+    if raw_ref_path is not None:
+        raw_refs = read_lines(raw_ref_path)
+        check_same_sentences(raw_refs, refs, raw_ref_path, ref_path)
+
+    def detok_bleu(lines: list[str]) -> tuple[float, str]:
+        return bleu_against_raw(lines, raw_refs, lang) if raw_refs is not None else bleu_detokenized(lines, refs, lang)
+
     bleu_tok, sig_tok = bleu_tokenized(hyps, refs)
-    bleu_detok, sig_detok = bleu_detokenized(hyps, refs, lang)
+    bleu_detok, sig_detok = detok_bleu(hyps)
     scores = dict(meta)
     scores.update({
         "n_sentences": len(refs),
         "bleu_tok": bleu_tok, "bleu_tok_signature": sig_tok,
         "bleu_detok": bleu_detok, "bleu_detok_signature": sig_detok,
+        "bleu_detok_reference": ({"kind": "raw", "path": str(raw_ref_path)} if raw_refs is not None else
+                                 {"kind": "detokenised", "path": str(ref_path)}),
         "ppl": ppl, "hyp": str(hyp_path), "ref": str(ref_path),
         "bleu_tok_unk": None, "bleu_tok_unk_signature": None, "bleu_detok_unk": None,
         "bleu_detok_unk_signature": None, "unk": unk, "by_length": None,
@@ -147,7 +170,7 @@ def evaluate_files(hyp_path: PathLike, ref_path: PathLike, *, lang: str, ppl: fl
     if unk is not None:
         replaced, _ = read_parallel(unk["hyp"], ref_path, allow_empty_src=True)
         scores["bleu_tok_unk"], scores["bleu_tok_unk_signature"] = bleu_tokenized(replaced, refs)
-        scores["bleu_detok_unk"], scores["bleu_detok_unk_signature"] = bleu_detokenized(replaced, refs, lang)
+        scores["bleu_detok_unk"], scores["bleu_detok_unk_signature"] = detok_bleu(replaced)
         if srcs is not None:
             scores["by_length"]["unk"] = bleu_by_length(replaced, refs, srcs)
     if out_path is not None:

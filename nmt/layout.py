@@ -16,6 +16,7 @@ RESULTS_ROOT = "results/{preset}"  # what `nmt report --results` names
 RAW = DATA_ROOT + "/{pair}/raw"
 RAW_SIDE = RAW + "/{split}.{side}"
 GOLD = RAW + "/{split}.gold"
+RAW_REFERENCE = RAW + "/{split}.raw_ref"  # a test split's raw reference, for detokenised BLEU
 RAW_STATS = RAW + "/stats.json"
 
 PREPARED = DATA_ROOT + "/{pair}/prepared"

@@ -51,6 +51,8 @@ def files(tmp_path_factory) -> Path:
         (root / "long" / f"{split}.src").write_text(" ".join(["s1"] * 60) + "\n")
         (root / "long" / f"{split}.tgt").write_text("t1 t2\n")
     (root / "scores.json").write_text('{"bleu_tok": 12.5,\n "ppl": }\n')
+    (root / "ref2").write_text("a b .\nc d .\n")
+    (root / "raw2").write_text("C d.\nA b.\n")  # the raw reference, in another order
     return root
 
 
@@ -89,6 +91,10 @@ CASES = {
     "an empty training split": (PREPARE + ["--raw", "{d}/raw"], "{d}/raw/train.src: the train split is empty"),
     "no training pair within prepare.max_len": (
         PREPARE + ["--raw", "{d}/long"], "{d}/long/train.src: none of its 1 training pairs is at most"),
+    "a raw reference not in the order of the tokenised test set": (
+        ["evaluate", "--hyp", "{d}/ref2", "--ref", "{d}/ref2", "--raw-ref", "{d}/raw2", "--lang", "de", "--out",
+         "{d}/out", "--system", "s", "--testset", "test", "--preset-name", "demo", "--pair", "en-de"],
+        "{d}/raw2:1: not the sentence of line 1 of {d}/ref2"),
     "unk replace: files of different lengths": (
         UNK + ["--positions", "{d}/pos_two_lines"], "line counts differ"),
 }

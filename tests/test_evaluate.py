@@ -271,3 +271,37 @@ def test_evaluate_files_adds_bleu_by_source_length(tmp_path):
     assert [b["n_sentences"] for b in scores["by_length"]["unk"]] == [1, 2, 0, 0, 1, 0, 1]
     assert scores["by_length"]["unk"] == bleu_by_length(TOK_REFS, TOK_REFS, sources)
     assert evaluate_files(hyp, ref, lang="de", ppl=None, meta=META)["by_length"] is None
+
+
+# ------------------------------------------------------------------------------------------- the raw reference
+# The raw (never tokenised) reference of TOK_REFS, as WMT releases it: what NIST BLEU is scored against.
+RAW_REFS = ["Ein Mann mit einem Hut sitzt auf einer Bank.", "Zwei Hunde spielen im tiefen Schnee.",
+            "Eine Frau liest im Park ein Buch.", "Ein Junge fährt Fahrrad.", "Ein Kind springt in den Pool."]
+
+
+def test_detokenised_bleu_against_the_raw_reference_equals_the_sacrebleu_command_line(tmp_path):
+    """bleu_detok with a raw reference: the detokenised hypotheses scored against the raw reference as it is, the
+    number `sacrebleu RAW -i DETOKENISED_HYP` (13a) prints; the scores file says which reference it used."""
+    hyp, ref, raw = tmp_path / "hyp.txt", tmp_path / "test.tgt", tmp_path / "test.raw_ref"
+    write_lines_atomic(hyp, TOK_HYPS)
+    write_lines_atomic(ref, [line.lower() for line in TOK_REFS])
+    write_lines_atomic(raw, RAW_REFS)
+    write_lines_atomic(tmp_path / "hyp.detok", detokenize(TOK_HYPS, "de"))
+    scores = evaluate_files(hyp, ref, lang="de", ppl=None, meta=META, raw_ref_path=raw)
+    assert scores["bleu_detok"] == pytest.approx(sacrebleu_cli(raw, tmp_path / "hyp.detok"), abs=1e-5)
+    assert scores["bleu_detok_reference"] == {"kind": "raw", "path": str(raw)}
+    assert scores["bleu_detok"] != bleu_detokenized(TOK_HYPS, TOK_REFS, "de")[0]  # the casing counts now
+    without = evaluate_files(hyp, ref, lang="de", ppl=None, meta=META)
+    assert without["bleu_detok_reference"] == {"kind": "detokenised", "path": str(ref)}
+
+
+def test_a_raw_reference_in_another_order_is_an_error_naming_both_files(tmp_path):
+    hyp, ref, raw = tmp_path / "hyp.txt", tmp_path / "test.tgt", tmp_path / "test.raw_ref"
+    write_lines_atomic(hyp, TOK_HYPS)
+    write_lines_atomic(ref, TOK_REFS)
+    write_lines_atomic(raw, RAW_REFS[1:] + RAW_REFS[:1])  # shuffled
+    with pytest.raises(CorpusError, match=rf"{raw}:1: not the sentence of line 1 of {ref} \(5 of 5 lines differ\)"):
+        evaluate_files(hyp, ref, lang="de", ppl=None, meta=META, raw_ref_path=raw)
+    write_lines_atomic(raw, RAW_REFS[:4])
+    with pytest.raises(CorpusError, match=rf"{raw}: 4 lines, but the tokenised test set {ref} has 5"):
+        evaluate_files(hyp, ref, lang="de", ppl=None, meta=META, raw_ref_path=raw)

@@ -310,7 +310,8 @@ def cmd_evaluate(args) -> None:
         else:  # the translation as it is, so that --unk-out always exists (the workflow declares it)
             from ..data.text import write_lines_atomic
             write_lines_atomic(args.unk_out, read_lines(args.hyp, allow_empty=True))
-    scores = evaluate_files(args.hyp, args.ref, lang=lang, ppl=ppl, meta=meta, unk=unk, src_path=args.src)
+    scores = evaluate_files(args.hyp, args.ref, lang=lang, ppl=ppl, meta=meta, unk=unk, src_path=args.src,
+                            raw_ref_path=args.raw_ref)
     write_json_atomic(args.out, scores)
     print(json.dumps({k: scores[k] for k in ("bleu_tok", "bleu_detok", "ppl", "bleu_tok_unk")}))
 
@@ -555,6 +556,8 @@ def _scoring_commands(sub) -> None:
     add_config_args(p)
     p.add_argument("--hyp", required=True)
     p.add_argument("--ref", required=True)
+    p.add_argument("--raw-ref", help="the test set's raw reference (same sentences and order as --ref, checked): "
+                   "detokenised BLEU is scored against it instead of the detokenised --ref")
     p.add_argument("--src", help="source file (for perplexity, with --model; for unk replacement)")
     p.add_argument("--positions", help="attended source positions (nmt translate --positions-out): also score "
                                        "the translation after unk replacement")

@@ -15,7 +15,7 @@ from . import synth
 from .alignments import check_lengths, load_alignments, read_parallel_sentences, write_pharaoh
 from .fetch import DEFAULT_CHECKSUMS, fetch_file
 from .tasks import corpus_for_task, licence_allows
-from .text import read_parallel, write_lines_atomic, write_text_atomic
+from .text import check_same_sentences, read_lines, read_parallel, write_lines_atomic, write_text_atomic
 
 SYNTH_OPTIONS = ("seed", "n_train", "n_dev", "n_test", "n_align", "n_test2", "max_len", "swap", "clause_weights")
 
@@ -48,11 +48,14 @@ def split_sources(spec: dict) -> dict[str, tuple[str, str, str]]:
 
 
 def split_options(spec: dict, split: str) -> dict:
-    """encoding, gold, gold_format, gold_reverse of an explicit split (defaults: utf-8, no gold)."""
+    """encoding, gold, gold_format, gold_reverse, raw_ref of an explicit split (defaults: utf-8, no gold, no raw
+    reference)."""
     source = (spec.get("splits") or {}).get(split)
     source = source if isinstance(source, dict) else {}
     return {"encoding": source.get("encoding", "utf-8"), "gold": source.get("gold"),
-            "gold_format": source.get("gold_format", "pharaoh"), "gold_reverse": source.get("gold_reverse", False)}
+            "gold_format": source.get("gold_format", "pharaoh"), "gold_reverse": source.get("gold_reverse", False),
+            "raw_ref": source.get("raw_ref")}
+
 
 
 def _gold_links(path: Path, options: dict, src: list[str], tgt: list[str], out: Path) -> dict:
@@ -107,9 +110,20 @@ def _registry_corpus(config: dict, spec: dict, out_dir: Path, root: Path, downlo
             src, tgt, dropped = _drop_empty_pairs(src, tgt)
         if split == "train" and spec.get("max_train"):
             src, tgt = src[: spec["max_train"]], tgt[: spec["max_train"]]
+        raw_ref = None
+        if options["raw_ref"]:  # the untokenised reference, for detokenised BLEU: checked to be the same sentences
+            ref_corpus, ref_name = options["raw_ref"]["corpus"], options["raw_ref"]["file"]
+            ref_path = fetch_file(ref_corpus, ref_name, downloads / ref_corpus, mirror=mirror,
+                                  checksums=DEFAULT_CHECKSUMS, allow_network=allow_network)
+            summary["files"][f"{ref_corpus}/{ref_name}"] = str(ref_path)
+            raw_ref = read_lines(ref_path)
+            check_same_sentences(raw_ref, tgt, ref_path, paths[1])
         write_lines_atomic(out_dir / f"{split}.src", src)
         write_lines_atomic(out_dir / f"{split}.tgt", tgt)
+        if raw_ref is not None:
+            write_lines_atomic(out_dir / f"{split}.raw_ref", raw_ref)
         summary["splits"][split] = {"corpus": corpus, "src_file": src_name, "tgt_file": tgt_name,
+                                    **({"raw_ref": f"{ref_corpus}/{ref_name}"} if raw_ref is not None else {}),
                                     "sentences": len(src), "dropped_empty_pairs": len(dropped),
                                     "dropped_empty_first_lines": dropped[:20],
                                     "src_tokens": sum(len(s.split()) for s in src),

@@ -204,3 +204,31 @@ def write_json_atomic(path: PathLike, obj: Any) -> None:
 def write_bytes_atomic(path: PathLike, data: bytes) -> None:
     """``data`` to ``path`` with the same atomic-replace guarantee as :func:`write_lines_atomic`."""
     write_atomic(path, lambda fh: fh.write(data))
+
+
+_ENTITIES = {"&apos;": "'", "&quot;": '"', "&amp;": "&", "&lt;": "<", "&gt;": ">", "&#91;": "[", "&#93;": "]",
+             "&#124;": "|", "@-@": "-"}
+
+
+def sentence_key(line: str) -> str:
+    """What tokenising a sentence does not change: its letters and digits in order, lowercased (Moses entities and
+    @-@ undone first), so that a raw sentence and its tokenised form have the same key."""
+    for entity, char in _ENTITIES.items():
+        line = line.replace(entity, char)
+    return "".join(c for c in line.lower() if c.isalnum())
+
+
+def check_same_sentences(raw: list[str], tokenised: list[str], raw_path, tokenised_path,
+                         tolerance: float = 0.02) -> None:
+    """A CorpusError naming both files unless ``raw`` holds the sentences of ``tokenised``, in the same order: as
+    many lines, and at most ``tolerance`` of them with another sentence key (:func:`sentence_key`; a release may
+    have normalised a few characters, such as quotes). The raw reference of a test set must be in the order of the
+    tokenised test set the hypotheses translate, or detokenised BLEU compares the wrong sentences."""
+    if len(raw) != len(tokenised):
+        raise CorpusError(raw_path, None, f"{len(raw)} lines, but the tokenised test set {tokenised_path} has "
+                                          f"{len(tokenised)}: not the same sentences")
+    differ = [i for i, (r, t) in enumerate(zip(raw, tokenised), start=1) if sentence_key(r) != sentence_key(t)]
+    if len(differ) > tolerance * len(raw):
+        raise CorpusError(raw_path, differ[0], f"not the sentence of line {differ[0]} of {tokenised_path} "
+                                               f"({len(differ)} of {len(raw)} lines differ): the raw reference is "
+                                               f"not in the order of the tokenised test set")

@@ -52,3 +52,4 @@ def detokenize(lines: Iterable[str], lang: str, *, unescape: bool = True) -> lis
     """
     detok = _detokenizer(lang)
     return [detok.detokenize(line.split(), return_str=True, unescape=unescape) for line in lines]
+

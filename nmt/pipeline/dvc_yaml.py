@@ -151,11 +151,14 @@ class Planner:
         # perplexity from the system's own model; an ensemble has none (the preset names the language)
         ensemble = plan.is_ensemble(ensembles, system)
         scoring = self.nmt_args if ensemble else f"--model {models[0]}"
+        raw_ref = ([self.path(layout.RAW_REFERENCE, pair=task, split=testset)]
+                   if testset in cfg.raw_reference_splits(self.config, task) else [])
         self.add(f"evaluate.{task}.{system}.{testset}", ("evaluate",),
-                 f"nmt evaluate --hyp {hyp} --ref {ref} --src {src} {scoring} --positions {positions} "
+                 f"nmt evaluate --hyp {hyp} --ref {ref}{''.join(' --raw-ref ' + r for r in raw_ref)} --src {src} "
+                 f"{scoring} --positions {positions} "
                  f"--unk-dict {dictionary} --unk-out {unk} --out {scores} --system {system} --testset {testset} "
                  f"--preset-name {self.preset} --pair {task} --threads 1 --device cpu",
-                 [hyp, positions, dictionary, ref, src, *([] if ensemble else models[:1])],
+                 [hyp, positions, dictionary, ref, *raw_ref, src, *([] if ensemble else models[:1])],
                  [unk], self.preset_params("data") if ensemble else None, metrics=[scores])
 
     def combine(self, task: str, name: str) -> str:

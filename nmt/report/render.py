@@ -354,6 +354,18 @@ def _claims_view(preset: str, claims: list[dict], claim_files: list[str], table_
     return {"summary": claims_json(preset, claims)["summary"], "rows": rows, "sources": claim_files}
 
 
+def _reference_used(field: str, scores: dict) -> str:
+    """What a BLEU field was scored against: the tokenised reference, or for detokenised BLEU the test set's raw
+    reference where the preset has one, else the tokenised reference detokenised with sacremoses."""
+    if "detok" not in field:
+        return f"tokenised reference {scores.get('ref') or ''}".strip()
+    used = scores.get("bleu_detok_reference") or {}
+    if used.get("kind") == "raw":
+        return f"raw reference {used['path']}"
+    return (f"tokenised reference {used.get('path') or scores.get('ref') or ''}, detokenised with sacremoses "
+            "(this preset has no raw reference for this test set)")
+
+
 def _table_tau(records: list[dict], columns: list[str]) -> list[dict]:
     """Kendall's tau between the paper's and our values of the table's rows, per column with at least 2 rows."""
     out = []
@@ -471,6 +483,7 @@ class _Report:
                             "label": rec["label"],
                             "metric": COLUMN_LABELS[c],
                             "signature": str(sig) if sig else "(no signature recorded in the scores file)",
+                            "reference": _reference_used(field, scores),
                         })
             elif rec["status"] == STATUS_MISSING:
                 shown = self.shown(sfile)

@@ -122,6 +122,13 @@ def decode_args(wildcards):
     return " ".join(f"--{key} {value}" for key, value in sorted(options.items()))
 
 
+def raw_reference(wildcards):
+    """The test set's raw reference when the preset has one (nmt.config.raw_reference_splits), else nothing."""
+    if wildcards.testset in nmtcfg.raw_reference_splits(config, wildcards.pair):
+        return [layout.path(layout.RAW_REFERENCE, preset=PRESET, pair=wildcards.pair, split=wildcards.testset)]
+    return []
+
+
 def scoring_model(wildcards):
     """The model that gives test perplexity: a trained system's own (also for a decoding of it); none for an
     ensemble (the paper reports no perplexity for ensembles)."""

@@ -16,6 +16,8 @@ for _task, _splits in SPLITS.items():
         output:
             expand(layout.RAW_SIDE, pair=_task, split=_splits, side=["src", "tgt"], allow_missing=True),
             expand(layout.GOLD, pair=_task, split=nmtcfg.gold_splits(config, _task), allow_missing=True),
+            expand(layout.RAW_REFERENCE, pair=_task, split=nmtcfg.raw_reference_splits(config, _task),
+                   allow_missing=True),
             stats=layout.pattern(layout.RAW_STATS, pair=_task),
         params:
             settings=nmtcfg.fingerprint(config["data"]["tasks"][_task]),

@@ -24,6 +24,7 @@ rule evaluate:
         ref=prepared("{testset}", "tgt"),
         src=prepared("{testset}", "src"),
         model=scoring_model,
+        raw_ref=raw_reference,
     output:
         scores=layout.SCORES,
         # the translation after unk replacement (unchanged for a model without attention)
@@ -31,6 +32,8 @@ rule evaluate:
     params:
         # perplexity from the system's own model; an ensemble has none (the preset names the language)
         scoring=lambda wc, input: f"--model {input.model}" if input.model else NMT_ARGS,
+        # detokenised BLEU against the test set's raw reference where the preset has one
+        raw_ref=lambda wc, input: f" --raw-ref {input.raw_ref}" if input.raw_ref else "",
     wildcard_constraints:
         testset="|".join(sorted({testset for _, _, testset in EVALUATIONS})) or "none",
     threads: 1
@@ -39,7 +42,7 @@ rule evaluate:
     log:
         "logs/{preset}/{pair}/evaluate/{system}.{testset}.log",
     shell:
-        "nmt evaluate --hyp {input.hyp} --ref {input.ref} --src {input.src} {params.scoring}"
+        "nmt evaluate --hyp {input.hyp} --ref {input.ref}{params.raw_ref} --src {input.src} {params.scoring}"
         " --positions {input.positions} --unk-dict {input.unk_dict} --unk-out {output.unk}"
         " --out {output.scores} --system {wildcards.system} --testset {wildcards.testset}"
         " --preset-name {wildcards.preset} --pair {wildcards.pair} --threads {threads}" + CPU_DEVICE + " > {log} 2>&1"
