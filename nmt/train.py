@@ -26,6 +26,14 @@ Beyond the plain recipe (Peter et al. 2017's variants of RNNsearch training):
                            the rest; with m, no epoch after the m-th once they are flat, so that systems which converge
                            sooner stop sooner. Decided from the recorded metrics, so a resumed run decides as an
                            uninterrupted one.
+  train.eval_every         also evaluate the dev perplexity every N updates (in evaluation mode, which draws nothing
+                           from the generators, so training goes on exactly as without); recorded in the checkpoint
+                           and evaluations.jsonl.
+  train.keep               last (model.pt: the parameters training ends with) or best: those of the evaluation (every
+                           epoch's end, and every eval_every updates) with the lowest dev perplexity, kept as best.pt
+                           while training runs and copied to model.pt at the end (Peter et al. evaluate every 10K
+                           updates and keep the best model on the development set). A resumed run re-evaluates
+                           what its checkpoint had not recorded, and writes the same best.pt.
   train.guided_alignment   weight w > 0: the loss of a batch is (cross-entropy + w * L_al) / sentences, with L_al the
                            alignment cross-entropy of Chen et al. (2016) against `file`'s links (nmt.data.links,
                            nmt.likelihood.alignment_loss); both terms are summed over a sentence and averaged over
@@ -34,7 +42,8 @@ Beyond the plain recipe (Peter et al. 2017's variants of RNNsearch training):
 
 Files in the output directory:
   checkpoint.pt   everything needed to resume (model, optimiser, position, RNG, metrics so far)
-  model.pt        the final model with everything needed to translate (vocabularies, config)
+  model.pt        the final model with everything needed to translate (vocabularies, config): with train.keep best
+                  the best evaluation's (best.pt, written as the run goes)
   metrics.jsonl   one line per finished epoch (rewritten from the checkpoint, never duplicated); metrics.csv
   model.json      resolved config, parameter count and vocabulary sizes
 """
@@ -66,6 +75,7 @@ from .train_step import TrainingStep
 
 CHECKPOINT = "checkpoint.pt"
 FINAL = "model.pt"
+BEST = "best.pt"
 
 
 def log(message: str) -> None:
@@ -203,7 +213,7 @@ def train(config: dict, data_dir: str | Path, out_dir: str | Path, *, system: st
 
     # Plain data only (save_checkpoint checks): "rng" (and "cuda_rng" on a GPU) are the generators' ByteTensors.
     state = {"epoch": 1, "batch": 0, "updates": 0, "metrics": [], "loss_sum": 0.0, "tokens": 0,
-             "elapsed": 0.0, "rng": None}
+             "elapsed": 0.0, "rng": None, "evaluations": [], "best": None}
     ckpt_path = out_dir / CHECKPOINT
     ckpt = resumable_checkpoint(ckpt_path, config, system)
     if ckpt is None and train_cfg.get("init_from"):
@@ -217,7 +227,7 @@ def train(config: dict, data_dir: str | Path, out_dir: str | Path, *, system: st
     if ckpt is not None:
         model.load_state_dict(ckpt["model"])
         optimizer.load_state_dict(ckpt["optimizer"])
-        state = ckpt["state"]
+        state = {"evaluations": [], "best": None, **ckpt["state"]}  # a checkpoint written before train.keep
         log(f"[{system}] resuming from {ckpt_path}: epoch {state['epoch']}, batch {state['batch']}, "
             f"{state['updates']} updates done")
         # Snakemake deletes a failed job's outputs before it reruns it, and a job killed after its last epoch's
@@ -242,6 +252,19 @@ def train(config: dict, data_dir: str | Path, out_dir: str | Path, *, system: st
         def checkpoint(epoch: int, batch: int) -> None:
             state.update(epoch=epoch, batch=batch, **rng_states(dev))  # CPU RNG, and on a GPU its CUDA RNG too
             save_checkpoint(ckpt_path, config, model, optimizer, state)
+
+        keep, eval_every = train_cfg.get("keep", "last"), train_cfg.get("eval_every", 0)
+
+        def evaluated(epoch: int, dev_ppl: float) -> None:
+            """An evaluation of the dev perplexity: recorded; with keep: best, the best so far kept as best.pt."""
+            entry = {"epoch": epoch, "updates": state["updates"], "dev_ppl": dev_ppl}
+            state["evaluations"].append(entry)
+            if eval_every:
+                write_text_atomic(out_dir / "evaluations.jsonl",
+                                  "".join(json.dumps(e, sort_keys=True) + "\n" for e in state["evaluations"]))
+            if keep == "best" and (state["best"] is None or dev_ppl < state["best"]["dev_ppl"]):
+                save_model(out_dir / BEST, model, src_vocab, tgt_vocab, config, system=system, model_config=model_cfg)
+                state["best"] = entry
 
         while wants_epoch(state["epoch"], epochs, until_flat, state["metrics"]):
             if limit_reached() and state["batch"] == 0:
@@ -293,18 +316,31 @@ def train(config: dict, data_dir: str | Path, out_dir: str | Path, *, system: st
                 if every and state["updates"] % every == 0:
                     sums.read()
                     checkpoint(epoch, position + 1)
+                if eval_every and state["updates"] % eval_every == 0 and position + 1 < len(batches):
+                    dev_nll, dev_tokens = corpus_nll(model, dev_src, dev_tgt, train_cfg["batch_size"], dev)
+                    evaluated(epoch, perplexity(dev_nll, dev_tokens))
+                    log(f"[{system}] {state['updates']} updates: dev ppl {state['evaluations'][-1]['dev_ppl']:.2f}")
+                    model.train()
             sums.read()
             bar.close()
             elapsed = time.perf_counter() - started
             dev_nll, dev_tokens = corpus_nll(model, dev_src, dev_tgt, train_cfg["batch_size"], dev)
             record = epoch_record(epoch, lr, state, dev_nll, dev_tokens, elapsed, guided=train_links is not None)
             state["metrics"].append(record)
+            evaluated(epoch, record["dev_ppl"])
             write_metrics(out_dir / "metrics.jsonl", state["metrics"])
             log(f"[{system}] epoch {epoch}: lr {lr:g}, train ppl {record['train_ppl']:.2f}, "
                 f"dev ppl {record['dev_ppl']:.2f}, {record['tgt_tokens_per_s']:.0f} tgt tok/s")
             checkpoint(epoch + 1, 0)
 
-    save_model(out_dir / FINAL, model, src_vocab, tgt_vocab, config, system=system, model_config=model_cfg)
+    if keep == "best" and state["best"] is not None:  # the best evaluation's parameters, as best.pt has them
+        write_atomic(out_dir / FINAL, lambda handle: handle.write((out_dir / BEST).read_bytes()))
+        log(f"[{system}] model.pt: the best evaluation, epoch {state['best']['epoch']}, {state['best']['updates']} "
+            f"updates, dev ppl {state['best']['dev_ppl']:.2f}")
+        meta["kept"] = state["best"]
+        write_text_atomic(out_dir / "model.json", json.dumps(meta, indent=2, sort_keys=True) + "\n")
+    else:
+        save_model(out_dir / FINAL, model, src_vocab, tgt_vocab, config, system=system, model_config=model_cfg)
     return state["metrics"]
 
 

@@ -48,9 +48,9 @@ def workspace(tmp_path_factory):
     return root, "unit"
 
 
-def train_cmd(root, preset, out):
+def train_cmd(root, preset, out, data="prep"):
     return [sys.executable, "-m", "nmt.cli", "train", "--params", str(root / "params.yaml"), "--preset", preset,
-            "--table", str(root / "table.yaml"), "--system", "feed", "--data", str(root / "prep"),
+            "--table", str(root / "table.yaml"), "--system", "feed", "--data", str(root / data),
             "--out", str(out), "--threads", "1"]
 
 
@@ -297,3 +297,55 @@ def test_epoch_check_trains_both_paths_once_per_seed(workspace, tmp_path):
         assert check[path]["dev_ppl"] == pytest.approx(sum(ppls) / 2)
         assert check[path]["dev_ppl_spread"] == pytest.approx(max(ppls) / min(ppls) - 1)
     assert check["dev_ppl_ratio"] == pytest.approx(check["fast"]["dev_ppl"] / check["eager"]["dev_ppl"])
+
+
+def test_keep_best_keeps_the_best_evaluation_and_a_killed_run_resumes_to_it(workspace):
+    """train.keep: best on a run whose dev perplexity rises at the end (60 training pairs, learnt by heart):
+    model.pt holds the parameters of the evaluation with the lowest dev perplexity, among the epochs' ends and the
+    evaluations every eval_every updates; evaluating changes nothing of the training itself; a run killed without
+    warning resumes to the same files."""
+    from nmt.likelihood import corpus_nll, perplexity
+    from nmt.models.io import load_models
+    root, _ = workspace
+    generate(root / "raw_small", seed=5, n_train=60, n_dev=30, n_test=5, n_align=5, max_len=15)
+    prepare(root / "raw_small", root / "prep_small", splits=["train", "dev", "test"], src_lang="en", tgt_lang="de",
+            max_len=15, src_vocab=300, tgt_vocab=300)
+    preset = yaml.safe_load((root / "presets" / "unit.yaml").read_text())
+    preset["model"].update(hidden=32, embed=32)
+    preset["train"].update(epochs=14, halve_after=14, lr=0.05, dropout_schedule={"epochs": 14, "halve_after": 14})
+    (root / "presets" / "unit_last.yaml").write_text(yaml.safe_dump(preset))
+    preset["train"].update(keep="best", eval_every=3)
+    (root / "presets" / "unit_best.yaml").write_text(yaml.safe_dump(preset))
+    subprocess.run(train_cmd(root, "unit_last", root / "last", "prep_small"), check=True, capture_output=True)
+    subprocess.run(train_cmd(root, "unit_best", root / "best", "prep_small"), check=True, capture_output=True)
+    last, best = final_state(root / "last"), final_state(root / "best")
+    assert last[0] == best[0]  # the same training: evaluating every 3 updates changes nothing
+    dev_ppls = [m["dev_ppl"] for m in last[0]]
+    assert dev_ppls[-1] > min(dev_ppls) * 1.01, f"the dev perplexity should rise at the end: {dev_ppls}"
+    evaluations = [json.loads(line) for line in (root / "best" / "evaluations.jsonl").read_text().splitlines()]
+    assert len(evaluations) > len(dev_ppls)  # every 3 updates and every epoch's end
+    kept = min(evaluations, key=lambda e: e["dev_ppl"])
+    assert json.loads((root / "best" / "model.json").read_text())["kept"] == kept
+    # model.pt is the kept evaluation's model: its dev perplexity is the kept one, not the last epoch's
+    model, *_ = load_models([str(root / "best" / "model.pt")], "cpu", "prob")
+    from nmt.data.prepare import load_split
+    dev_src, dev_tgt = load_split(root / "prep_small" / "dev.pt")
+    assert perplexity(*corpus_nll(model.eval(), dev_src, dev_tgt, 8, torch.device("cpu"))) == \
+        pytest.approx(kept["dev_ppl"], rel=1e-6)
+    assert kept["dev_ppl"] < dev_ppls[-1]
+
+    out = root / "best_killed"
+    proc = subprocess.Popen(train_cmd(root, "unit_best", out, "prep_small"), stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL)
+    deadline = time.time() + 120
+    while time.time() < deadline and proc.poll() is None:  # kill without warning once a best.pt and 5 epochs exist
+        metrics = out / "metrics.jsonl"
+        if (out / "best.pt").exists() and metrics.exists() and len(metrics.read_text().splitlines()) >= 5:
+            break
+        time.sleep(0.005)
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    assert proc.returncode == -signal.SIGKILL, "the run finished before it could be killed; make it longer"
+    subprocess.run(train_cmd(root, "unit_best", out, "prep_small"), check=True, capture_output=True)
+    assert_same_run(best, final_state(out))
+    assert (out / "evaluations.jsonl").read_text() == (root / "best" / "evaluations.jsonl").read_text()
