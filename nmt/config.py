@@ -183,7 +183,8 @@ def _seed_run_config(config: dict, table: dict, system: str, seed: int, table_pa
         train["init_from"] = {**train["init_from"], "system": same_seed(train["init_from"]["system"])}
     guided = train.get("guided_alignment") or {}
     if isinstance(guided.get("from"), dict):
-        train["guided_alignment"] = {**guided, "from": {**guided["from"], "system": same_seed(guided["from"]["system"])}}
+        parent = same_seed(guided["from"]["system"])
+        train["guided_alignment"] = {**guided, "from": {**guided["from"], "system": parent}}
     return resolved
 
 

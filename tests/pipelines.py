@@ -272,6 +272,7 @@ def check_report(workdir: Path) -> dict:
     claims = json.loads((report / "claims.json").read_text())
     judged = [c for c in claims["claims"] if c["table"] in table_ids(workdir) or c["kind"] == "speedup"]
     assert judged and f"of {claims['summary']['claims']} claims reproduced on {PRESET}" in html
+    assert '<section id="deviations">' in html and "synth in place of wmt14_en_de_stanford" in html
     for claim in judged:  # every claim on a table the run made has a verdict and an interval
         assert claim["verdict"] in ("reproduced", "contradicted", "inconclusive"), claim
         assert claim["ci_low"] <= claim["ci_high"], claim

@@ -75,7 +75,8 @@ def test_bootstrap_matches_the_sacrebleu_command_line(tmp_path):
 def test_error_rate_resamples_are_corpus_rates_of_the_resampled_sentences():
     counts = np.array([[3, 2, 1, 2], [4, 4, 4, 4], [2, 3, 0, 1]], dtype=float)  # [|A|, |S|, |A∩S|, |A∩P|]
     indices = np.array([[0, 0, 2], [1, 2, 1]])
-    expected = [1 - (1 + 2 + 1 + 2 + 0 + 1) / (3 + 2 + 3 + 2 + 2 + 3), 1 - (4 + 4 + 0 + 1 + 4 + 4) / (4 + 4 + 2 + 3 + 4 + 4)]
+    expected = [1 - (1 + 2 + 1 + 2 + 0 + 1) / (3 + 2 + 3 + 2 + 2 + 3),
+                1 - (4 + 4 + 0 + 1 + 4 + 4) / (4 + 4 + 2 + 3 + 4 + 4)]
     assert significance.error_rate_resamples(counts, indices) == pytest.approx(expected)
     assert significance.error_rate(counts.sum(axis=0)) == pytest.approx(1 - (5 + 7) / (9 + 9))
 
@@ -205,7 +206,8 @@ def test_verdicts_on_hand_made_scores_files(toy_run):
     assert gain["paper_delta"] == pytest.approx(1.0) and gain["verdict"] == REPRODUCED
     assert judged["aer-order"]["verdict"] == REPRODUCED and judged["aer-order"]["ours_delta"] < 0
     assert judged["aer-order"]["paper_delta"] == pytest.approx(-0.2)
-    assert judged["aer-order-not-run"]["verdict"] == NOT_RUN and "gold alignments" in judged["aer-order-not-run"]["reason"]
+    gone = judged["aer-order-not-run"]
+    assert gone["verdict"] == NOT_RUN and "gold alignments" in gone["reason"]
     # our difference is the whole test set's, the interval surrounds it
     strong = judged["strong-beats-weak"]
     assert strong["ci_low"] < strong["ours_delta"] < strong["ci_high"]

@@ -319,6 +319,7 @@ def cmd_evaluate(args) -> None:
 # -- report ---------------------------------------------------------------------------------------------------
 def cmd_report(args) -> None:
     from ..report.claims import ClaimJudge
+    from ..report.deviations import deviations
     from ..report.context import report_context
     from ..report.render import SPEED_VIEWS, render_report
     config = load_config(args)
@@ -345,7 +346,8 @@ def cmd_report(args) -> None:
                           context=context, out_dir=Path(args.out), speed=speed,
                           figures=plan.collect_figures(config, root), data_dir=Path(args.data),
                           unavailable={root / t: why for t, why in unavailable.items()},
-                          claims=claims, claim_files=config.get("claims") or [], runs=runs)
+                          claims=claims, claim_files=config.get("claims") or [], runs=runs,
+                          deviations=deviations(config, cfg.load_params(args.params, "paper"), config["tables"], root))
     print(index)
 
 

@@ -257,7 +257,8 @@ class Planner:
         outputs = [p for stage in self.stages.values() for p in outputs_of(stage)]
         self.add("report", ("report",),
                  f"nmt report {self.nmt_args} --results {results} --data {data} --out {report}",
-                 [*outputs, *self.config["tables"], *self.config["figures"], *self.config.get("claims", [])],
+                 [*outputs, *self.config["tables"], *self.config["figures"], *self.config.get("claims", []),
+                  f"{self.config['presets_dir']}/paper.yaml"],  # the deviations list compares with it
                  [report])
 
 

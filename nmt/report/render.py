@@ -286,7 +286,7 @@ def render_report(*, preset: str, preset_description: str, tables: list[Path], r
                   speed: dict[str, Path] | None = None, figures: list[tuple[str, dict]] | None = None,
                   data_dir: Path | None = None, unavailable: dict[Path, str] | None = None,
                   claims: list[dict] | None = None, claim_files: list[str] | None = None,
-                  runs: dict[str, dict[str, list[str]]] | None = None) -> Path:
+                  runs: dict[str, dict[str, list[str]]] | None = None, deviations: dict | None = None) -> Path:
     """Render the report for ``results_dir`` (= ``results/{preset}``) into ``out_dir``.
 
     For a table with task T the corpus pair is ``pair_for_task[T]``; scores are read from
@@ -301,6 +301,7 @@ def render_report(*, preset: str, preset_description: str, tables: list[Path], r
     ``claims`` are the judged claims (nmt.report.claims.ClaimJudge) of ``claim_files``: the Claims section, and
     ``claims.json`` / ``claims.csv`` beside the page. ``runs`` ({task: {system: [its seed runs]}},
     nmt.pipeline.plan.collect_runs): rows of systems trained with several seeds show mean +/- standard deviation.
+    ``deviations`` (nmt.report.deviations): how the preset's runs differ from the papers', listed near the top.
     Returns the index path.
     """
     out_dir = Path(out_dir)
@@ -315,7 +316,8 @@ def render_report(*, preset: str, preset_description: str, tables: list[Path], r
     speed_views = report.speed_views(speed or {})
     claims = list(claims or [])
     claims_view = _claims_view(preset, claims, claim_files or [], {t["id"] for t in table_views})
-    html = report.html(preset_description, table_views, figure_views, speed_views, dict(context or {}), claims_view)
+    html = report.html(preset_description, table_views, figure_views, speed_views, dict(context or {}), claims_view,
+                       _deviations_view(deviations))
     _write_text(out_dir / "claims.json", _dumps(claims_json(preset, claims)))
     _write_text(out_dir / "claims.csv", claims_csv(claims))
     _write_text(out_dir / "summary.json", _dumps(summary))
@@ -364,6 +366,13 @@ def _reference_used(field: str, scores: dict) -> str:
         return f"raw reference {used['path']}"
     return (f"tokenised reference {used.get('path') or scores.get('ref') or ''}, detokenised with sacremoses "
             "(this preset has no raw reference for this test set)")
+
+
+def _deviations_view(found: dict | None) -> dict:
+    found = found or {"corpora": [], "settings": [], "declared": []}
+    settings = [{**d, "count": len(d["systems"]), "systems": ", ".join(d["systems"])} for d in found["settings"]]
+    return {"corpora": found["corpora"], "settings": settings, "declared": found["declared"],
+            "count": len(found["corpora"]) + len(settings) + len(found["declared"])}
 
 
 def _table_tau(records: list[dict], columns: list[str]) -> list[dict]:
@@ -577,7 +586,7 @@ class _Report:
         return views
 
     def html(self, preset_description: str, table_views: list, figure_views: list, speed_views: list,
-             context: dict, claims_view: dict) -> str:
+             context: dict, claims_view: dict, deviations_view: dict) -> str:
         env = jinja2.Environment(
             loader=jinja2.FileSystemLoader(str(TEMPLATE_DIR)),
             autoescape=True,
@@ -594,6 +603,7 @@ class _Report:
             corpus_name=cview["corpus_name"],
             tables=table_views,
             claims=claims_view,
+            deviations=deviations_view,
             figures=figure_views,
             speed=speed_views,
             systems=self.system_views,

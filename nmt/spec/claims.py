@@ -81,7 +81,8 @@ def _parse_claim(raw: dict, tables: dict[str, dict], other_tables: set[str], whe
         raise ValueError(f"{where}: table: {raw['table']!r} is not one of the preset's tables "
                          f"({', '.join(sorted(tables))})")
     if raw["metric"] not in KNOWN_COLUMNS:
-        raise ValueError(f"{where}: metric: {raw['metric']!r} is not a scores field ({', '.join(sorted(KNOWN_COLUMNS))})")
+        raise ValueError(f"{where}: metric: {raw['metric']!r} is not a scores field "
+                         f"({', '.join(sorted(KNOWN_COLUMNS))})")
     metric = raw["metric"]
     spec = raw[kind]
     listed = spec["values"] if kind in ("within", "equal") else spec

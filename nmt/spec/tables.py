@@ -75,7 +75,7 @@ def load_table(path) -> dict:
     if alignment:
         row_systems += [*alignment["uses"], *alignment["aligners"]]
     return {**data, "columns": columns, "systems": systems, "ensembles": ensembles, "alignment": alignment,
-            "recipe": data.get("recipe"), "needs": data.get("needs"),
+            "recipe": data.get("recipe"), "needs": data.get("needs"), "deviations": list(data.get("deviations") or []),
             "rows": [_parse_row(row, i, columns, row_systems, bool(alignment), where)
                      for i, row in enumerate(data["rows"], start=1)]}
 

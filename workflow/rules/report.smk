@@ -10,6 +10,8 @@ rule report:
         tables=config["tables"],
         figures=config.get("figures", []),
         claims=config.get("claims", []),
+        # the paper preset: what the report's list of deviations compares this preset's settings with
+        paper_preset=f"{config['presets_dir']}/paper.yaml",
         attention_speed=layout.path(layout.BENCHMARK, preset=PRESET, name="attention"),
         monotonic_speed=layout.path(layout.BENCHMARK, preset=PRESET, name="monotonic"),
     output:
