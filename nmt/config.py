@@ -256,6 +256,13 @@ def gold_splits(config: dict, task: str) -> list[str]:
             if isinstance(source, dict) and source.get("gold") and licence_allows(config, source)]
 
 
+def tokenized_splits(config: dict, task: str) -> list[str]:
+    """The task's splits that are already tokenised as their gold links count words (`tokenized: true`): `nmt data
+    prepare` keeps them as they are when it tokenises the rest."""
+    splits = corpus_for_task(config, task).get("splits") or {}
+    return [split for split, source in splits.items() if isinstance(source, dict) and source.get("tokenized")]
+
+
 def prepare_for_task(config: dict, task: str) -> dict:
     """The preset's `prepare` section with the task's own overrides (data.tasks.{task}.prepare) applied."""
     return deep_merge(config["prepare"], corpus_for_task(config, task).get("prepare") or {})

@@ -12,6 +12,7 @@ from pathlib import Path
 
 from .. import config as cfg
 from .. import eflomal_runner
+from ..data.tasks import data_task
 from ..data.text import write_json_atomic
 from ..errors import UserError
 from ..pipeline import plan
@@ -57,7 +58,8 @@ def cmd_data_prepare(args) -> None:
     prep = cfg.prepare_for_task(config, args.task)
     stats = prepare(args.raw, args.out, splits=args.splits or cfg.task_splits(config, args.task), src_lang=spec["src_lang"],
                     tgt_lang=spec["tgt_lang"], max_len=prep["max_len"], src_vocab=prep["src_vocab"],
-                    tgt_vocab=prep["tgt_vocab"], tokenize=prep["tokenize"], lowercase=prep.get("lowercase", False))
+                    tgt_vocab=prep["tgt_vocab"], tokenize=prep["tokenize"], lowercase=prep.get("lowercase", False),
+                    tokenized_splits=tuple(cfg.tokenized_splits(config, args.task)))
     print(json.dumps({"src_vocab": stats["src_vocab"], "tgt_vocab": stats["tgt_vocab"],
                       "train_dropped_by_length": stats["train_dropped_by_length"]}))
 
@@ -184,7 +186,13 @@ def cmd_dvc_yaml(args) -> None:
 def cmd_config(args) -> None:
     config = load_config(args)
     if args.table and args.system:
-        config = cfg.system_config(config, cfg.load_table(args.table), args.system, args.table)
+        table = cfg.load_table(args.table)
+        resolved = cfg.system_config(config, table, args.system, args.table)
+        # the system as its table's task trains it: that task's corpus and preparation (e.g. 30K vocabularies)
+        resolved["prepare"] = cfg.prepare_for_task(resolved, table["task"])
+        resolved["task"] = {"name": table["task"], "played_by": data_task(config, table["task"]),
+                            "corpus": cfg.corpus_for_task(config, table["task"])["corpus"]}
+        config = resolved
     print(json.dumps(config, indent=2, sort_keys=True))
 
 
@@ -326,7 +334,7 @@ def cmd_report(args) -> None:
     root = Path(args.params).parent
     tables = [root / t for t in config["tables"]]
     # Outputs are namespaced by task (results/{preset}/{task}/...); the preset says which corpus plays it.
-    pairs = {task: task for task in config["data"]["tasks"]}
+    pairs = {task: data_task(config, task) for task in config["data"]["tasks"]}
     context = report_context(config, Path(args.data), Path(args.results))
     speed = {}
     for name in SPEED_VIEWS:  # benchmarks/NAME.json: written by `nmt bench NAME` (the DAG's bench_NAME step)

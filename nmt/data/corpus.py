@@ -12,6 +12,7 @@ from pathlib import Path
 
 from ..errors import ConfigError
 from . import synth
+from .clean import clean_training_pairs
 from .alignments import check_lengths, load_alignments, read_parallel_sentences, write_pharaoh
 from .fetch import DEFAULT_CHECKSUMS, fetch_file
 from .tasks import corpus_for_task, licence_allows
@@ -48,13 +49,13 @@ def split_sources(spec: dict) -> dict[str, tuple[str, str, str]]:
 
 
 def split_options(spec: dict, split: str) -> dict:
-    """encoding, gold, gold_format, gold_reverse, raw_ref of an explicit split (defaults: utf-8, no gold, no raw
-    reference)."""
+    """encoding, gold, gold_format, gold_reverse, raw_ref, tokenized of an explicit split (defaults: utf-8, no gold,
+    no raw reference, tokenised by the task's prepare settings)."""
     source = (spec.get("splits") or {}).get(split)
     source = source if isinstance(source, dict) else {}
     return {"encoding": source.get("encoding", "utf-8"), "gold": source.get("gold"),
             "gold_format": source.get("gold_format", "pharaoh"), "gold_reverse": source.get("gold_reverse", False),
-            "raw_ref": source.get("raw_ref")}
+            "raw_ref": source.get("raw_ref"), "tokenized": source.get("tokenized", False)}
 
 
 
@@ -68,66 +69,83 @@ def _gold_links(path: Path, options: dict, src: list[str], tgt: list[str], out: 
             "possible": sum(len(a.possible) for a in gold.sentences)}
 
 
-def _drop_empty_pairs(src: list[str], tgt: list[str]) -> tuple[list[str], list[str], list[int]]:
-    """Pairs with a side that has no tokens removed; returns the 1-based line numbers dropped."""
-    dropped = [i + 1 for i, (s, t) in enumerate(zip(src, tgt)) if not s.strip() or not t.strip()]
-    gone = set(dropped)
-    keep = [i for i in range(len(src)) if i + 1 not in gone]
-    return [src[i] for i in keep], [tgt[i] for i in keep], dropped
-
-
 def _registry_corpus(config: dict, spec: dict, out_dir: Path, root: Path, downloads: Path,
                      allow_network: bool) -> dict:
     data = config["data"]
     mirror = root / data["mirror"] if data.get("mirror") else None
+
+    def fetch(corpus: str, name: str) -> Path:
+        path = fetch_file(corpus, name, downloads / corpus, mirror=mirror, checksums=DEFAULT_CHECKSUMS,
+                          allow_network=allow_network, accept_licence=data.get("accept_rwth_licence", False))
+        summary["files"][f"{corpus}/{name}"] = str(path)
+        return path
+
     summary = {"corpus": spec["corpus"], "mirror": data.get("mirror"), "splits": {}, "files": {}}
+    texts = {}
     for split, (corpus, src_name, tgt_name) in split_sources(spec).items():
         if not licence_allows(config, (spec.get("splits") or {}).get(split)):
             continue  # a licence-gated split you have not accepted: it does not exist for this preset
-        options = split_options(spec, split)
-        paths = []
-        for name in (src_name, tgt_name):
-            paths.append(fetch_file(corpus, name, downloads / corpus, mirror=mirror,
-                                    checksums=DEFAULT_CHECKSUMS, allow_network=allow_network,
-                                    accept_licence=data.get("accept_rwth_licence", False)))
-            summary["files"][f"{corpus}/{name}"] = str(paths[-1])
-        # Empty lines are an error (file:line) except where the preset says the training data has some to drop.
-        lenient = split == "train" and spec.get("drop_empty_train", False)
-        if options["encoding"] != "utf-8" or options["gold"]:
-            # e.g. the RWTH texts: latin-1, a trailing empty line; written out as UTF-8 like every other split
-            src, tgt = read_parallel_sentences(*paths, encoding=options["encoding"])
-        else:
-            src, tgt = read_parallel(*paths, allow_empty_src=lenient, allow_empty_tgt=lenient)
-        gold = None
-        if options["gold"]:
-            gold_path = fetch_file(corpus, options["gold"], downloads / corpus, mirror=mirror,
-                                   checksums=DEFAULT_CHECKSUMS, allow_network=allow_network,
-                                   accept_licence=data.get("accept_rwth_licence", False))
-            summary["files"][f"{corpus}/{options['gold']}"] = str(gold_path)
-            gold = _gold_links(gold_path, options, src, tgt, out_dir / f"{split}.gold")
-        dropped = []
-        if lenient:
-            src, tgt, dropped = _drop_empty_pairs(src, tgt)
+        texts[split] = _read_split(spec, split, corpus, src_name, tgt_name, fetch, out_dir)
+    # Empty lines are an error (file:line) except where the preset says the training data has some to drop.
+    cleaning = _cleaning(spec, texts)
+    for split, text in texts.items():
+        src, tgt = text["src"], text["tgt"]
+        dropped = {}
+        if split == "train" and cleaning is not None:
+            src, tgt, dropped = clean_training_pairs(src, tgt, **cleaning)
         if split == "train" and spec.get("max_train"):
             src, tgt = src[: spec["max_train"]], tgt[: spec["max_train"]]
-        raw_ref = None
-        if options["raw_ref"]:  # the untokenised reference, for detokenised BLEU: checked to be the same sentences
-            ref_corpus, ref_name = options["raw_ref"]["corpus"], options["raw_ref"]["file"]
-            ref_path = fetch_file(ref_corpus, ref_name, downloads / ref_corpus, mirror=mirror,
-                                  checksums=DEFAULT_CHECKSUMS, allow_network=allow_network)
-            summary["files"][f"{ref_corpus}/{ref_name}"] = str(ref_path)
-            raw_ref = read_lines(ref_path)
-            check_same_sentences(raw_ref, tgt, ref_path, paths[1])
         write_lines_atomic(out_dir / f"{split}.src", src)
         write_lines_atomic(out_dir / f"{split}.tgt", tgt)
-        if raw_ref is not None:
-            write_lines_atomic(out_dir / f"{split}.raw_ref", raw_ref)
-        summary["splits"][split] = {"corpus": corpus, "src_file": src_name, "tgt_file": tgt_name,
-                                    **({"raw_ref": f"{ref_corpus}/{ref_name}"} if raw_ref is not None else {}),
-                                    "sentences": len(src), "dropped_empty_pairs": len(dropped),
-                                    "dropped_empty_first_lines": dropped[:20],
-                                    "src_tokens": sum(len(s.split()) for s in src),
-                                    "tgt_tokens": sum(len(t.split()) for t in tgt),
-                                    **({"gold_links": gold} if gold else {})}
+        if text["raw_ref"] is not None:
+            write_lines_atomic(out_dir / f"{split}.raw_ref", text["raw_ref"])
+        summary["splits"][split] = {
+            "corpus": text["corpus"], "src_file": text["src_file"], "tgt_file": text["tgt_file"],
+            **({"raw_ref": text["raw_ref_name"]} if text["raw_ref"] is not None else {}),
+            "sentences": len(src),
+            "dropped_empty_pairs": dropped["empty"]["pairs"] if dropped else 0,
+            "dropped_empty_first_lines": dropped["empty"]["first_lines"] if dropped else [],
+            **({"cleaning": dropped} if dropped and spec.get("clean_train") else {}),
+            **({"tokenized": True} if text["tokenized"] else {}),
+            "src_tokens": sum(len(x.split()) for x in src), "tgt_tokens": sum(len(x.split()) for x in tgt),
+            **({"gold_links": text["gold"]} if text["gold"] else {})}
     write_text_atomic(out_dir / "stats.json", json.dumps(summary, indent=2, sort_keys=True) + "\n")
     return summary
+
+
+def _read_split(spec: dict, split: str, corpus: str, src_name: str, tgt_name: str, fetch, out_dir: Path) -> dict:
+    """One split's sentences (and its gold links, written as {split}.gold, and raw reference), checked."""
+    options = split_options(spec, split)
+    paths = [fetch(corpus, src_name), fetch(corpus, tgt_name)]
+    lenient = split == "train" and bool(spec.get("drop_empty_train") or spec.get("clean_train"))
+    if options["encoding"] != "utf-8" or options["gold"]:
+        # e.g. the RWTH texts: latin-1, a trailing empty line; written out as UTF-8 like every other split
+        src, tgt = read_parallel_sentences(*paths, encoding=options["encoding"])
+    else:
+        src, tgt = read_parallel(*paths, allow_empty_src=lenient, allow_empty_tgt=lenient)
+    gold = None
+    if options["gold"]:
+        gold = _gold_links(fetch(corpus, options["gold"]), options, src, tgt, out_dir / f"{split}.gold")
+    raw_ref = ref_label = None
+    if options["raw_ref"]:  # the untokenised reference, for detokenised BLEU: checked to be the same sentences
+        ref_corpus, ref_name = options["raw_ref"]["corpus"], options["raw_ref"]["file"]
+        ref_path = fetch(ref_corpus, ref_name)
+        raw_ref, ref_label = read_lines(ref_path), f"{ref_corpus}/{ref_name}"
+        check_same_sentences(raw_ref, tgt, ref_path, paths[1])
+    return {"src": src, "tgt": tgt, "gold": gold, "raw_ref": raw_ref, "raw_ref_name": ref_label, "corpus": corpus,
+            "src_file": src_name, "tgt_file": tgt_name, "tokenized": options["tokenized"]}
+
+
+def _cleaning(spec: dict, texts: dict) -> dict | None:
+    """clean_training_pairs' options for the task's training split (drop_empty_train, clean_train), or None."""
+    clean = spec.get("clean_train")
+    if clean is None:
+        return {"drop_empty": True} if spec.get("drop_empty_train") else None
+    missing = [split for split in clean.get("exclude", []) if split not in split_sources(spec)]
+    if missing:
+        raise ConfigError(f"corpus {spec['corpus']!r}: data.tasks.*.clean_train.exclude names no split "
+                          f"{', '.join(map(repr, missing))} (splits: {', '.join(split_sources(spec))})")
+    # a licence-gated split not accepted here is not read: nothing of it to exclude, and no table scores it
+    exclude = [line for split in clean.get("exclude", []) if split in texts
+               for side in ("src", "tgt") for line in texts[split][side]]
+    return {"drop_empty": True, "max_ratio": clean.get("max_ratio"), "exclude": exclude}

@@ -23,6 +23,7 @@ from __future__ import annotations
 import contextlib
 import gzip
 import hashlib
+import io
 import logging
 import os
 import re
@@ -49,7 +50,7 @@ _SHA256 = re.compile(r"^[0-9a-f]{64}$")
 _CORPUS_KEYS_REQUIRED = {"description", "licence", "languages", "files"}
 _CORPUS_KEYS_OPTIONAL = {"licence_gated", "accept_flag", "homepage", "citation", "notes"}
 _FILE_KEYS_REQUIRED = {"url", "mirror", "sha256"}
-_FILE_KEYS_OPTIONAL = {"compression", "member", "encoding", "lines", "notes", "sacrebleu"}
+_FILE_KEYS_OPTIONAL = {"compression", "member", "encoding", "lines", "notes", "sacrebleu", "segments"}
 _SACREBLEU_KEYS = {"testset", "langpair", "side"}
 _COMPRESSIONS = {None, "gzip", "tar.gz", "tar"}
 _URL_SCHEMES = {"http", "https", "ftp", "file"}
@@ -135,6 +136,9 @@ def _validate_file(where: str, entry: Any) -> dict:
         _check_relative(member, where, "member")
     elif member is not None:
         raise ValueError(f"{where}: `member:` is only meaningful with compression tar.gz or tar")
+    if entry.get("segments") not in (None, "xml"):
+        raise ValueError(f"{where}: segments must be xml (the text of each <seg> element, one per line: WIT3's IWSLT "
+                         f"dev and test files), got {entry['segments']!r}")
     if "lines" in entry and not (isinstance(entry["lines"], int) and entry["lines"] >= 0):
         raise ValueError(f"{where}: lines must be a non-negative integer, got {entry['lines']!r}")
     for key in ("encoding", "notes"):
@@ -494,7 +498,22 @@ def _materialise(download: Path, entry: dict, tmp: Path) -> str:
         if src is None:
             raise OSError(f"archive member {entry['member']!r} is not a regular file")
         with src:
+            if entry.get("segments") == "xml":
+                return _copy_hashing(io.BytesIO(xml_segments(src.read(), entry["member"])), tmp)
             return _copy_hashing(src, tmp)
+
+
+_SEG = re.compile(rb"<seg\b[^>]*>(.*?)</seg>", re.DOTALL)
+
+
+def xml_segments(data: bytes, where: str) -> bytes:
+    """The text of each <seg> element of a WIT3 (IWSLT) XML file, in document order, one per line, its XML entities
+    decoded and inner whitespace collapsed: the sentences of a dev or test set."""
+    import html
+    segments = [" ".join(html.unescape(m.decode("utf-8")).split()) for m in _SEG.findall(data)]
+    if not segments:
+        raise OSError(f"{where} has no <seg> elements: not a WIT3 XML file")
+    return ("\n".join(segments) + "\n").encode("utf-8")
 
 
 # --------------------------------------------------------------------------------------------------------------------

@@ -60,15 +60,19 @@ def load_split(path: str | Path) -> tuple[list[list[int]], list[list[int]]]:
 
 def prepare(raw_dir: str | Path, out_dir: str | Path, *, splits: list[str], train_split: str = "train",
             src_lang: str, tgt_lang: str, max_len: int, src_vocab: int, tgt_vocab: int,
-            tokenize: bool = False, lowercase: bool = False, links: str | Path | None = None) -> dict:
-    """`links`: the raw training split's word alignment (default: {raw_dir}/{train_split}.links when it exists)."""
+            tokenize: bool = False, lowercase: bool = False, links: str | Path | None = None,
+            tokenized_splits: tuple[str, ...] = ()) -> dict:
+    """`links`: the raw training split's word alignment (default: {raw_dir}/{train_split}.links when it exists).
+    `tokenized_splits`: splits kept as they are tokenised when `tokenize` is on (the RWTH gold set, whose links count
+    its own words: re-tokenising it would renumber them)."""
     raw_dir, out_dir = Path(raw_dir), Path(out_dir)
     texts = {}
     for split in splits:
         src, tgt = read_parallel(raw_dir / f"{split}.src", raw_dir / f"{split}.tgt")
         if not src:  # nothing to train on, to validate or to score: every later step would fail without saying why
             raise CorpusError(raw_dir / f"{split}.src", None, f"the {split} split is empty (no sentence pairs)")
-        texts[split] = (_normalise(src, src_lang, tokenize, lowercase), _normalise(tgt, tgt_lang, tokenize, lowercase))
+        tok = tokenize and split not in tokenized_splits
+        texts[split] = (_normalise(src, src_lang, tok, lowercase), _normalise(tgt, tgt_lang, tok, lowercase))
 
     # Length filter on the training data only: test sentences are never dropped.
     src, tgt = texts[train_split]
@@ -85,6 +89,8 @@ def prepare(raw_dir: str | Path, out_dir: str | Path, *, splits: list[str], trai
 
     vocabs = (Vocab.build(texts[train_split][0], src_vocab), Vocab.build(texts[train_split][1], tgt_vocab))
     stats = {"src_lang": src_lang, "tgt_lang": tgt_lang, "tokenize": "sacremoses" if tokenize else "none",
+             **({"kept_as_tokenized": sorted(set(tokenized_splits) & set(texts))} if tokenize and tokenized_splits
+                else {}),
              "lowercase": lowercase, "max_len": max_len, "train_dropped_by_length": dropped,
              "src_vocab": len(vocabs[0]), "tgt_vocab": len(vocabs[1]), "splits": {}}
     out_dir.mkdir(parents=True, exist_ok=True)

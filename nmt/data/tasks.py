@@ -8,12 +8,28 @@ from ..errors import ConfigError
 from .fetch import load_registry
 
 
-def corpus_for_task(config: dict, task: str) -> dict:
-    """The corpus spec that plays a table's task (e.g. en-de) in this preset."""
+def data_task(config: dict, task: str) -> str:
+    """The task whose corpus and results play `task` in this preset: `task` itself, or the task its entry names
+    with `same_as` (a preset without Europarl plays Peter et al.'s de-en-europarl with its de-en corpus, and the
+    systems are trained, decoded and stored once, under that task)."""
     tasks = (config.get("data") or {}).get("tasks") or {}
-    if task not in tasks:
-        raise ConfigError(f"preset {config['preset']!r} has no corpus for task {task!r} (data.tasks.{task})")
-    return tasks[task]
+    seen = [task]
+    while True:
+        if task not in tasks:
+            raise ConfigError(f"preset {config['preset']!r} has no corpus for task {task!r} (data.tasks.{task})")
+        other = (tasks[task] or {}).get("same_as")
+        if other is None:
+            return task
+        if other in seen:
+            raise ConfigError(f"preset {config['preset']!r}: data.tasks.{seen[0]}: same_as goes round in a circle "
+                              f"({' -> '.join(seen + [other])})")
+        seen.append(other)
+        task = other
+
+
+def corpus_for_task(config: dict, task: str) -> dict:
+    """The corpus spec that plays a table's task (e.g. en-de) in this preset (through `same_as`)."""
+    return config["data"]["tasks"][data_task(config, task)]
 
 
 def licence_allows(config: dict, source) -> bool:

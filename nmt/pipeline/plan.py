@@ -19,10 +19,21 @@ from pathlib import Path
 
 from .. import layout
 from ..config import SEED_RUN, load_figures, load_table, seed_run, seed_runs, system_config, task_splits
-from ..data.tasks import corpus_for_task
+from ..data.tasks import corpus_for_task, data_task
 from ..errors import ConfigError
 from ..spec.claims import load_claims
 from ..spec.figures import figure_systems
+
+
+def _table(config: dict, root: str | Path, table_path: str) -> dict:
+    """A table file as this preset plays it: its task (and reverse task) named by the task whose corpus and results
+    play it (data.tasks.{task}.same_as), so that what the plan collects is keyed by the directories it lives in."""
+    table = load_table(Path(root) / table_path)
+    played = {**table, "task": data_task(config, table["task"])}
+    if table["alignment"] and table["alignment"]["reverse_task"]:
+        played["alignment"] = {**table["alignment"],
+                               "reverse_task": data_task(config, table["alignment"]["reverse_task"])}
+    return played
 
 
 def collect_systems(config: dict, root: str | Path = ".") -> dict[str, dict[str, str]]:
@@ -34,14 +45,16 @@ def collect_systems(config: dict, root: str | Path = ".") -> dict[str, dict[str,
     found: dict[str, dict[str, str]] = {}
     definitions: dict[tuple[str, str], tuple[str, dict]] = {}
     unavailable = unavailable_tables(config, root)
+    needed = _needed_tables(config, root, unavailable)
     for table_path in config["tables"]:
-        if table_path in unavailable:  # an alignment table without gold links here: nothing would use its models
-            continue
-        table = load_table(Path(root) / table_path)
+        if table_path in unavailable and table_path not in needed:
+            continue  # an alignment table without gold links here: nothing would use its models
+        table = _table(config, root, table_path)
         pair = table["task"]
         corpus_for_task(config, pair)  # fail early when the preset has no corpus for it
-        # An alignment table that merges both translation directions trains its systems for both tasks.
-        reverse = (table["alignment"] or {}).get("reverse_task")
+        # An alignment table that merges both translation directions trains its systems for both tasks (one that
+        # cannot be scored here but whose systems another table needs: its own task only).
+        reverse = (table["alignment"] or {}).get("reverse_task") if table_path not in unavailable else None
         tasks = [pair] + ([reverse] if reverse else [])
         for task in tasks[1:]:
             corpus_for_task(config, task)
@@ -55,10 +68,20 @@ def collect_systems(config: dict, root: str | Path = ".") -> dict[str, dict[str,
                 found.setdefault(task, {})[system] = definitions[key][0]
     for by_system in found.values():  # each system's runs with its other seeds, trained like it
         for system, table_path in list(by_system.items()):
-            resolved = system_config(config, load_table(Path(root) / table_path), system, table_path)
+            resolved = system_config(config, _table(config, root, table_path), system, table_path)
             for run in seed_runs(resolved, system)[1:]:
                 by_system[run] = table_path
     return found
+
+
+def _needed_tables(config: dict, root: str | Path, unavailable: dict[str, str]) -> set[str]:
+    """The table files that another table of the preset, one that can be measured here, `needs` for its systems:
+    their systems are trained even where their own rows cannot be measured (Peter et al.'s guided-BLEU follow-up
+    needs Table 1's TF + guided alignment system, not the RWTH gold set)."""
+    tables = {table_path: load_table(Path(root) / table_path) for table_path in config["tables"]}
+    by_id = {table["id"]: table_path for table_path, table in tables.items()}
+    return {by_id[table["needs"]] for table_path, table in tables.items()
+            if table["needs"] in by_id and table_path not in unavailable}
 
 
 def runs_of(known: dict, name: str) -> list[str]:
@@ -94,7 +117,7 @@ def collect_ensembles(config: dict, root: str | Path = ".") -> dict[str, dict[st
     found: dict[str, dict[str, dict]] = {}
     defined_in: dict[tuple[str, str], str] = {}
     for table_path in config["tables"]:
-        table = load_table(Path(root) / table_path)
+        table = _table(config, root, table_path)
         task = table["task"]
         for name, spec in table["ensembles"].items():
             if name in systems.get(task, {}):
@@ -129,7 +152,7 @@ def collect_figures(config: dict, root: str | Path = ".") -> list[tuple[str, dic
     out = []
     for path in config.get("figures") or []:
         figures = load_figures(Path(root) / path)
-        task = figures["task"]
+        task = data_task(config, figures["task"])
         known = {*systems.get(task, {}), *ensembles.get(task, {})}
         for fig in figures["figures"]:
             fig = {**fig, "paper": figures["paper"]}
@@ -159,7 +182,7 @@ def collect_evaluations(config: dict, root: str | Path = ".") -> list[tuple[str,
     unavailable = unavailable_tables(config, root)
     systems, ensembles = collect_systems(config, root), collect_ensembles(config, root)
     for table_path in config["tables"]:
-        table = load_table(Path(root) / table_path)
+        table = _table(config, root, table_path)
         if table["alignment"] or table_path in unavailable:  # alignments: collect_alignments
             continue
         task = table["task"]
@@ -181,7 +204,7 @@ def collect_training_alignments(config: dict, root: str | Path = ".") -> dict[tu
     wanted: dict[tuple[str, str], dict] = {}
     for task, by_system in collect_systems(config, root).items():
         for system, table_path in by_system.items():
-            table = load_table(Path(root) / table_path)
+            table = _table(config, root, table_path)
             guided = system_config(config, table, system, table_path)["train"].get("guided_alignment") or {}
             name = guided.get("from")
             if not guided.get("weight") or not name or isinstance(name, dict):  # dict: a system's, see below
@@ -200,7 +223,7 @@ def task_aligners(config: dict, root: str | Path, task: str) -> dict[str, dict]:
     id, one meaning."""
     found: dict[str, dict] = {}
     for table_path in config["tables"]:
-        table = load_table(Path(root) / table_path)
+        table = _table(config, root, table_path)
         # a table that trains its systems for the reverse task too guides them there by its own aligners
         if not table["alignment"] or task not in (table["task"], table["alignment"]["reverse_task"]):
             continue
@@ -217,7 +240,7 @@ def collect_training_model_alignments(config: dict, root: str | Path = ".") -> s
     wanted: set[tuple[str, str]] = set()
     for task, by_system in systems.items():
         for system, table_path in by_system.items():
-            table = load_table(Path(root) / table_path)
+            table = _table(config, root, table_path)
             guided = system_config(config, table, system, table_path)["train"].get("guided_alignment") or {}
             source = guided.get("from")
             if guided.get("weight") and isinstance(source, dict):
@@ -233,7 +256,7 @@ def unavailable_tables(config: dict, root: str | Path = ".") -> dict[str, str]:
     reverse task corpus) has no split with gold alignments, e.g. Multi30k, or the RWTH set before its licence
     is accepted. Their rows are reported as not run, with this reason; nothing is scheduled for them."""
     out = {}
-    tables = {table_path: load_table(Path(root) / table_path) for table_path in config["tables"]}
+    tables = {table_path: _table(config, root, table_path) for table_path in config["tables"]}
     for table_path, table in tables.items():
         spec = table["alignment"]
         if not spec:
@@ -256,8 +279,6 @@ def unavailable_tables(config: dict, root: str | Path = ".") -> dict[str, str]:
         if needed not in by_id:
             raise ConfigError(f"{table_path}: needs table {needed!r}, which is not one of preset "
                               f"{config['preset']!r}'s tables")
-        if by_id[needed] in out:
-            out[table_path] = f"{needed}'s systems, which need {out[by_id[needed]]}"
     return out
 
 
@@ -275,7 +296,7 @@ def collect_alignments(config: dict, root: str | Path = ".") -> list[dict]:
     ensembles = collect_ensembles(config, root)
     wanted: dict[tuple[str, str, str], dict] = {}
     for table_path in config["tables"]:
-        table = load_table(Path(root) / table_path)
+        table = _table(config, root, table_path)
         spec = table["alignment"]
         if not spec:
             continue

@@ -136,7 +136,7 @@ class ClaimJudge:
         values, so that a gain compares the same runs): the interval then holds the spread between seeds too."""
         scores_dir = layout.under(self.results_dir, layout.RESULTS_ROOT, layout.SCORES_DIR, pair=pair)
         per_run = {}  # (run, field) -> ("bleu", (tokenize, stats)) | ("rate", (counts, scale, reported))
-        runs_of = {system: (self.runs.get(table["task"]) or {}).get(system, [system]) for system, _ in values}
+        runs_of = {system: (self.runs.get(pair) or {}).get(system, [system]) for system, _ in values}
         for system, field in sorted(values):
             for run in runs_of[system]:
                 per_run[(run, field)] = self._statistics(scores_dir, run, field, table, pair)

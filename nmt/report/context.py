@@ -11,6 +11,7 @@ from pathlib import Path
 
 from .. import __version__, layout
 from ..data.synth import describe
+from ..data.tasks import data_task
 
 
 def _read_json(path: Path) -> dict | None:
@@ -30,8 +31,9 @@ def _git_revision() -> str | None:
 
 def report_context(config: dict, data_dir: Path, results_dir: Path) -> dict:
     corpora = {}
-    for task, spec in config["data"]["tasks"].items():
-        pair = task
+    for task in config["data"]["tasks"]:
+        pair = data_task(config, task)  # a task played by another's corpus (same_as) shows that corpus
+        spec = config["data"]["tasks"][pair]
         raw_stats = _read_json(layout.under(data_dir, layout.DATA_ROOT, layout.RAW_STATS, pair=pair)) or {}
         prep = _read_json(layout.under(data_dir, layout.DATA_ROOT, layout.PREP_STATS, pair=pair)) or {}
         description = spec["corpus"]

@@ -44,10 +44,13 @@ def deviations(config: dict, paper: dict, table_paths: list[str], root: str | Pa
     (the paper preset, resolved the same way). Settings of systems the paper preset cannot train (a task it lacks)
     are left out; a preset that is the paper preset has only declared deviations."""
     corpora = []
-    for task, spec in config["data"]["tasks"].items():
-        theirs = (paper["data"]["tasks"].get(task) or {}).get("corpus")
-        if theirs and spec["corpus"] != theirs:
-            corpora.append(f"task {task}: {spec['corpus']} in place of {theirs}")
+    for task in config["data"]["tasks"]:
+        try:
+            ours, theirs = corpus_for_task(config, task)["corpus"], corpus_for_task(paper, task)["corpus"]
+        except cfg.ConfigError:  # a task the paper preset does not have
+            continue
+        if ours != theirs:
+            corpora.append(f"task {task}: {ours} in place of {theirs}")
     grouped: dict[tuple[str, str, str], list[str]] = {}
     declared = []
     for table_path in table_paths:

@@ -427,7 +427,7 @@ class _Report:
         scores_dir = layout.under(self.results_dir, layout.RESULTS_ROOT, layout.SCORES_DIR, pair=pair)
         columns = table["columns"]
 
-        df = build_table(table, scores_dir, pair, self.preset, unavailable, self.runs.get(task))
+        df = build_table(table, scores_dir, pair, self.preset, unavailable, self.runs.get(pair))
         records = dataframe_records(df)
         _write_text(self.out_dir / f"{tid}.csv", df.to_csv(index=False, lineterminator="\n"))
         _write_text(self.out_dir / f"{tid}.json", _dumps(records))
