@@ -306,6 +306,15 @@ def eflomal_samplers(config: dict) -> int:
     return (config.get("eflomal") or {}).get("samplers", eflomal_runner.DEFAULT_SAMPLERS)
 
 
+def unk_dictionary_release(config: dict, task: str) -> dict | None:
+    """{corpus, file}: the dictionary the task's corpus releases (data.tasks.{task}.unk_dictionary: Stanford's
+    dict.en-de, from the Berkeley aligner as in Luong et al.) when `unk.dictionary` is stanford; None = build it
+    with eflomal from the training pairs (the default, and the fallback of a task whose corpus releases none)."""
+    if (config.get("unk") or {}).get("dictionary", "eflomal") != "stanford":
+        return None
+    return corpus_for_task(config, task).get("unk_dictionary")
+
+
 def unk_credit_option(config: dict) -> str:
     """What `nmt translate` is told of unk replacement's crediting (`unk.credit`): nothing by default (each model's
     own rule, as alignment extraction credits), else " --credit read" or " --credit predicted" for every model."""

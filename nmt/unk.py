@@ -25,6 +25,7 @@ from .data.vocab import UNK
 from .errors import UserError
 
 DICT_HEADER = "# source\ttarget\tlinks"
+RELEASE_HEADER = "# source\ttarget\tprobability"  # a dictionary converted from a release (unk.dictionary: stanford)
 
 
 class UnkError(UserError, ValueError):
@@ -102,13 +103,68 @@ def write_dictionary(path: str | Path, dictionary: dict[str, tuple[str, int]]) -
 def read_dictionary(path: str | Path) -> dict[str, str]:
     out = {}
     for n, line in enumerate(read_lines(path), start=1):
-        if n == 1 and line == DICT_HEADER:
+        if n == 1 and line in (DICT_HEADER, RELEASE_HEADER):
             continue
         fields = line.split("\t")
-        if len(fields) != 3 or not fields[0] or not fields[1] or not fields[2].isdigit():
-            raise UnkError(f"{path}:{n}: expected 'source<TAB>target<TAB>count', got {line!r}")
+        if len(fields) != 3 or not fields[0] or not fields[1] or not _is_number(fields[2]):
+            raise UnkError(f"{path}:{n}: expected 'source<TAB>target<TAB>count or probability', got {line!r}")
         out[fields[0]] = fields[1]
     return out
+
+
+def _is_number(text: str) -> bool:
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
+
+
+def read_release_dictionary(path: str | Path) -> dict[str, tuple[str, float]]:
+    """{source word: (its most probable translation, probability)} from a released unk dictionary, in either of
+    the two layouts such files have:
+    - the Berkeley aligner's translation table (what Luong et al.'s dictionary came from): after the line
+      "# Translation probabilities", a line per source word starting with the word and a tab, then its
+      translations on lines indented by spaces, "target: probability";
+    - one entry per line: "source target [probability]" separated by whitespace (no probability: the first entry
+      of a source word wins).
+    Anything else is an UnkError naming the file and line."""
+    lines = read_lines(path, allow_empty=True)
+    berkeley = any(line.startswith("# Translation probabilities") for line in lines)
+    best: dict[str, tuple[str, float]] = {}
+
+    def keep(src: str, tgt: str, prob: float) -> None:
+        if src not in best or prob > best[src][1]:
+            best[src] = (tgt, prob)
+    source, started = None, not berkeley
+    for n, line in enumerate(lines, start=1):
+        if not started:
+            started = line.startswith("# Translation probabilities")
+            continue
+        if not line.strip() or line.startswith("#"):
+            continue
+        if berkeley and not line[0].isspace():
+            source = line.split("\t")[0].strip()
+            continue
+        fields = line.split()
+        if berkeley and source and len(fields) == 2 and fields[0].endswith(":") and _is_number(fields[1]):
+            keep(source, fields[0][:-1], float(fields[1]))
+        elif not berkeley and len(fields) in (2, 3) and (len(fields) == 2 or _is_number(fields[2])):
+            keep(fields[0], fields[1], float(fields[2]) if len(fields) == 3 else -n)
+        else:
+            expected = "'  target: probability' under a source word" if berkeley else "'source target [probability]'"
+            raise UnkError(f"{path}:{n}: expected {expected}, got {line!r}")
+    if not best:
+        raise UnkError(f"{path}: no dictionary entries (neither a Berkeley translation table nor 'source target' lines)")
+    return best
+
+
+def convert_release_dictionary(release: str | Path, out_path: str | Path) -> dict:
+    """Write a released dictionary (read_release_dictionary) in this module's format, the probability as the score."""
+    best = read_release_dictionary(release)
+    lines = [RELEASE_HEADER] + [f"{s}\t{t}\t{max(p, 0.0):g}" for s, (t, p) in sorted(best.items())]
+    write_lines_atomic(out_path, lines)
+    return {"release": str(release), "entries": len(best)}
 
 
 def replace_unks(hyp: list[str], positions: list[int], src: list[str], dictionary: dict[str, str]) -> list[str]:

@@ -21,6 +21,9 @@ def test_the_demo_differs_from_the_paper_preset_by_its_corpora_optimiser_and_siz
     hidden = next(d for d in demo["settings"] if d["key"] == "model.hidden" and d["paper"] == "1000")
     assert hidden["ours"] == "48"
     assert any(d["key"] == "prepare.src_vocab" and d["ours"] == "190" for d in demo["settings"])
+    assert "task de-en-europarl: synth in place of europarl_v7_de_en" in demo["corpora"]  # Peter's, via same_as
+    assert {"key": "unk.dictionary", "ours": "eflomal", "paper": "stanford", "systems": ["every system"]} in demo[
+        "settings"]
 
 
 def test_the_paper_preset_lists_only_what_it_declares_itself():

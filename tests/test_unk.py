@@ -173,3 +173,67 @@ def test_predicted_crediting_gives_the_search_s_own_positions():
     assert any(h.tokens for h in hyps)
     assert credited_positions(model, sources, [h.tokens for h in hyps], credit="predicted") == \
         [h.positions for h in hyps]
+
+
+# Luong et al.'s dictionary (unk.dictionary: stanford): the task corpus' released one, in the Berkeley aligner's
+# translation-table layout or one "source target [probability]" entry per line.
+BERKELEY_TABLE = """# Berkeley aligner, stage 2
+# Translation probabilities
+Haus\tentropy 0.9\tnTrans 2\tsum 1.0
+  house: 0.7
+  home: 0.3
+Kanzlerin\tentropy 0.1\tnTrans 2\tsum 1.0
+  chancellor: 0.4
+  Chancellor: 0.6
+"""
+
+
+def test_a_released_dictionary_keeps_each_source_words_most_probable_translation(tmp_path):
+    from nmt.unk import convert_release_dictionary, read_release_dictionary
+    table = tmp_path / "dict.de-en"
+    table.write_text(BERKELEY_TABLE, encoding="utf-8")
+    assert read_release_dictionary(table) == {"Haus": ("house", 0.7), "Kanzlerin": ("Chancellor", 0.6)}
+    plain = tmp_path / "plain"
+    plain.write_text("Haus home 0.2\nHaus house 0.8\nBaum tree\nBaum wood\n", encoding="utf-8")
+    assert {s: t for s, (t, _) in read_release_dictionary(plain).items()} == {"Haus": "house", "Baum": "tree"}
+    out = tmp_path / "unk.dict"
+    assert convert_release_dictionary(table, out)["entries"] == 2
+    assert read_dictionary(out) == {"Haus": "house", "Kanzlerin": "Chancellor"}  # what nmt evaluate reads
+    bad = tmp_path / "bad"
+    bad.write_text("# Translation probabilities\nHaus\tentropy 0.9\n  house 0.7\n", encoding="utf-8")
+    with pytest.raises(UnkError, match=r"bad:3: expected '  target: probability'"):
+        read_release_dictionary(bad)
+
+
+def test_the_paper_preset_takes_stanfords_dictionary_for_en_de_in_both_engines(tmp_path, monkeypatch, capsys):
+    import yaml
+
+    import nmt.data.fetch as fetch_module
+    from nmt import config as cfg
+    from nmt.cli import main
+    from nmt.pipeline.dvc_yaml import Planner
+    root = Path(__file__).resolve().parents[1]
+    paper = cfg.load_params(root / "params.yaml", "paper")
+    assert cfg.unk_dictionary_release(paper, "en-de") == {"corpus": "wmt14_en_de_stanford", "file": "dict.en-de"}
+    assert cfg.unk_dictionary_release(paper, "de-en") is None  # no released De->En dictionary: eflomal
+    assert cfg.unk_dictionary_release(cfg.load_params(root / "params.yaml", "demo"), "en-de") is None
+    planner = Planner(paper, root, lambda command: [])
+    planner.data("en-de")
+    planner.data("de-en")
+    assert planner.stages["unk_dictionary.en-de"]["cmd"] == (
+        "nmt unk dict --params params.yaml --preset paper --task en-de --out results/paper/en-de/unk/dictionary.tsv")
+    assert planner.stages["unk_dictionary.de-en"]["cmd"].startswith("nmt unk dict --src data/paper/de-en/prepared/")
+    # the command fetches the release (here a hand-made one in its place) and converts it
+    upstream = tmp_path / "dict.en-de"
+    upstream.write_text(BERKELEY_TABLE, encoding="utf-8")
+    registry = yaml.safe_load(fetch_module.DEFAULT_REGISTRY.read_text(encoding="utf-8"))
+    registry["wmt14_en_de_stanford"]["files"]["dict.en-de"]["url"] = upstream.as_uri()
+    (tmp_path / "corpora.yaml").write_text(yaml.safe_dump(registry, allow_unicode=True), encoding="utf-8")
+    monkeypatch.setattr(fetch_module, "DEFAULT_REGISTRY", tmp_path / "corpora.yaml")
+    monkeypatch.setattr(fetch_module, "DEFAULT_CHECKSUMS", tmp_path / "checksums.tsv")
+    monkeypatch.chdir(root)
+    out = tmp_path / "unk.dict"
+    main(["unk", "dict", "--preset", "paper", "--task", "en-de", "--out", str(out),
+          "--downloads", str(tmp_path / "downloads")])
+    assert json.loads(capsys.readouterr().out.strip().splitlines()[-1])["entries"] == 2
+    assert read_dictionary(out) == {"Haus": "house", "Kanzlerin": "Chancellor"}

@@ -268,7 +268,19 @@ def cmd_attention(args) -> None:
 
 
 def cmd_unk_dict(args) -> None:
-    from ..unk import build_dictionary
+    from ..unk import build_dictionary, convert_release_dictionary
+    config = load_config(args) if args.task else None
+    release = cfg.unk_dictionary_release(config, args.task) if args.task else None
+    if release is not None:  # the task corpus' own dictionary (Luong et al.'s, from the Berkeley aligner)
+        from ..data.fetch import DEFAULT_CHECKSUMS, fetch_file
+        mirror = (config["data"].get("mirror") and Path(args.params).parent / config["data"]["mirror"]) or None
+        path = fetch_file(release["corpus"], release["file"], Path(args.downloads) / release["corpus"], mirror=mirror,
+                          checksums=DEFAULT_CHECKSUMS)
+        print(json.dumps(convert_release_dictionary(path, args.out)))
+        return
+    if not (args.src and args.tgt):
+        raise cfg.ConfigError("nmt unk dict needs --src and --tgt (the training pairs eflomal aligns), or --task "
+                              "with unk.dictionary: stanford and a task whose corpus releases a dictionary")
     stats = build_dictionary(args.src, args.tgt, args.out, seed=args.seed, samplers=args.samplers,
                              progress=lambda m: print(m, file=sys.stderr))
     print(json.dumps(stats))
@@ -544,10 +556,15 @@ def _unk_commands(sub) -> None:
     """`nmt unk dict|replace`: unknown-word replacement."""
     unk = sub.add_parser("unk", help="unk replacement: dictionary from word alignments, replacement by attention"
                          ).add_subparsers(dest="unk_command", required=True)
-    p = unk.add_parser("dict", help="align the training corpus with eflomal; most frequent target word per source word")
-    p.add_argument("--src", required=True, help="tokenised training source")
-    p.add_argument("--tgt", required=True, help="tokenised training target")
-    p.add_argument("--out", required=True, help="dictionary TSV (source, target, links)")
+    p = unk.add_parser("dict", help="align the training corpus with eflomal; most frequent target word per source word "
+                                    "(or, with --task and unk.dictionary: stanford, the task corpus' own dictionary)")
+    p.add_argument("--src", help="tokenised training source (eflomal)")
+    p.add_argument("--tgt", help="tokenised training target (eflomal)")
+    p.add_argument("--out", required=True, help="dictionary TSV (source, target, links or probability)")
+    add_config_args(p)
+    p.add_argument("--task", help="with unk.dictionary: stanford, the task whose corpus' released dictionary "
+                                  "(data.tasks.TASK.unk_dictionary) is fetched and converted")
+    p.add_argument("--downloads", default="data/downloads", help="where fetched files are kept (default: %(default)s)")
     p.add_argument("--seed", type=int, default=1, help="seed of eflomal's sampler (default: %(default)s)")
     eflomal_runner.add_samplers_argument(p)
     p.set_defaults(func=cmd_unk_dict)

@@ -79,6 +79,11 @@ class Planner:
         stage.update(more)
         self.stages[name] = stage
 
+    def preset_keys(self, *keys: str) -> list[str]:
+        """Those of `keys` the preset file sets (DVC stops on a params key that a file lacks)."""
+        sets = yaml.safe_load((self.root / self.preset_file).read_text(encoding="utf-8")) or {}
+        return [key for key in keys if key in sets]
+
     def preset_params(self, *sections: str) -> list:
         return [*sections, {self.preset_file: list(sections)}]
 
@@ -108,9 +113,14 @@ class Planner:
                  [raw], [prepared], self.preset_params("prepare"))
         train_src, train_tgt = self.sides(task, "train")
         dictionary = self.path(layout.UNK_DICTIONARY, pair=task)
-        self.add(f"unk_dictionary.{task}", ("unk", "dict"),
-                 f"nmt unk dict --src {train_src} --tgt {train_tgt} --out {dictionary}{self.samplers}",
-                 [prepared], [dictionary])
+        if cfg.unk_dictionary_release(self.config, task):  # the task corpus' own (unk.dictionary: stanford)
+            self.add(f"unk_dictionary.{task}", ("unk", "dict"),
+                     f"nmt unk dict {self.nmt_args} --task {task} --out {dictionary}",
+                     [], [dictionary], ["preset", "unk", {self.preset_file: self.preset_keys("data", "unk")}])
+        else:
+            self.add(f"unk_dictionary.{task}", ("unk", "dict"),
+                     f"nmt unk dict --src {train_src} --tgt {train_tgt} --out {dictionary}{self.samplers}",
+                     [prepared], [dictionary])
 
     @property
     def samplers(self) -> str:

@@ -72,6 +72,10 @@ def deviations(config: dict, paper: dict, table_paths: list[str], root: str | Pa
                         group = grouped.setdefault((key, _show(ours.get(key)), _show(theirs.get(key))), [])
                         if name not in group:
                             group.append(name)
+    for key, value in _flat(config.get("unk") or {}, "unk.").items():  # unk replacement: every system's
+        theirs = _flat(paper.get("unk") or {}, "unk.").get(key)
+        if value != theirs:
+            grouped[(key, _show(value), _show(theirs))] = ["every system"]
     settings = [{"key": key, "ours": ours, "paper": theirs, "systems": systems}
                 for (key, ours, theirs), systems in sorted(grouped.items())]
     return {"corpora": corpora, "settings": settings, "declared": declared}

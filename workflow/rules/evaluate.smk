@@ -10,10 +10,17 @@ rule unk_dictionary:
         layout.UNK_DICTIONARY,
     resources:
         **CPU_JOB,
+    params:
+        # eflomal's links of the training pairs, or (unk.dictionary: stanford) the task corpus' released dictionary
+        how=lambda wc, input, output: (
+            f"{NMT_ARGS} --task {wc.pair} --out {output}"
+            if nmtcfg.unk_dictionary_release(config, wc.pair)
+            else f"--src {input.src} --tgt {input.tgt} --out {output}" + EFLOMAL_SAMPLERS
+        ),
     log:
         "logs/{preset}/{pair}/unk_dictionary.log",
     shell:
-        "nmt unk dict --src {input.src} --tgt {input.tgt} --out {output}" + EFLOMAL_SAMPLERS + " > {log} 2>&1"
+        "nmt unk dict {params.how} > {log} 2>&1"
 
 
 rule evaluate:
