@@ -6,7 +6,10 @@ after the physical device (its entry in CUDA_VISIBLE_DEVICES as the scheduler se
 NMT_GPU_LOCK_DIR (default: <tmp>/nmt-gpu-locks). Jobs started side by side on one machine (Snakemake with
 --resources gpu=N, or by hand) therefore land on different GPUs, and a job finding every GPU taken waits for one.
 Under SLURM with --gpus=1 each job sees only the GPU it was given, whose lock is always free. The lock goes with
-the process: a killed job frees its GPU.
+the process: a killed job frees its GPU. Each claim is a line in claims.log there (time, process, device, command).
+
+NMT_JOBS_PER_GPU=K (default 1) lets K jobs share each GPU (K lock files a device): for small models (the tiny and
+demo presets) that use a fraction of a large GPU, with Snakemake's --resources gpu=K*GPUs.
 """
 from __future__ import annotations
 
@@ -19,6 +22,8 @@ import time
 from pathlib import Path
 
 import torch
+
+from .errors import ConfigError
 
 _claimed: tuple[torch.device, object] | None = None  # (device, open lock file) held by this process
 
@@ -48,6 +53,22 @@ def _try_lock(path: Path):
     return handle
 
 
+def jobs_per_gpu() -> int:
+    """NMT_JOBS_PER_GPU: how many nmt jobs may share one GPU (default 1)."""
+    value = os.environ.get("NMT_JOBS_PER_GPU", "1")
+    if not value.isdigit() or int(value) < 1:
+        raise ConfigError(f"NMT_JOBS_PER_GPU: expected a whole number of jobs, at least 1, got {value!r}")
+    return int(value)
+
+
+def lock_names(count: int, slots: int = 1) -> list[tuple[int, str]]:
+    """(device index, lock file name) of each of the `slots` places on each of the `count` visible devices, every
+    device's first place before any device's second (jobs spread over the GPUs before they share one)."""
+    names = [re.sub(r"[^A-Za-z0-9_.-]", "_", p) for p in physical_ids(count)]
+    return [(index, f"gpu-{name}.lock" if slot == 0 else f"gpu-{name}.{slot}.lock")
+            for slot in range(slots) for index, name in enumerate(names)]
+
+
 def claim_gpu(count: int | None = None, *, poll_seconds: float = 10.0, log=None) -> torch.device:
     """The first of the `count` visible CUDA devices whose lock this process gets (waiting while all are taken);
     the same device on every later call in this process."""
@@ -57,18 +78,27 @@ def claim_gpu(count: int | None = None, *, poll_seconds: float = 10.0, log=None)
     count = torch.cuda.device_count() if count is None else count
     directory = lock_dir()
     directory.mkdir(parents=True, exist_ok=True)
-    names = [re.sub(r"[^A-Za-z0-9_.-]", "_", p) for p in physical_ids(count)]
+    places = lock_names(count, jobs_per_gpu())
     said = False
     while True:
-        for index, name in enumerate(names):
-            handle = _try_lock(directory / f"gpu-{name}.lock")
+        for index, lock_name in places:
+            handle = _try_lock(directory / lock_name)
             if handle is not None:
                 _claimed = (torch.device("cuda", index), handle)
+                _record_claim(directory, _claimed[0])
                 return _claimed[0]
         if not said:
             (log or _stderr)(f"all {count} GPU(s) are in use by other nmt jobs (locks in {directory}); waiting")
             said = True
         time.sleep(poll_seconds)
+
+
+def _record_claim(directory: Path, device: torch.device) -> None:
+    """One line in the lock directory's claims.log: when, which process and command, which device (what a run's
+    GPU jobs computed on, afterwards)."""
+    line = f"{time.strftime('%Y-%m-%dT%H:%M:%S')}\t{os.getpid()}\t{device}\t{' '.join(sys.argv)}\n"
+    with open(directory / "claims.log", "a", encoding="utf-8") as log:
+        log.write(line)
 
 
 def release_gpu() -> None:

@@ -108,9 +108,6 @@ class TrainingStep:
         self.clip = train_cfg["clip_norm"]
         self.guided_weight, self.credit = guided_weight, credit
         model.engine = self.engine
-        if self.dtype is not None and device.type == "cuda":
-            # the step-by-step decoders' products stay fp32 under bf16 autocast: let them use TF32
-            torch.backends.cuda.matmul.allow_tf32 = True
 
     def loss(self, batch: Batch) -> tuple[torch.Tensor, torch.Tensor | None]:
         """The summed NLL of the batch's target words and the attention weights (for guided alignment)."""
@@ -124,6 +121,11 @@ class TrainingStep:
 
     def __call__(self, batch: Batch) -> tuple[torch.Tensor, torch.Tensor | None]:
         self.model.engine = self.engine  # (a benchmark may alternate two steps on one model)
+        if self.device.type == "cuda":
+            # under bf16 autocast the step-by-step decoders' products stay fp32: let them use TF32; an fp32 step
+            # (the eager reference that a benchmark alternates with it) computes in true fp32. Set at every update,
+            # since torch keeps it in one global switch.
+            torch.backends.cuda.matmul.allow_tf32 = self.dtype is not None
         self.optimizer.zero_grad(set_to_none=True)
         with autocast(self.device, self.dtype):
             loss, weights = self.loss(batch)

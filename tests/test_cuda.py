@@ -1,0 +1,157 @@
+"""The engine on a CUDA device: what the CPU tests assert (tests/test_fast_engine.py, tests/test_train.py), asserted
+on a GPU, plus CUDA against the CPU.
+
+CI's machines have no GPU: there every test here is skipped with the reason "no CUDA device" (not a missing tool:
+NMT_REQUIRE_ALL does not turn it into a failure, since no CI machine can have one). On a GPU node run them with
+`python -m pytest -q tests/test_cuda.py`, or all the GPU checks with `bash benchmarks/gpu-check.sh`.
+
+fp32 here means fp32: TF32 is off for matrix products and cuDNN in every test (torch leaves cuDNN's on by default),
+so the tolerances are the CPU tests' own.
+"""
+import json
+import signal
+import subprocess
+import time
+
+import pytest
+import torch
+import torch.nn.functional as F
+
+from nmt.data.vocab import PAD_ID
+from nmt.decode.translate import beam_search, greedy
+from nmt.models.io import load_checkpoint
+from nmt.train_step import TrainingStep
+from test_fast_engine import LUONG, RNNSEARCH, V, batch, make_model, name
+from test_train import assert_same_run, final_state, train_cmd, workspace  # noqa: F401 (a fixture)
+
+pytestmark = pytest.mark.skipif(not torch.cuda.is_available(), reason="no CUDA device")
+CUDA = torch.device("cuda")
+
+
+@pytest.fixture(autouse=True)
+def exact_fp32():
+    products, cudnn = torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32
+    torch.backends.cuda.matmul.allow_tf32 = torch.backends.cudnn.allow_tf32 = False
+    yield
+    torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32 = products, cudnn
+
+
+def gradients_on(model, engine, device):
+    """Loss, attention weights and gradients of one teacher-forced batch on `device` (test_fast_engine.gradients)."""
+    model.engine = engine
+    model.zero_grad()
+    b = batch().to(device)
+    log_probs, weights = model(b.src, b.src_len, b.tgt_in, tgt_out=b.tgt_out)
+    loss = F.nll_loss(log_probs.reshape(-1, V), b.tgt_out.reshape(-1), ignore_index=PAD_ID, reduction="sum")
+    extra = 0 if weights is None else (weights * torch.linspace(0, 1, weights.size(-1), device=device)).sum() * 0.1
+    (loss + extra).backward()
+    return (loss.item(), None if weights is None else weights.cpu(),
+            {n: p.grad.cpu() for n, p in model.named_parameters() if p.grad is not None})
+
+
+def assert_same_gradients(got, want, *, rel_loss=1e-6, atol=1e-5, rtol=1e-4):
+    (loss, weights, grads), (ref_loss, ref_weights, ref_grads) = got, want
+    assert loss == pytest.approx(ref_loss, rel=rel_loss)
+    if ref_weights is not None:
+        torch.testing.assert_close(weights, ref_weights, atol=1e-6, rtol=1e-5)
+    assert grads.keys() == ref_grads.keys()
+    for key in ref_grads:
+        torch.testing.assert_close(grads[key], ref_grads[key], atol=atol, rtol=rtol, msg=key)
+
+
+@pytest.mark.parametrize("overrides", LUONG + RNNSEARCH, ids=name)
+def test_on_cuda_the_fast_path_gives_the_eager_paths_loss_weights_and_gradients(overrides):
+    model = make_model(overrides).to(CUDA).train()
+    assert_same_gradients(gradients_on(model, "fast", CUDA), gradients_on(model, "eager", CUDA))
+
+
+@pytest.mark.parametrize("overrides", LUONG[1::3] + RNNSEARCH, ids=name)
+def test_cuda_computes_what_the_cpu_computes(overrides):
+    cpu = gradients_on(make_model(overrides).train(), "fast", torch.device("cpu"))
+    cuda = gradients_on(make_model(overrides).to(CUDA).train(), "fast", CUDA)
+    assert_same_gradients(cuda, cpu, rel_loss=1e-5)
+
+
+@pytest.mark.parametrize("overrides", [LUONG[1], LUONG[5], LUONG[10], LUONG[-2], RNNSEARCH[0]], ids=name)
+def test_on_cuda_twenty_updates_of_the_fast_path_give_the_eager_losses(overrides):
+    losses = {}
+    for engine in ("eager", "fast"):
+        model = make_model(overrides).to(CUDA).train()
+        train = {"optimizer": "adam", "lr": 0.01, "clip_norm": 1.0, "engine": engine, "precision": "fp32"}
+        step = TrainingStep(model, list(model.parameters()), train, CUDA)
+        losses[engine] = [step(batch(seed % 3).to(CUDA))[0].item() for seed in range(20)]
+    assert losses["fast"] == pytest.approx(losses["eager"], rel=1e-5)
+
+
+def test_on_cuda_bf16_training_tracks_fp32_within_three_percent():
+    final = {}
+    for precision in ("fp32", "bf16"):
+        model = make_model(LUONG[1]).to(CUDA).train()
+        train = {"optimizer": "adam", "lr": 0.01, "clip_norm": 1.0, "precision": precision}
+        step = TrainingStep(model, list(model.parameters()), train, CUDA)
+        assert (step.dtype is None) == (precision == "fp32")
+        losses = [step(batch(seed % 3).to(CUDA))[0].item() for seed in range(30)]
+        final[precision] = sum(losses[-3:])
+    assert final["bf16"] == pytest.approx(final["fp32"], rel=0.03)
+
+
+def test_auto_precision_is_bf16_on_a_gpu_that_supports_it():
+    model = make_model(LUONG[1]).to(CUDA)
+    step = TrainingStep(model, list(model.parameters()), {"optimizer": "adam", "lr": 0.01, "clip_norm": 1.0}, CUDA)
+    assert step.dtype == (torch.bfloat16 if torch.cuda.is_bf16_supported() else None)
+
+
+def search(model, src, src_len, beam):
+    return greedy(model, src, src_len) if beam == 1 else beam_search(model, src, src_len, beam)
+
+
+@pytest.mark.parametrize("overrides", [LUONG[1], LUONG[6], LUONG[-3], RNNSEARCH[0]], ids=name)
+@pytest.mark.parametrize("beam", [1, 3])
+def test_on_cuda_batched_search_equals_the_eager_path_the_cpu_and_one_sentence_at_a_time(overrides, beam):
+    b = batch()
+    cpu_model = make_model(overrides).eval()
+    found = {"cpu": search(cpu_model, b.src, b.src_len, beam)}
+    model = make_model(overrides).to(CUDA).eval()
+    src, src_len = b.src.to(CUDA), b.src_len.to(CUDA)
+    for engine in ("fast", "eager"):
+        model.engine = engine
+        found[engine] = search(model, src, src_len, beam)
+    model.engine = "fast"
+    found["one at a time"] = [search(model, src[i:i + 1, :int(b.src_len[i])], src_len[i:i + 1], beam)[0]
+                              for i in range(src.size(0))]
+    reference = [(h.tokens, h.positions) for h in found["cpu"]]
+    for how, hyps in found.items():
+        assert [(h.tokens, h.positions) for h in hyps] == reference, how
+        assert [h.score for h in hyps] == pytest.approx([h.score for h in found["cpu"]], rel=1e-4, abs=1e-4), how
+
+
+# -- nmt train on CUDA: seeded runs, the CUDA RNG state in checkpoints, resume after SIGKILL ------------------------
+def cuda_train_cmd(root, preset, out):
+    return train_cmd(root, preset, out) + ["--device", "cuda"]
+
+
+def test_nmt_train_on_cuda_checkpoints_the_cuda_rng_and_a_killed_run_resumes_exactly(workspace):  # noqa: F811
+    root, preset = workspace
+    reference = root / "cuda-a"
+    subprocess.run(cuda_train_cmd(root, preset, reference), check=True, capture_output=True)
+    log = (reference / "train.log").read_text() if (reference / "train.log").exists() else ""
+    state = load_checkpoint(reference / "checkpoint.pt")["state"]
+    assert state["cuda_rng"] is not None and state["cuda_rng"].dtype == torch.uint8, log
+    meta = json.loads((reference / "model.json").read_text())
+    assert "cuda" in json.dumps(meta), meta
+    subprocess.run(cuda_train_cmd(root, preset, root / "cuda-b"), check=True, capture_output=True)
+    assert_same_run(final_state(reference), final_state(root / "cuda-b"))  # seeded: the same numbers twice
+
+    out = root / "cuda-killed"
+    proc = subprocess.Popen(cuda_train_cmd(root, preset, out), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.time() + 180
+    while time.time() < deadline and proc.poll() is None:
+        if (out / "metrics.jsonl").exists() and (out / "checkpoint.pt").exists():
+            break
+        time.sleep(0.02)
+    time.sleep(0.3)
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    assert proc.returncode == -signal.SIGKILL, "the run finished before it could be killed; make it longer"
+    subprocess.run(cuda_train_cmd(root, preset, out), check=True, capture_output=True)
+    assert_same_run(final_state(reference), final_state(out))
