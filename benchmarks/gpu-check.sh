@@ -6,9 +6,10 @@
 #
 # 1. tests/test_cuda.py: the fast path against the eager path on CUDA (loss, gradients, attention weights; losses of
 #    20 updates to 1e-5 in fp32), CUDA against the CPU, batched search against the CPU's and one sentence at a time,
-#    bf16 against fp32, and `nmt train --device cuda` twice and after SIGKILL to the same numbers.
+#    bf16 against fp32, CUDA-graphed updates against ungraphed ones, and `nmt train --device cuda` (graphed) twice and
+#    after SIGKILL to the same numbers.
 # 2. nmt bench train --preset paper --compare-eager: Luong et al.'s 4x1000 models (50K vocabularies, batch 128) and
-#    Peter et al.'s RNNsearch, fast bf16 path and eager fp32 path in turn.
+#    Peter et al.'s RNNsearch, fast bf16 path (CUDA graphs where nmt.cuda_graphs applies) and eager fp32 path in turn.
 # 3. The tiny preset end to end with workflow/profiles/local, every model job on CUDA (NMT_JOBS_PER_GPU jobs at a
 #    time share the GPU); then every training log is checked for "device cuda".
 # 4. nmt bench translate --preset paper: greedy and beam search of global (general) + feed on the GPU.
@@ -35,19 +36,20 @@ step() {  # step NAME SECONDS COMMAND...: run COMMAND with a time limit, its out
               torch.backends.cudnn.version(), torch.cuda.get_device_name(), "bf16", torch.cuda.is_bf16_supported())'
   nproc; } >> "$summary" 2>&1
 
-step pytest-cuda 140 python3 -m pytest -q -p no:cacheprovider tests/test_cuda.py tests/test_devices.py
+step pytest-cuda 110 python3 -m pytest -q -p no:cacheprovider tests/test_cuda.py tests/test_cuda_graphs.py \
+    tests/test_devices.py
 
 luong="base base_reverse base_reverse_dropout global_location global_location_feed local_p_general_feed
        global_dot_feed global_general_feed local_m_dot_feed local_m_general_feed local_p_dot_feed global_concat_feed
        local_m_concat_feed local_p_concat_feed global_dot_dropout_feed rnnsearch rnnsearch_guided rnnsearch_tf_frozen
        rnnsearch_tf_guided"
 # shellcheck disable=SC2086
-step bench-train-paper 140 nmt bench train --preset paper --device cuda --compare-eager --updates 10 --warmup 3 \
+step bench-train-paper 120 nmt bench train --preset paper --device cuda --compare-eager --updates 10 --warmup 3 \
     --systems $luong --out "$out/throughput-paper-cuda.json"
 
 export NMT_JOBS_PER_GPU=${NMT_JOBS_PER_GPU:-8} NMT_GPU_LOCK_DIR="$out/gpu-locks"
 snakemake -n --quiet rules --config preset=tiny > "$out/tiny-plan.txt" 2>&1
-step tiny-snakemake 190 snakemake --workflow-profile workflow/profiles/local --config preset=tiny \
+step tiny-snakemake 150 snakemake --workflow-profile workflow/profiles/local --config preset=tiny \
     --resources gpu="$NMT_JOBS_PER_GPU" --cores "$(nproc)" --keep-going
 { echo "tiny: jobs that claimed a GPU, by command (nmt/devices.py claims.log):"
   cut -f4 "$NMT_GPU_LOCK_DIR/claims.log" 2>/dev/null | awk '{print "  " $2, $3}' | sort | uniq -c
@@ -55,7 +57,7 @@ step tiny-snakemake 190 snakemake --workflow-profile workflow/profiles/local --c
   echo "tiny: $(ls reports/tiny/*.html 2>/dev/null | wc -l) report page(s), $(ls reports/tiny/*.csv 2>/dev/null | wc -l) table CSVs"
 } | tee -a "$summary"
 
-step bench-translate-paper 50 nmt bench translate --preset paper --device cuda --compare-eager --min-time 0.5 \
+step bench-translate-paper 40 nmt bench translate --preset paper --device cuda --compare-eager --min-time 0.5 \
     --systems global_general_feed --out "$out/translate-paper-cuda.json"
 
 tar -czf "$out/tiny-run.tgz" logs/tiny reports/tiny results/tiny/*/*/metrics.jsonl 2>/dev/null \

@@ -275,7 +275,8 @@ LATER_DEFAULTS = {
     "model": {"arch": "luong", "attention_dim": 0, "target_foresight": False, "attention_noise": 0.0,
               "energy": "eq17", "energy_bias": -1.0},
     "train": {"init_from": None, "trainable": "all", "max_updates": 0, "guided_alignment": None, "batch_tokens": 0,
-              "engine": "fast", "precision": "auto", "until_flat": None, "eval_every": 0, "keep": "last"},
+              "engine": "fast", "precision": "auto", "cuda_graphs": False, "until_flat": None, "eval_every": 0,
+              "keep": "last"},
 }
 
 

@@ -382,6 +382,7 @@ def start_line(meta: dict, until_flat: dict | None, update) -> str:
     return (f"{meta['parameters']:,} parameters ({meta['trainable_parameters']:,} trained), "
             f"{meta['train_sentences']:,} training pairs, {meta['epochs']} epochs{more}, device {meta['device']}, "
             f"{torch.get_num_threads()} threads, engine {update.engine}, {'fp32' if update.dtype is None else 'bf16'}"
+            f"{', CUDA graphs' if update.graphs is not None else ''}"
             f"{', MKL as on Intel (nmt.mkl_on_amd)' if mkl_on_amd.active() else ''}")
 
 

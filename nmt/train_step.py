@@ -15,15 +15,21 @@ Precision (`train.precision`):
   auto   bf16 on a CUDA device that supports it, fp32 elsewhere: on the CPUs measured (AVX512-BF16 without AMX) bf16
          products were no faster than fp32's (README, "Training speed").
 
+CUDA graphs (`train.cuda_graphs: true`, off by default): on a CUDA device the input-feeding decoder's part of the
+update is replayed from a CUDA graph (nmt.cuda_graphs); a model or device that cannot have them is said in one line
+and trains without.
+
 No update waits for the device: the loss comes back as a tensor on it (callers add it up there and read it when
 they log), clipping and the optimiser's step issue no host synchronisation, and batches arrive from pinned memory.
 """
 from __future__ import annotations
 
 import contextlib
+import sys
 
 import torch
 
+from . import cuda_graphs
 from .data.batches import Batch
 from .data.vocab import PAD_ID
 from .errors import ConfigError
@@ -32,6 +38,10 @@ from .models.common import ENGINES
 from .models.fused_loss import linear_cross_entropy
 
 PRECISIONS = ("auto", "fp32", "bf16")
+
+
+def _say(message: str) -> None:
+    print(message, file=sys.stderr, flush=True)
 
 
 def resolve_precision(name: str, device: torch.device) -> torch.dtype | None:
@@ -108,10 +118,23 @@ class TrainingStep:
         self.clip = train_cfg["clip_norm"]
         self.guided_weight, self.credit = guided_weight, credit
         model.engine = self.engine
+        self.graphs = None
+        setting = train_cfg.get("cuda_graphs", False)
+        if cuda_graphs.wanted(setting, device):
+            why = cuda_graphs.unsupported(model, engine=self.engine, guided=guided_weight > 0,
+                                          token_batches=bool(train_cfg.get("batch_tokens")))
+            if why is None:  # (no batch size: the tests' steps on batches of their own)
+                self.graphs = cuda_graphs.GraphedDecoderLoss(model, self.dtype, device, train_cfg.get("batch_size"))
+            else:
+                _say(f"train.cuda_graphs: true, but {why}: training without CUDA graphs")
+        elif setting:
+            _say(f"train.cuda_graphs: true, but CUDA graphs need a CUDA device: training on {device} without them")
 
     def loss(self, batch: Batch) -> tuple[torch.Tensor, torch.Tensor | None]:
         """The summed NLL of the batch's target words and the attention weights (for guided alignment)."""
         model = self.model
+        if self.graphs is not None:
+            return self.graphs(batch), None
         if self.engine == "fast":
             features, weights = model.features(batch.src, batch.src_len, batch.tgt_in, tgt_out=batch.tgt_out)
             generator = model.generator

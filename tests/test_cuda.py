@@ -15,8 +15,10 @@ import time
 
 import pytest
 import torch
+import yaml
 import torch.nn.functional as F
 
+from nmt.data.batches import make_batch
 from nmt.data.vocab import PAD_ID
 from nmt.decode.translate import beam_search, greedy
 from nmt.models.io import load_checkpoint
@@ -125,24 +127,87 @@ def test_on_cuda_batched_search_equals_the_eager_path_the_cpu_and_one_sentence_a
         assert [h.score for h in hyps] == pytest.approx([h.score for h in found["cpu"]], rel=1e-4, abs=1e-4), how
 
 
+# -- CUDA graphs (nmt.cuda_graphs) --------------------------------------------------------------------------------
+def shaped_batches(seed=3):
+    """Batches of several shapes: two source and target buckets, and one batch of fewer sentences."""
+    gen = torch.Generator().manual_seed(seed)
+    shapes = [([7, 1, 12, 4, 9], [9, 5, 8, 2, 6]), ([21, 3, 17, 5, 2], [4, 19, 3, 3, 1]), ([5, 6, 2], [7, 1, 3])]
+    out = []
+    for src_lengths, tgt_lengths in shapes:
+        src = [torch.randint(4, V, (n,), generator=gen).tolist() for n in src_lengths]
+        tgt = [torch.randint(4, V, (n,), generator=gen).tolist() for n in tgt_lengths]
+        out.append(make_batch(src, tgt, list(range(len(src)))).to(CUDA))
+    return out
+
+
+GRAPHED = [LUONG[0], LUONG[1], LUONG[2], LUONG[3], LUONG[4], LUONG[5], LUONG[6]]  # global x 4 scores, local-m x 3
+
+
+def graph_run(overrides, graphs, updates=12, lr=0.1, dropout=0.0, batch_size=5):
+    """Updates by SGD (Adam would turn float-rounding differences of near-zero gradients into steps of lr)."""
+    model = make_model({**overrides, "dropout": dropout, "max_src_len": 24}).to(CUDA).train()
+    train = {"optimizer": "sgd", "lr": lr, "clip_norm": 1.0, "precision": "fp32", "cuda_graphs": graphs,
+             "batch_size": batch_size}
+    step = TrainingStep(model, list(model.parameters()), train, CUDA)
+    batches = shaped_batches()
+    losses = [step(batches[i % len(batches)])[0].item() for i in range(updates)]
+    return losses, model, step
+
+
+@pytest.mark.parametrize("overrides", GRAPHED, ids=name)
+def test_on_cuda_graphed_updates_equal_ungraphed_ones_over_batches_of_several_shapes(overrides):
+    plain, plain_model, plain_step = graph_run(overrides, False)
+    graphed, graphed_model, step = graph_run(overrides, True)
+    assert plain_step.graphs is None and step.graphs is not None
+    assert len(step.graphs.graphs) == 2  # two shapes of 5 sentences; the batch of 3 ran ungraphed
+    assert graphed == pytest.approx(plain, rel=1e-5)
+    for (key, p), q in zip(plain_model.named_parameters(), graphed_model.parameters()):
+        torch.testing.assert_close(q, p, atol=1e-5, rtol=1e-4, msg=key)
+
+
+def test_on_cuda_graph_replays_draw_fresh_dropout_masks_and_seeded_runs_repeat():
+    first, _, step = graph_run(LUONG[1], True, updates=6, lr=0.0, dropout=0.3)
+    assert step.graphs.graphs
+    assert first[0] != first[3]  # the same batch and parameters (lr 0): other masks
+    again, _, _ = graph_run(LUONG[1], True, updates=6, lr=0.0, dropout=0.3)
+    assert again == first
+
+
+def test_on_cuda_bf16_graphs_track_ungraphed_bf16():
+    final = {}
+    for graphs in (False, True):
+        model = make_model(LUONG[1]).to(CUDA).train()
+        train = {"optimizer": "adam", "lr": 0.01, "clip_norm": 1.0, "precision": "bf16", "cuda_graphs": graphs}
+        step = TrainingStep(model, list(model.parameters()), train, CUDA)
+        losses = [step(batch(seed % 3).to(CUDA))[0].item() for seed in range(30)]
+        final[graphs] = sum(losses[-3:])
+    assert final[True] == pytest.approx(final[False], rel=0.03)
+
+
 # -- nmt train on CUDA: seeded runs, the CUDA RNG state in checkpoints, resume after SIGKILL ------------------------
 def cuda_train_cmd(root, preset, out):
     return train_cmd(root, preset, out) + ["--device", "cuda"]
 
 
-def test_nmt_train_on_cuda_checkpoints_the_cuda_rng_and_a_killed_run_resumes_exactly(workspace):  # noqa: F811
+@pytest.mark.parametrize("graphs", [False, True], ids=["ungraphed", "cuda-graphs"])
+def test_nmt_train_on_cuda_checkpoints_the_cuda_rng_and_a_killed_run_resumes_exactly(workspace, graphs):  # noqa: F811
     root, preset = workspace
-    reference = root / "cuda-a"
-    subprocess.run(cuda_train_cmd(root, preset, reference), check=True, capture_output=True)
-    log = (reference / "train.log").read_text() if (reference / "train.log").exists() else ""
+    if graphs:  # the same preset with train.cuda_graphs: true (the model, global general + feed, is graphed)
+        spec = yaml.safe_load((root / "presets" / f"{preset}.yaml").read_text())
+        spec["train"]["cuda_graphs"] = True
+        preset = f"{preset}_graphs"
+        (root / "presets" / f"{preset}.yaml").write_text(yaml.safe_dump(spec))
+    reference = root / f"cuda-a-{preset}"
+    log = subprocess.run(cuda_train_cmd(root, preset, reference), check=True, capture_output=True, text=True).stderr
+    assert "device cuda" in log and ("CUDA graphs" in log) == graphs, log
     state = load_checkpoint(reference / "checkpoint.pt")["state"]
     assert state["cuda_rng"] is not None and state["cuda_rng"].dtype == torch.uint8, log
     meta = json.loads((reference / "model.json").read_text())
     assert "cuda" in json.dumps(meta), meta
-    subprocess.run(cuda_train_cmd(root, preset, root / "cuda-b"), check=True, capture_output=True)
-    assert_same_run(final_state(reference), final_state(root / "cuda-b"))  # seeded: the same numbers twice
+    subprocess.run(cuda_train_cmd(root, preset, root / f"cuda-b-{preset}"), check=True, capture_output=True)
+    assert_same_run(final_state(reference), final_state(root / f"cuda-b-{preset}"))  # seeded: the same numbers twice
 
-    out = root / "cuda-killed"
+    out = root / f"cuda-killed-{preset}"
     proc = subprocess.Popen(cuda_train_cmd(root, preset, out), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     deadline = time.time() + 180
     while time.time() < deadline and proc.poll() is None:
