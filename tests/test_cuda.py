@@ -9,9 +9,7 @@ fp32 here means fp32: TF32 is off for matrix products and cuDNN in every test (t
 so the tolerances are the CPU tests' own.
 """
 import json
-import signal
 import subprocess
-import time
 
 import pytest
 import torch
@@ -24,7 +22,8 @@ from nmt.decode.translate import beam_search, greedy
 from nmt.models.io import load_checkpoint
 from nmt.train_step import TrainingStep
 from test_fast_engine import LUONG, RNNSEARCH, V, batch, make_model, name
-from test_train import assert_same_run, final_state, train_cmd, workspace  # noqa: F401 (a fixture)
+from test_train import (assert_same_run, epochs_recorded, final_state, kill_when, train_cmd,  # noqa: F401
+                        workspace)  # (a fixture)
 
 pytestmark = pytest.mark.skipif(not torch.cuda.is_available(), reason="no CUDA device")
 CUDA = torch.device("cuda")
@@ -207,16 +206,8 @@ def test_nmt_train_on_cuda_checkpoints_the_cuda_rng_and_a_killed_run_resumes_exa
     subprocess.run(cuda_train_cmd(root, preset, root / f"cuda-b-{preset}"), check=True, capture_output=True)
     assert_same_run(final_state(reference), final_state(root / f"cuda-b-{preset}"))  # seeded: the same numbers twice
 
-    out = root / f"cuda-killed-{preset}"
-    proc = subprocess.Popen(cuda_train_cmd(root, preset, out), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    deadline = time.time() + 180
-    while time.time() < deadline and proc.poll() is None:
-        if (out / "metrics.jsonl").exists() and (out / "checkpoint.pt").exists():
-            break
-        time.sleep(0.02)
-    time.sleep(0.3)
-    proc.send_signal(signal.SIGKILL)
-    proc.wait()
-    assert proc.returncode == -signal.SIGKILL, "the run finished before it could be killed; make it longer"
+    out = root / f"cuda-killed-{preset}"  # killed without warning in epoch 2, after epoch 1's checkpoint
+    kill_when(cuda_train_cmd(root, preset, out), lambda: epochs_recorded(out) >= 1 and (out / "checkpoint.pt").exists(),
+              pause=0.3, poll=0.02, timeout=180)
     subprocess.run(cuda_train_cmd(root, preset, out), check=True, capture_output=True)
     assert_same_run(final_state(reference), final_state(out))

@@ -70,6 +70,24 @@ def assert_same_run(a, b):
         assert torch.equal(a[1][key], b[1][key]), key
 
 
+def kill_when(command, ready, *, pause=0.0, poll=0.01, timeout=120):
+    """Start `command`, SIGKILL it once `ready()` is true (after `pause` seconds more), and check that it was killed
+    rather than finished."""
+    proc = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.time() + timeout
+    while time.time() < deadline and proc.poll() is None and not ready():
+        time.sleep(poll)
+    time.sleep(pause)
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    assert proc.returncode == -signal.SIGKILL, "the run finished before it could be killed; make it longer"
+
+
+def epochs_recorded(out) -> int:
+    metrics = out / "metrics.jsonl"
+    return len(metrics.read_text().splitlines()) if metrics.exists() else 0
+
+
 def test_learning_rate_schedule():
     assert [learning_rate(1.0, e, 5) for e in range(1, 9)] == [1, 1, 1, 1, 1, 0.5, 0.25, 0.125]
 
@@ -118,18 +136,8 @@ def test_until_flat_trains_on_past_the_schedule_and_a_killed_run_resumes_exactly
     assert [m["epoch"] for m in reference[0]] == [1, 2, 3, 4]
     assert [m["lr"] for m in reference[0]] == [learning_rate(reference[0][0]["lr"], e, 1) for e in range(1, 5)]
 
-    out = root / "falling_killed"
-    proc = subprocess.Popen(train_cmd(root, "unit_never_flat", out), stdout=subprocess.DEVNULL,
-                            stderr=subprocess.DEVNULL)
-    deadline = time.time() + 120
-    while time.time() < deadline and proc.poll() is None:  # kill in the extra epochs: after the second one's record
-        metrics = out / "metrics.jsonl"
-        if metrics.exists() and len(metrics.read_text().splitlines()) >= 2:
-            break
-        time.sleep(0.01)
-    proc.send_signal(signal.SIGKILL)
-    proc.wait()
-    assert proc.returncode == -signal.SIGKILL, "the run finished before it could be killed; make it longer"
+    out = root / "falling_killed"  # killed in the extra epochs: after the second one's record
+    kill_when(train_cmd(root, "unit_never_flat", out), lambda: epochs_recorded(out) >= 2)
     subprocess.run(train_cmd(root, "unit_never_flat", out), check=True, capture_output=True)
     assert_same_run(reference, final_state(out))
 
@@ -150,17 +158,9 @@ def test_seeded_runs_are_identical_and_sigkill_resume_equals_uninterrupted(works
     assert_same_run(reference, final_state(root / "b"))
 
     out = root / "killed"
-    proc = subprocess.Popen(train_cmd(root, preset, out), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    deadline = time.time() + 120
     # Wait until the first epoch is done and its checkpoint written, then kill without warning mid-epoch 2.
-    while time.time() < deadline and proc.poll() is None:
-        if (out / "metrics.jsonl").exists() and (out / "checkpoint.pt").exists():
-            break
-        time.sleep(0.02)
-    time.sleep(0.3)
-    proc.send_signal(signal.SIGKILL)
-    proc.wait()
-    assert proc.returncode == -signal.SIGKILL, "the run finished before it could be killed; make it longer"
+    kill_when(train_cmd(root, preset, out), lambda: epochs_recorded(out) >= 1 and (out / "checkpoint.pt").exists(),
+              pause=0.3, poll=0.02)
     assert not (out / "model.pt").exists()
     subprocess.run(train_cmd(root, preset, out), check=True, capture_output=True)
     assert_same_run(reference, final_state(out))
@@ -334,18 +334,9 @@ def test_keep_best_keeps_the_best_evaluation_and_a_killed_run_resumes_to_it(work
         pytest.approx(kept["dev_ppl"], rel=1e-6)
     assert kept["dev_ppl"] < dev_ppls[-1]
 
-    out = root / "best_killed"
-    proc = subprocess.Popen(train_cmd(root, "unit_best", out, "prep_small"), stdout=subprocess.DEVNULL,
-                            stderr=subprocess.DEVNULL)
-    deadline = time.time() + 120
-    while time.time() < deadline and proc.poll() is None:  # kill without warning once a best.pt and 5 epochs exist
-        metrics = out / "metrics.jsonl"
-        if (out / "best.pt").exists() and metrics.exists() and len(metrics.read_text().splitlines()) >= 5:
-            break
-        time.sleep(0.005)
-    proc.send_signal(signal.SIGKILL)
-    proc.wait()
-    assert proc.returncode == -signal.SIGKILL, "the run finished before it could be killed; make it longer"
+    out = root / "best_killed"  # killed without warning once a best.pt and 5 epochs exist
+    kill_when(train_cmd(root, "unit_best", out, "prep_small"),
+              lambda: (out / "best.pt").exists() and epochs_recorded(out) >= 5, poll=0.005)
     subprocess.run(train_cmd(root, "unit_best", out, "prep_small"), check=True, capture_output=True)
     assert_same_run(best, final_state(out))
     assert (out / "evaluations.jsonl").read_text() == (root / "best" / "evaluations.jsonl").read_text()
