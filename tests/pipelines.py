@@ -21,6 +21,8 @@ from pathlib import Path
 
 import yaml
 
+from nmt.data.tasks import data_task
+
 ROOT = Path(__file__).resolve().parents[1]
 PRESET = "tiny"
 LOCAL_SLURM = ROOT / "tests" / "cluster" / "local_slurm.sh"
@@ -261,7 +263,8 @@ def check_report(workdir: Path) -> dict:
         for row, spec in zip(rows, table["rows"]):
             if row["status"] != "measured":
                 continue
-            scores = json.loads((workdir / f"results/{PRESET}/{table['task']}/scores/"
+            played_by = data_task(config, table["task"])  # e.g. de-en-europarl, played by de-en (same_as)
+            scores = json.loads((workdir / f"results/{PRESET}/{played_by}/scores/"
                                            f"{row['system']}.{table['testset']}.json").read_text())
             for column in table["columns"]:
                 field_name = {column: column, **spec.get("values_from", {})}[column]

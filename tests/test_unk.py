@@ -46,7 +46,7 @@ def test_malformed_links_and_dictionaries_name_file_and_line(tmp_path):
         count_links(["a", "a"], ["x", "x"], [bad])
     d = tmp_path / "d.tsv"
     d.write_text("a\tx\t3\nb x 2\n")
-    with pytest.raises(UnkError, match=r"d\.tsv:2: expected 'source<TAB>target<TAB>count'"):
+    with pytest.raises(UnkError, match=r"d\.tsv:2: expected 'source<TAB>target<TAB>count or probability', got 'b x 2'"):
         read_dictionary(d)
 
 
