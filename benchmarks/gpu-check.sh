@@ -11,7 +11,8 @@
 # 2. nmt bench train --preset paper --compare-eager: Luong et al.'s 4x1000 models (50K vocabularies, batch 128) and
 #    Peter et al.'s RNNsearch, fast bf16 path (CUDA graphs where nmt.cuda_graphs applies) and eager fp32 path in turn.
 # 3. The tiny preset end to end with workflow/profiles/local, every model job on CUDA (NMT_JOBS_PER_GPU jobs at a
-#    time share the GPU); then every training log is checked for "device cuda".
+#    time share the GPU); then every training log is checked for "device cuda". Again with train.cuda_graphs: true
+#    (in a copy of the tree), each training log checked for "CUDA graphs".
 # 4. nmt bench translate --preset paper: greedy and beam search of global (general) + feed on the GPU.
 # Steps run in turn (timings are the GPU's alone); one failing does not stop the others.
 set -uo pipefail
@@ -56,6 +57,30 @@ step tiny-snakemake 150 snakemake --workflow-profile workflow/profiles/local --c
   echo "tiny: training logs saying 'device cuda': $(grep -l "device cuda" logs/tiny/*/train/*.log 2>/dev/null | wc -l) of $(ls logs/tiny/*/train/*.log 2>/dev/null | wc -l)"
   echo "tiny: $(ls reports/tiny/*.html 2>/dev/null | wc -l) report page(s), $(ls reports/tiny/*.csv 2>/dev/null | wc -l) table CSVs"
 } | tee -a "$summary"
+
+# 3b. The same with train.cuda_graphs: true, in a copy of the tree whose tiny preset turns them on.
+graphs_tree="$(mktemp -d)/tree"
+mkdir -p "$graphs_tree"
+tar -cf - --exclude=./results --exclude=./data --exclude=./logs --exclude=./reports/tiny --exclude=./.snakemake \
+    --exclude=./.whl --exclude=./.git --exclude=./.venv . | tar -xf - -C "$graphs_tree"
+python3 - "$graphs_tree/workflow/presets/tiny.yaml" <<'PY'
+import sys, yaml
+path = sys.argv[1]
+preset = yaml.safe_load(open(path))
+preset["train"]["cuda_graphs"] = True
+for recipe in (preset.get("recipes") or {}).values():
+    recipe.setdefault("train", {})["cuda_graphs"] = True
+yaml.safe_dump(preset, open(path, "w"))
+PY
+export NMT_GPU_LOCK_DIR="$out/gpu-locks-graphs"
+step tiny-snakemake-graphs 150 bash -c "cd '$graphs_tree' && snakemake --workflow-profile workflow/profiles/local \
+    --config preset=tiny --resources gpu=$NMT_JOBS_PER_GPU --cores $(nproc) --keep-going"
+{ echo "tiny with train.cuda_graphs: true: training logs saying 'CUDA graphs': $(grep -l "CUDA graphs" \
+      "$graphs_tree"/logs/tiny/*/train/*.log 2>/dev/null | wc -l) of $(ls "$graphs_tree"/logs/tiny/*/train/*.log | wc -l)"
+  echo "  failed trainings: $(grep -L "^\[.*\] epoch" "$graphs_tree"/logs/tiny/*/train/*.log 2>/dev/null | tr '\n' ' ')"
+  echo "  $(ls "$graphs_tree"/reports/tiny/*.csv 2>/dev/null | wc -l) table CSVs"
+} | tee -a "$summary"
+tar -czf "$out/tiny-graphs-logs.tgz" -C "$graphs_tree" logs 2>/dev/null || true
 
 step bench-translate-paper 40 nmt bench translate --preset paper --device cuda --compare-eager --min-time 0.5 \
     --systems global_general_feed --out "$out/translate-paper-cuda.json"
