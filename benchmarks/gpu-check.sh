@@ -6,10 +6,10 @@
 #
 # 1. tests/test_cuda.py: the fast path against the eager path on CUDA (loss, gradients, attention weights; losses of
 #    20 updates to 1e-5 in fp32), CUDA against the CPU, batched search against the CPU's and one sentence at a time,
-#    bf16 against fp32, CUDA-graphed updates against ungraphed ones, and `nmt train --device cuda` (graphed) twice and
-#    after SIGKILL to the same numbers.
+#    bf16 against fp32, CUDA-graphed updates against ungraphed ones, and `nmt train --device cuda` (with and without
+#    CUDA graphs) twice and after SIGKILL to the same numbers.
 # 2. nmt bench train --preset paper --compare-eager: Luong et al.'s 4x1000 models (50K vocabularies, batch 128) and
-#    Peter et al.'s RNNsearch, fast bf16 path (CUDA graphs where nmt.cuda_graphs applies) and eager fp32 path in turn.
+#    Peter et al.'s RNNsearch, fast bf16 path and eager fp32 path in turn (as the preset trains: without CUDA graphs).
 # 3. The tiny preset end to end with workflow/profiles/local, every model job on CUDA (NMT_JOBS_PER_GPU jobs at a
 #    time share the GPU); then every training log is checked for "device cuda". Again with train.cuda_graphs: true
 #    (in a copy of the tree), each training log checked for "CUDA graphs".
@@ -22,6 +22,10 @@ mkdir -p "$out"
 cd "$(dirname "$0")/.."
 summary="$out/summary.txt"
 : > "$summary"
+
+logs_saying() {  # logs_saying TEXT DIR: "N of M" training logs of the tiny run in DIR that contain TEXT
+    echo "$(grep -l "$1" "$2"/logs/tiny/*/train/*.log 2>/dev/null | wc -l) of $(ls "$2"/logs/tiny/*/train/*.log 2>/dev/null | wc -l)"
+}
 
 step() {  # step NAME SECONDS COMMAND...: run COMMAND with a time limit, its output in NAME.log
     local name=$1 limit=$2 start rc
@@ -54,7 +58,7 @@ step tiny-snakemake 150 snakemake --workflow-profile workflow/profiles/local --c
     --resources gpu="$NMT_JOBS_PER_GPU" --cores "$(nproc)" --keep-going
 { echo "tiny: jobs that claimed a GPU, by command (nmt/devices.py claims.log):"
   cut -f4 "$NMT_GPU_LOCK_DIR/claims.log" 2>/dev/null | awk '{print "  " $2, $3}' | sort | uniq -c
-  echo "tiny: training logs saying 'device cuda': $(grep -l "device cuda" logs/tiny/*/train/*.log 2>/dev/null | wc -l) of $(ls logs/tiny/*/train/*.log 2>/dev/null | wc -l)"
+  echo "tiny: training logs saying 'device cuda': $(logs_saying "device cuda" .)"
   echo "tiny: $(ls reports/tiny/*.html 2>/dev/null | wc -l) report page(s), $(ls reports/tiny/*.csv 2>/dev/null | wc -l) table CSVs"
 } | tee -a "$summary"
 
@@ -75,8 +79,7 @@ PY
 export NMT_GPU_LOCK_DIR="$out/gpu-locks-graphs"
 step tiny-snakemake-graphs 150 bash -c "cd '$graphs_tree' && snakemake --workflow-profile workflow/profiles/local \
     --config preset=tiny --resources gpu=$NMT_JOBS_PER_GPU --cores $(nproc) --keep-going"
-{ echo "tiny with train.cuda_graphs: true: training logs saying 'CUDA graphs': $(grep -l "CUDA graphs" \
-      "$graphs_tree"/logs/tiny/*/train/*.log 2>/dev/null | wc -l) of $(ls "$graphs_tree"/logs/tiny/*/train/*.log | wc -l)"
+{ echo "tiny with train.cuda_graphs: true: training logs saying 'CUDA graphs': $(logs_saying "CUDA graphs" "$graphs_tree")"
   echo "  failed trainings: $(grep -L "^\[.*\] epoch" "$graphs_tree"/logs/tiny/*/train/*.log 2>/dev/null | tr '\n' ' ')"
   echo "  $(ls "$graphs_tree"/reports/tiny/*.csv 2>/dev/null | wc -l) table CSVs"
 } | tee -a "$summary"
@@ -85,5 +88,5 @@ tar -czf "$out/tiny-graphs-logs.tgz" -C "$graphs_tree" logs 2>/dev/null || true
 step bench-translate-paper 40 nmt bench translate --preset paper --device cuda --compare-eager --min-time 0.5 \
     --systems global_general_feed --out "$out/translate-paper-cuda.json"
 
-tar -czf "$out/tiny-run.tgz" logs/tiny reports/tiny results/tiny/*/*/metrics.jsonl 2>/dev/null \
-    $(ls -d results/tiny/*/*/*/metrics.jsonl results/tiny/*/scores 2>/dev/null) || true
+tar -czf "$out/tiny-run.tgz" logs/tiny reports/tiny $(ls -d results/tiny/*/models/*/metrics.jsonl results/tiny/*/scores \
+    2>/dev/null) 2>/dev/null || true

@@ -135,8 +135,7 @@ class GraphedDecoderLoss:
     rest through a CUDA graph for batches of `batch_size` sentences (any size when None), ungraphed for the others,
     and outside training mode."""
 
-    def __init__(self, model: nn.Module, dtype: torch.dtype | None, device: torch.device, batch_size: int | None,
-                 ):
+    def __init__(self, model: nn.Module, dtype: torch.dtype | None, device: torch.device, batch_size: int | None):
         self.model, self.dtype, self.device, self.batch_size = model, dtype, device, batch_size
         self.plain = DecoderLoss(model, dtype)
         self.graphs: dict[tuple[int, int, int], nn.Module] = {}

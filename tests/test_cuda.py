@@ -14,14 +14,12 @@ import subprocess
 import pytest
 import torch
 import yaml
-import torch.nn.functional as F
 
 from nmt.data.batches import make_batch
-from nmt.data.vocab import PAD_ID
 from nmt.decode.translate import beam_search, greedy
 from nmt.models.io import load_checkpoint
 from nmt.train_step import TrainingStep
-from test_fast_engine import LUONG, RNNSEARCH, V, batch, make_model, name
+from test_fast_engine import LUONG, RNNSEARCH, V, assert_same_gradients, batch, gradients, make_model, name
 from test_train import (assert_same_run, epochs_recorded, final_state, kill_when, train_cmd,  # noqa: F401
                         workspace)  # (a fixture)
 
@@ -37,39 +35,16 @@ def exact_fp32():
     torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32 = products, cudnn
 
 
-def gradients_on(model, engine, device):
-    """Loss, attention weights and gradients of one teacher-forced batch on `device` (test_fast_engine.gradients)."""
-    model.engine = engine
-    model.zero_grad()
-    b = batch().to(device)
-    log_probs, weights = model(b.src, b.src_len, b.tgt_in, tgt_out=b.tgt_out)
-    loss = F.nll_loss(log_probs.reshape(-1, V), b.tgt_out.reshape(-1), ignore_index=PAD_ID, reduction="sum")
-    extra = 0 if weights is None else (weights * torch.linspace(0, 1, weights.size(-1), device=device)).sum() * 0.1
-    (loss + extra).backward()
-    return (loss.item(), None if weights is None else weights.cpu(),
-            {n: p.grad.cpu() for n, p in model.named_parameters() if p.grad is not None})
-
-
-def assert_same_gradients(got, want, *, rel_loss=1e-6, atol=1e-5, rtol=1e-4):
-    (loss, weights, grads), (ref_loss, ref_weights, ref_grads) = got, want
-    assert loss == pytest.approx(ref_loss, rel=rel_loss)
-    if ref_weights is not None:
-        torch.testing.assert_close(weights, ref_weights, atol=1e-6, rtol=1e-5)
-    assert grads.keys() == ref_grads.keys()
-    for key in ref_grads:
-        torch.testing.assert_close(grads[key], ref_grads[key], atol=atol, rtol=rtol, msg=key)
-
-
 @pytest.mark.parametrize("overrides", LUONG + RNNSEARCH, ids=name)
 def test_on_cuda_the_fast_path_gives_the_eager_paths_loss_weights_and_gradients(overrides):
     model = make_model(overrides).to(CUDA).train()
-    assert_same_gradients(gradients_on(model, "fast", CUDA), gradients_on(model, "eager", CUDA))
+    assert_same_gradients(gradients(model, "fast", CUDA), gradients(model, "eager", CUDA))
 
 
 @pytest.mark.parametrize("overrides", LUONG[1::3] + RNNSEARCH, ids=name)
 def test_cuda_computes_what_the_cpu_computes(overrides):
-    cpu = gradients_on(make_model(overrides).train(), "fast", torch.device("cpu"))
-    cuda = gradients_on(make_model(overrides).to(CUDA).train(), "fast", CUDA)
+    cpu = gradients(make_model(overrides).train(), "fast")
+    cuda = gradients(make_model(overrides).to(CUDA).train(), "fast", CUDA)
     assert_same_gradients(cuda, cpu, rel_loss=1e-5)
 
 

@@ -73,31 +73,38 @@ def name(overrides):
     return ",".join(f"{k}={v}" for k, v in overrides.items())
 
 
-def gradients(model, engine):
-    """Loss, attention weights and parameter gradients of one teacher-forced batch (plus a term on the weights, as
-    guided alignment adds)."""
+def gradients(model, engine, device="cpu"):
+    """Loss, attention weights and parameter gradients of one teacher-forced batch on `device` (plus a term on the
+    weights, as guided alignment adds); the tensors on the CPU."""
     model.engine = engine
     model.zero_grad()
-    b = batch()
+    b = batch().to(device)
     log_probs, weights = model(b.src, b.src_len, b.tgt_in, tgt_out=b.tgt_out)
     loss = F.nll_loss(log_probs.reshape(-1, V), b.tgt_out.reshape(-1), ignore_index=PAD_ID, reduction="sum")
-    extra = 0 if weights is None else (weights * torch.linspace(0, 1, weights.size(-1))).sum() * 0.1
+    extra = 0 if weights is None else (weights * torch.linspace(0, 1, weights.size(-1), device=device)).sum() * 0.1
     (loss + extra).backward()
-    return loss.item(), weights, {n: p.grad.clone() for n, p in model.named_parameters() if p.grad is not None}
+    return (loss.item(), None if weights is None else weights.cpu(),
+            {n: p.grad.cpu() for n, p in model.named_parameters() if p.grad is not None})
+
+
+def assert_same_gradients(got, want, *, rel_loss=1e-6):
+    """Two `gradients` results agree: the loss to `rel_loss`, the attention weights and every gradient to fp32
+    rounding of different kernels."""
+    (loss, weights, grads), (ref_loss, ref_weights, ref_grads) = got, want
+    assert loss == pytest.approx(ref_loss, rel=rel_loss)
+    if ref_weights is not None:
+        torch.testing.assert_close(weights, ref_weights, atol=1e-6, rtol=1e-5)
+    assert grads.keys() == ref_grads.keys()
+    for key in ref_grads:
+        torch.testing.assert_close(grads[key], ref_grads[key], atol=1e-5, rtol=1e-4, msg=key)
 
 
 @pytest.mark.parametrize("overrides", LUONG + RNNSEARCH, ids=name)
 def test_fast_path_gives_the_eager_paths_loss_weights_and_gradients(overrides):
     model = make_model(overrides)
     model.train()
-    eager_loss, eager_weights, eager_grads = gradients(model, "eager")
-    fast_loss, fast_weights, fast_grads = gradients(model, "fast")
-    assert fast_loss == pytest.approx(eager_loss, rel=1e-6)
-    if eager_weights is not None:
-        torch.testing.assert_close(fast_weights, eager_weights, atol=1e-6, rtol=1e-5)
-    assert fast_grads.keys() == eager_grads.keys()
-    for key in eager_grads:
-        torch.testing.assert_close(fast_grads[key], eager_grads[key], atol=1e-5, rtol=1e-4, msg=key)
+    eager = gradients(model, "eager")
+    assert_same_gradients(gradients(model, "fast"), eager)
 
 
 @pytest.mark.parametrize("overrides", [LUONG[1], LUONG[6], LUONG[11], LUONG[13], LUONG[-2], LUONG[-1]], ids=name)
@@ -114,13 +121,7 @@ def test_the_compiled_decoder_steps_compute_what_the_step_by_step_path_does(over
         model.train()
         torch.manual_seed(5)
         results[loops] = gradients(model, "fast")
-    (loss, weights, grads), (ref_loss, ref_weights, ref_grads) = results[True], results[False]
-    assert loss == pytest.approx(ref_loss, rel=1e-6)
-    if ref_weights is not None:
-        torch.testing.assert_close(weights, ref_weights, atol=1e-6, rtol=1e-5)
-    assert grads.keys() == ref_grads.keys()
-    for key in ref_grads:
-        torch.testing.assert_close(grads[key], ref_grads[key], atol=1e-5, rtol=1e-4, msg=key)
+    assert_same_gradients(results[True], results[False])
 
 
 @pytest.mark.parametrize("overrides", [LUONG[1], LUONG[5], LUONG[10], LUONG[-2], RNNSEARCH[0]], ids=name)
