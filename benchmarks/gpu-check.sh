@@ -3,6 +3,7 @@
 # step in OUTDIR/summary.txt, and the figures in OUTDIR/*.json.
 #
 #   bash benchmarks/gpu-check.sh OUTDIR [SECONDS_PER_STEP_SCALE]
+#   GPU_CHECK_SKIP="bench-train-paper bench-translate-paper" bash benchmarks/gpu-check.sh OUTDIR  (steps left out)
 #
 # 1. tests/test_cuda.py: the fast path against the eager path on CUDA (loss, gradients, attention weights; losses of
 #    20 updates to 1e-5 in fp32), CUDA against the CPU, batched search against the CPU's and one sentence at a time,
@@ -13,6 +14,7 @@
 # 3. The tiny preset end to end with workflow/profiles/local, every model job on CUDA (NMT_JOBS_PER_GPU jobs at a
 #    time share the GPU); then every training log is checked for "device cuda". Again with train.cuda_graphs: true
 #    (in a copy of the tree), each training log checked for "CUDA graphs".
+#    nmt bench train --preset paper again in that tree: the same models with CUDA graphs.
 # 4. nmt bench translate --preset paper: greedy and beam search of global (general) + feed on the GPU.
 # Steps run in turn (timings are the GPU's alone); one failing does not stop the others.
 set -uo pipefail
@@ -30,6 +32,7 @@ logs_saying() {  # logs_saying TEXT DIR: "N of M" training logs of the tiny run 
 step() {  # step NAME SECONDS COMMAND...: run COMMAND with a time limit, its output in NAME.log
     local name=$1 limit=$2 start rc
     shift 2
+    if [[ " ${GPU_CHECK_SKIP:-} " == *" $name "* ]]; then echo "$name: skipped (GPU_CHECK_SKIP)" | tee -a "$summary"; return; fi
     start=$(date +%s)
     timeout --signal=TERM --kill-after=10 "$(( limit * scale ))" "$@" > "$out/$name.log" 2>&1
     rc=$?
@@ -62,19 +65,19 @@ step tiny-snakemake 150 snakemake --workflow-profile workflow/profiles/local --c
   echo "tiny: $(ls reports/tiny/*.html 2>/dev/null | wc -l) report page(s), $(ls reports/tiny/*.csv 2>/dev/null | wc -l) table CSVs"
 } | tee -a "$summary"
 
-# 3b. The same with train.cuda_graphs: true, in a copy of the tree whose tiny preset turns them on.
+# 3b. The same with train.cuda_graphs: true, in a copy of the tree whose tiny and paper presets turn them on.
 graphs_tree="$(mktemp -d)/tree"
 mkdir -p "$graphs_tree"
 tar -cf - --exclude=./results --exclude=./data --exclude=./logs --exclude=./reports/tiny --exclude=./.snakemake \
     --exclude=./.whl --exclude=./.git --exclude=./.venv . | tar -xf - -C "$graphs_tree"
-python3 - "$graphs_tree/workflow/presets/tiny.yaml" <<'PY'
+python3 - "$graphs_tree"/workflow/presets/{tiny,paper}.yaml <<'PY'
 import sys, yaml
-path = sys.argv[1]
-preset = yaml.safe_load(open(path))
-preset["train"]["cuda_graphs"] = True
-for recipe in (preset.get("recipes") or {}).values():
-    recipe.setdefault("train", {})["cuda_graphs"] = True
-yaml.safe_dump(preset, open(path, "w"))
+for path in sys.argv[1:]:
+    preset = yaml.safe_load(open(path))
+    preset.setdefault("train", {})["cuda_graphs"] = True
+    for recipe in (preset.get("recipes") or {}).values():
+        recipe.setdefault("train", {})["cuda_graphs"] = True
+    yaml.safe_dump(preset, open(path, "w"))
 PY
 export NMT_GPU_LOCK_DIR="$out/gpu-locks-graphs"
 step tiny-snakemake-graphs 150 bash -c "cd '$graphs_tree' && snakemake --workflow-profile workflow/profiles/local \
@@ -83,6 +86,9 @@ step tiny-snakemake-graphs 150 bash -c "cd '$graphs_tree' && snakemake --workflo
   echo "  failed trainings: $(grep -L "^\[.*\] epoch" "$graphs_tree"/logs/tiny/*/train/*.log 2>/dev/null | tr '\n' ' ')"
   echo "  $(ls "$graphs_tree"/reports/tiny/*.csv 2>/dev/null | wc -l) table CSVs"
 } | tee -a "$summary"
+# shellcheck disable=SC2086
+step bench-train-paper-graphs 120 bash -c "cd '$graphs_tree' && nmt bench train --preset paper --device cuda \
+    --compare-eager --updates 10 --warmup 3 --systems $(echo $luong) --out '$out/throughput-paper-cuda-graphs.json'"
 tar -czf "$out/tiny-graphs-logs.tgz" -C "$graphs_tree" logs 2>/dev/null || true
 
 step bench-translate-paper 40 nmt bench translate --preset paper --device cuda --compare-eager --min-time 0.5 \
