@@ -396,6 +396,19 @@ def test_bf16_training_tracks_fp32_within_three_percent():
     assert final["bf16"] == pytest.approx(final["fp32"], rel=0.03)
 
 
+def test_the_compiled_kernels_load_on_first_use_inside_a_bf16_region():
+    """`nmt train` with precision bf16 on a CPU meets the library first under autocast: its fp32 self-checks must
+    not run there (they once failed with 'Float did not match BFloat16')."""
+    native.reset()
+    try:
+        with torch.autocast("cpu", dtype=torch.bfloat16):
+            lib = native.library()
+        assert (lib is None) == (native.reason() is not None), native.reason()
+        assert native.reason() is None or "BFloat16" not in native.reason()
+    finally:
+        native.reset()
+
+
 def test_token_batches_hold_at_most_max_tokens_and_cover_the_corpus_once():
     gen = torch.Generator().manual_seed(0)
     src = [[5] * int(n) for n in torch.randint(1, 40, (500,), generator=gen)]

@@ -96,6 +96,13 @@ def library() -> ctypes.CDLL | None:
     if _state["tried"]:
         return _state["lib"]
     _state["tried"] = True
+    # loaded on first use, which may be inside a bf16 autocast region (`train.precision: bf16` on a CPU): its
+    # checks compare fp32 products, so they run with autocast off
+    with torch.autocast("cpu", enabled=False):
+        return _load_checked()
+
+
+def _load_checked() -> ctypes.CDLL | None:
     if os.environ.get("NMT_NATIVE", "1") == "0":
         _state["reason"] = "NMT_NATIVE=0"
         return None
