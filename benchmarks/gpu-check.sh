@@ -10,11 +10,10 @@
 #    bf16 against fp32, CUDA-graphed updates against ungraphed ones, and `nmt train --device cuda` (with and without
 #    CUDA graphs) twice and after SIGKILL to the same numbers.
 # 2. nmt bench train --preset paper --compare-eager: Luong et al.'s 4x1000 models (50K vocabularies, batch 128) and
-#    Peter et al.'s RNNsearch, fast bf16 path and eager fp32 path in turn (as the preset trains: without CUDA graphs).
+#    Peter et al.'s RNNsearch, as the preset trains them (bf16, CUDA graphs where the model can have them) and by
+#    the eager fp32 path, in turn.
 # 3. The tiny preset end to end with workflow/profiles/local, every model job on CUDA (NMT_JOBS_PER_GPU jobs at a
-#    time share the GPU); then every training log is checked for "device cuda". Again with train.cuda_graphs: true
-#    (in a copy of the tree), each training log checked for "CUDA graphs".
-#    nmt bench train --preset paper again in that tree: the same models with CUDA graphs.
+#    time share the GPU); then every training log is checked for "device cuda" and counted for ", CUDA graphs".
 # 4. nmt bench translate --preset paper: greedy and beam search of global (general) + feed on the GPU.
 # Steps run in turn (timings are the GPU's alone); one failing does not stop the others.
 set -uo pipefail
@@ -61,35 +60,10 @@ step tiny-snakemake 150 snakemake --workflow-profile workflow/profiles/local --c
     --resources gpu="$NMT_JOBS_PER_GPU" --cores "$(nproc)" --keep-going
 { echo "tiny: jobs that claimed a GPU, by command (nmt/devices.py claims.log):"
   cut -f4 "$NMT_GPU_LOCK_DIR/claims.log" 2>/dev/null | awk '{print "  " $2, $3}' | sort | uniq -c
-  echo "tiny: training logs saying 'device cuda': $(logs_saying "device cuda" .)"
+  echo "tiny: training logs saying 'device cuda': $(logs_saying "device cuda" .); graphed: $(logs_saying ", CUDA graphs" .)"
+  echo "tiny: trainings without a finished epoch: $(grep -L "^\[.*\] epoch" logs/tiny/*/train/*.log 2>/dev/null | tr '\n' ' ')"
   echo "tiny: $(ls reports/tiny/*.html 2>/dev/null | wc -l) report page(s), $(ls reports/tiny/*.csv 2>/dev/null | wc -l) table CSVs"
 } | tee -a "$summary"
-
-# 3b. The same with train.cuda_graphs: true, in a copy of the tree whose tiny and paper presets turn them on.
-graphs_tree="$(mktemp -d)/tree"
-mkdir -p "$graphs_tree"
-tar -cf - --exclude=./results --exclude=./data --exclude=./logs --exclude=./reports/tiny --exclude=./.snakemake \
-    --exclude=./.whl --exclude=./.git --exclude=./.venv . | tar -xf - -C "$graphs_tree"
-python3 - "$graphs_tree"/workflow/presets/{tiny,paper}.yaml <<'PY'
-import sys, yaml
-for path in sys.argv[1:]:
-    preset = yaml.safe_load(open(path))
-    preset.setdefault("train", {})["cuda_graphs"] = True
-    for recipe in (preset.get("recipes") or {}).values():
-        recipe.setdefault("train", {})["cuda_graphs"] = True
-    yaml.safe_dump(preset, open(path, "w"))
-PY
-export NMT_GPU_LOCK_DIR="$out/gpu-locks-graphs"
-step tiny-snakemake-graphs 150 bash -c "cd '$graphs_tree' && snakemake --workflow-profile workflow/profiles/local \
-    --config preset=tiny --resources gpu=$NMT_JOBS_PER_GPU --cores $(nproc) --keep-going"
-{ echo "tiny with train.cuda_graphs: true: training logs saying 'CUDA graphs': $(logs_saying "CUDA graphs" "$graphs_tree")"
-  echo "  failed trainings: $(grep -L "^\[.*\] epoch" "$graphs_tree"/logs/tiny/*/train/*.log 2>/dev/null | tr '\n' ' ')"
-  echo "  $(ls "$graphs_tree"/reports/tiny/*.csv 2>/dev/null | wc -l) table CSVs"
-} | tee -a "$summary"
-# shellcheck disable=SC2086
-step bench-train-paper-graphs 120 bash -c "cd '$graphs_tree' && nmt bench train --preset paper --device cuda \
-    --compare-eager --updates 10 --warmup 3 --systems $(echo $luong) --out '$out/throughput-paper-cuda-graphs.json'"
-tar -czf "$out/tiny-graphs-logs.tgz" -C "$graphs_tree" logs 2>/dev/null || true
 
 step bench-translate-paper 40 nmt bench translate --preset paper --device cuda --compare-eager --min-time 0.5 \
     --systems global_general_feed --out "$out/translate-paper-cuda.json"

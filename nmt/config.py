@@ -275,7 +275,7 @@ LATER_DEFAULTS = {
     "model": {"arch": "luong", "attention_dim": 0, "target_foresight": False, "attention_noise": 0.0,
               "energy": "eq17", "energy_bias": -1.0},
     "train": {"init_from": None, "trainable": "all", "max_updates": 0, "guided_alignment": None, "batch_tokens": 0,
-              "engine": "fast", "precision": "auto", "cuda_graphs": False, "until_flat": None, "eval_every": 0,
+              "engine": "fast", "precision": "auto", "cuda_graphs": "auto", "until_flat": None, "eval_every": 0,
               "keep": "last"},
 }
 
@@ -285,6 +285,8 @@ def _at_later_default(section: str, key: str, value) -> bool:
         return False
     if key == "guided_alignment":  # off whatever its file
         return not value or not value.get("weight")
+    if key == "cuda_graphs":  # how updates are launched, not what they compute (equal to float rounding, like a
+        return True           # run on another device): never a reason to retrain, re-measure or refuse a resume
     return value == LATER_DEFAULTS[section][key]
 
 

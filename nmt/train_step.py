@@ -15,9 +15,9 @@ Precision (`train.precision`):
   auto   bf16 on a CUDA device that supports it, fp32 elsewhere: on the CPUs measured (AVX512-BF16 without AMX) bf16
          products were no faster than fp32's (README, "Training speed").
 
-CUDA graphs (`train.cuda_graphs: true`, off by default): on a CUDA device the input-feeding decoder's part of the
-update is replayed from a CUDA graph (nmt.cuda_graphs); a model or device that cannot have them is said in one line
-and trains without.
+CUDA graphs (`train.cuda_graphs`, auto by default): on a CUDA device the input-feeding decoder's part of the update
+is replayed from a CUDA graph (nmt.cuda_graphs) for the models that can have them; the others, and every model on a
+CPU, train without. `true` says so in one line where it cannot be done; `false` never graphs.
 
 No update waits for the device: the loss comes back as a tensor on it (callers add it up there and read it when
 they log), clipping and the optimiser's step issue no host synchronisation, and batches arrive from pinned memory.
@@ -119,15 +119,15 @@ class TrainingStep:
         self.guided_weight, self.credit = guided_weight, credit
         model.engine = self.engine
         self.graphs = None
-        setting = train_cfg.get("cuda_graphs", False)
+        setting = train_cfg.get("cuda_graphs", False)  # (absent: off, as in the tests' own steps; params.yaml: auto)
         if cuda_graphs.wanted(setting, device):
             why = cuda_graphs.unsupported(model, engine=self.engine, guided=guided_weight > 0,
                                           token_batches=bool(train_cfg.get("batch_tokens")))
             if why is None:  # (no batch size: the tests' steps on batches of their own)
                 self.graphs = cuda_graphs.GraphedDecoderLoss(model, self.dtype, device, train_cfg.get("batch_size"))
-            else:
+            elif setting is True:
                 _say(f"train.cuda_graphs: true, but {why}: training without CUDA graphs")
-        elif setting:
+        elif setting is True:
             _say(f"train.cuda_graphs: true, but CUDA graphs need a CUDA device: training on {device} without them")
 
     def loss(self, batch: Batch) -> tuple[torch.Tensor, torch.Tensor | None]:

@@ -20,8 +20,8 @@ from nmt.decode.translate import beam_search, greedy
 from nmt.models.io import load_checkpoint
 from nmt.train_step import TrainingStep
 from test_fast_engine import LUONG, RNNSEARCH, V, assert_same_gradients, batch, gradients, make_model, name
-from test_train import (assert_same_run, epochs_recorded, final_state, kill_when, train_cmd,  # noqa: F401
-                        workspace)  # (a fixture)
+from test_train import (assert_same_run, epochs_recorded, final_state, half_an_epoch, kill_when,  # noqa: F401
+                        train_cmd, workspace)  # (workspace: a fixture)
 
 pytestmark = pytest.mark.skipif(not torch.cuda.is_available(), reason="no CUDA device")
 CUDA = torch.device("cuda")
@@ -183,6 +183,6 @@ def test_nmt_train_on_cuda_checkpoints_the_cuda_rng_and_a_killed_run_resumes_exa
 
     out = root / f"cuda-killed-{preset}"  # killed without warning in epoch 2, after epoch 1's checkpoint
     kill_when(cuda_train_cmd(root, preset, out), lambda: epochs_recorded(out) >= 1 and (out / "checkpoint.pt").exists(),
-              pause=0.3, poll=0.02, timeout=180)
+              pause=lambda: half_an_epoch(out), poll=0.02, timeout=180)
     subprocess.run(cuda_train_cmd(root, preset, out), check=True, capture_output=True)
     assert_same_run(final_state(reference), final_state(out))

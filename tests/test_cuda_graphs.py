@@ -4,6 +4,7 @@ gradient, which models and devices get graphs, and the one-line fallback. The gr
 import pytest
 import torch
 
+from nmt import config as cfg
 from nmt import cuda_graphs
 from nmt.data.vocab import PAD_ID
 from nmt.errors import ConfigError
@@ -75,13 +76,23 @@ def test_which_models_are_graphed(overrides, engine, guided, reason):
 
 
 def test_graphs_are_wanted_on_cuda_only_and_a_bad_setting_is_a_config_error():
-    assert cuda_graphs.wanted(True, torch.device("cuda")) and cuda_graphs.wanted(True, torch.device("cuda", 1))
-    assert not cuda_graphs.wanted(False, torch.device("cuda")) and not cuda_graphs.wanted(True, torch.device("cpu"))
-    with pytest.raises(ConfigError, match="train.cuda_graphs: expected true or false, got 'auto'"):
-        cuda_graphs.wanted("auto", torch.device("cpu"))
+    for setting in ("auto", True):
+        assert cuda_graphs.wanted(setting, torch.device("cuda")) and cuda_graphs.wanted(setting, torch.device("cuda", 1))
+        assert not cuda_graphs.wanted(setting, torch.device("cpu"))
+    assert not cuda_graphs.wanted(False, torch.device("cuda"))
+    for bad in ("on", 1, None):
+        with pytest.raises(ConfigError, match=f"train.cuda_graphs: expected auto, true or false, got {bad!r}"):
+            cuda_graphs.wanted(bad, torch.device("cpu"))
 
 
-@pytest.mark.parametrize("setting, said", [(True, 1), (False, 0)])
+def test_the_graphs_setting_never_retrains_or_refuses_a_resume():
+    """Graphed updates equal ungraphed ones to float rounding (tests/test_cuda.py): like the device, the setting is
+    left out when a run's settings are compared."""
+    settings = [cfg.comparable_settings({"model": {}, "train": {"cuda_graphs": value}}) for value in cuda_graphs.SETTINGS]
+    assert all(s == settings[0] for s in settings) and "cuda_graphs" not in settings[0]["train"]
+
+
+@pytest.mark.parametrize("setting, said", [(True, 1), (False, 0), ("auto", 0)])
 def test_without_a_gpu_the_update_trains_ungraphed_and_true_says_so_in_one_line(setting, said, capsys):
     model = make_model(LUONG[1]).train()
     train = {"optimizer": "adam", "lr": 0.01, "clip_norm": 1.0, "precision": "fp32", "cuda_graphs": setting}

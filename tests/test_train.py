@@ -71,13 +71,13 @@ def assert_same_run(a, b):
 
 
 def kill_when(command, ready, *, pause=0.0, poll=0.01, timeout=120):
-    """Start `command`, SIGKILL it once `ready()` is true (after `pause` seconds more), and check that it was killed
-    rather than finished."""
+    """Start `command`, SIGKILL it once `ready()` is true (after `pause` seconds more: a number, or a function called
+    then, e.g. half an epoch's time), and check that it was killed rather than finished."""
     proc = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     deadline = time.time() + timeout
     while time.time() < deadline and proc.poll() is None and not ready():
         time.sleep(poll)
-    time.sleep(pause)
+    time.sleep(pause() if callable(pause) else pause)
     proc.send_signal(signal.SIGKILL)
     proc.wait()
     assert proc.returncode == -signal.SIGKILL, "the run finished before it could be killed; make it longer"
@@ -86,6 +86,12 @@ def kill_when(command, ready, *, pause=0.0, poll=0.01, timeout=120):
 def epochs_recorded(out) -> int:
     metrics = out / "metrics.jsonl"
     return len(metrics.read_text().splitlines()) if metrics.exists() else 0
+
+
+def half_an_epoch(out) -> float:
+    """Half the time the run in `out` took for its first epoch: a pause after that epoch's checkpoint that lands in
+    the middle of the next one, on a fast machine as on a slow one (a fixed pause once outlasted the whole run)."""
+    return 0.5 * json.loads((out / "metrics.jsonl").read_text().splitlines()[0])["elapsed_s"]
 
 
 def test_learning_rate_schedule():
@@ -160,7 +166,7 @@ def test_seeded_runs_are_identical_and_sigkill_resume_equals_uninterrupted(works
     out = root / "killed"
     # Wait until the first epoch is done and its checkpoint written, then kill without warning mid-epoch 2.
     kill_when(train_cmd(root, preset, out), lambda: epochs_recorded(out) >= 1 and (out / "checkpoint.pt").exists(),
-              pause=0.3, poll=0.02)
+              pause=lambda: half_an_epoch(out), poll=0.02)
     assert not (out / "model.pt").exists()
     subprocess.run(train_cmd(root, preset, out), check=True, capture_output=True)
     assert_same_run(reference, final_state(out))
