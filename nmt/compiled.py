@@ -49,15 +49,21 @@ def cached_library(kind: str, key_parts: list[str], build) -> Path:
     """The library `kind` for these key parts (source, flags, compiler, processor: whatever decides its code), built
     by build(target) into cache_dir()/kind/KEY/ when it is not there yet; jobs started together wait on one lock
     while one of them builds it."""
+    return cached_file(kind, key_parts, f"{kind}.so", build)
+
+
+def cached_file(kind: str, key_parts: list[str], name: str, make) -> Path:
+    """cache_dir()/kind/KEY/name for these key parts, made by make(target) when it is not there yet (a library, a
+    measurement); jobs started together wait on one lock while one of them makes it."""
     key = hashlib.sha256("\0".join(key_parts).encode()).hexdigest()[:16]
     directory = cache_dir() / kind / key
     directory.mkdir(parents=True, exist_ok=True)
-    target = directory / f"{kind}.so"
+    target = directory / name
     if not target.exists():
         with open(directory / "build.lock", "w") as lock:
             fcntl.flock(lock, fcntl.LOCK_EX)
             if not target.exists():
-                build(target)
+                make(target)
     return target
 
 

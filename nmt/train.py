@@ -58,7 +58,7 @@ from pathlib import Path
 import torch
 from tqdm import tqdm
 
-from . import mkl_on_amd
+from . import cpu_precision, mkl_on_amd
 from .config import ConfigError, comparable_settings, training_schedule
 from .data.batches import epoch_batches, make_batch
 from .data.links import load_training_links
@@ -222,12 +222,23 @@ def train(config: dict, data_dir: str | Path, out_dir: str | Path, *, system: st
             f"{', '.join(fresh) or 'none'}")
     model.to(dev)
     params = trainable_parameters(model, train_cfg.get("trainable", "all"))
-    update = TrainingStep(model, params, train_cfg, dev, guided_weight=guided_weight, credit=credit)
+    if ckpt is not None:  # a resumed run goes on as it began (a checkpoint without a precision: before `auto` could
+        # mean bf16 on a CPU, TrainingStep's own reading of the setting)
+        precision = ckpt["state"].get("precision", train_cfg.get("precision", "auto"))
+        precision_why = None
+    else:  # `auto` on a CPU: measured for this model on this machine (nmt.cpu_precision)
+        mean_length = max(1, round(sum(map(len, train_tgt)) / max(len(train_tgt), 1)))
+        precision, precision_why = cpu_precision.resolve(model_cfg, train_cfg, len(src_vocab), len(tgt_vocab),
+                                                         mean_length, dev)
+    state["precision"] = precision
+    update = TrainingStep(model, params, train_cfg, dev, guided_weight=guided_weight, credit=credit,
+                          precision=precision)
     optimizer = update.optimizer
     if ckpt is not None:
         model.load_state_dict(ckpt["model"])
         optimizer.load_state_dict(ckpt["optimizer"])
-        state = {"evaluations": [], "best": None, **ckpt["state"]}  # a checkpoint written before train.keep
+        # (a checkpoint written before train.keep, or before its precision was recorded)
+        state = {"evaluations": [], "best": None, "precision": precision, **ckpt["state"]}
         log(f"[{system}] resuming from {ckpt_path}: epoch {state['epoch']}, batch {state['batch']}, "
             f"{state['updates']} updates done")
         # Snakemake deletes a failed job's outputs before it reruns it, and a job killed after its last epoch's
@@ -242,9 +253,10 @@ def train(config: dict, data_dir: str | Path, out_dir: str | Path, *, system: st
                 "trainable_parameters": sum(p.numel() for p in params),
                 "src_vocab": len(src_vocab), "tgt_vocab": len(tgt_vocab), "epochs": epochs,
                 "halve_after": halve_after, "until_flat": until_flat, "train_sentences": len(train_src),
-                "device": str(dev)}
+                "device": str(dev), "precision": "fp32" if update.dtype is None else "bf16"}
         write_text_atomic(out_dir / "model.json", json.dumps(meta, indent=2, sort_keys=True) + "\n")
-        log(f"[{system}] {start_line(meta, until_flat, update)}")
+        log(f"[{system}] {start_line(meta, until_flat, update)}"
+            + (f" ({precision_why})" if precision_why else ""))
 
         def limit_reached() -> bool:
             return bool(max_updates) and state["updates"] >= max_updates

@@ -12,8 +12,9 @@ Precision (`train.precision`):
   fp32   everything in fp32 (every numerical test runs so).
   bf16   autocast to bf16 (matrix products of the encoder, the embeddings' projections and the output layer; the
          step-by-step decoders keep fp32 state and, on a GPU, compute their products in TF32).
-  auto   bf16 on a CUDA device that supports it, fp32 elsewhere: on the CPUs measured (AVX512-BF16 without AMX) bf16
-         products were no faster than fp32's (README, "Training speed").
+  auto   bf16 on a CUDA device that supports it; on a CPU what nmt.cpu_precision measured faster for the model
+         (`nmt train` and `nmt bench train` decide it before they build their steps; a step given `auto` on a CPU
+         itself, as in the tests, is fp32).
 
 CUDA graphs (`train.cuda_graphs`, auto by default): on a CUDA device the input-feeding decoder's part of the update
 is replayed from a CUDA graph (nmt.cuda_graphs) for the models that can have them; the others, and every model on a

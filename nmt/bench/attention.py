@@ -20,7 +20,7 @@ import torch
 from ..models.attention import GlobalAttention
 from ..models.local_attention import LocalAttention
 from .estimate import device_description
-from .timing import interleaved_medians
+from ..timing import interleaved_medians
 
 METHODS = ("global", "local-m", "local-p")
 

@@ -28,17 +28,15 @@ from pathlib import Path
 
 import torch
 
-from .. import config as cfg, mkl_on_amd
-from ..data.batches import Batch
-from ..models.registry import build_model
+from .. import config as cfg, cpu_precision, mkl_on_amd
+from ..data.vocab import SPECIALS
 from ..pipeline import plan
 from ..train import train
-from ..train_step import TrainingStep
-from .timing import interleaved_medians
+from ..update_timing import time_updates
 
 # Settings that do not change the cost of an update (reversal only reorders the source).
 _COST_FREE_MODEL_KEYS = ("reverse",)
-_SPECIALS = 4  # <pad> <unk> <s> </s>, added to the top-K words of each side
+_SPECIALS = len(SPECIALS)  # <pad> <unk> <s> </s>, added to the top-K words of each side
 
 
 def training_size(config: dict, task: str, data_root: str | Path | None) -> dict:
@@ -75,9 +73,10 @@ def cost_key(resolved: dict, size: dict) -> str:
     return cfg.fingerprint(key)
 
 
-def preset_systems(config: dict, root: str | Path, data_root: str | Path | None, only: list[str] | None = None
-                   ) -> list[dict]:
-    """Every system the preset trains (or only those named), with its epochs, training size and cost key."""
+def preset_systems(config: dict, root: str | Path, data_root: str | Path | None, only: list[str] | None = None,
+                   train_overrides: dict | None = None) -> list[dict]:
+    """Every system the preset trains (or only those named), with its epochs, training size and cost key; its `train`
+    settings with `train_overrides` (e.g. `nmt bench train --precision`) over whatever the tables and recipes say."""
     out = []
     for task, systems in plan.collect_systems(config, root).items():
         systems = {name: path for name, path in systems.items() if not only or name in only}
@@ -87,6 +86,7 @@ def preset_systems(config: dict, root: str | Path, data_root: str | Path | None,
         for system, table_path in systems.items():
             table = cfg.load_table(Path(root) / table_path)
             resolved = cfg.system_config(config, table, system, table_path)
+            resolved["train"].update(train_overrides or {})
             epochs, _ = cfg.training_schedule(resolved["train"], resolved["model"]["dropout"])
             out.append({"task": task, "system": system, "epochs": epochs, "size": size, "resolved": resolved,
                         "key": cost_key(resolved, size)})
@@ -108,49 +108,28 @@ def device_description(device: torch.device) -> str:
     return f"CPU {cpu}, {torch.get_num_threads()} thread(s){blas}"
 
 
-def random_batch(batch_size: int, length: int, src_vocab: int, tgt_vocab: int, device: torch.device) -> Batch:
-    """A batch of `batch_size` random sentence pairs of `length` words a side (every position a real word)."""
-    src = torch.randint(_SPECIALS, src_vocab, (batch_size, length))
-    tgt = torch.randint(_SPECIALS, tgt_vocab, (batch_size, length + 1))
-    return Batch(src=src, src_len=torch.full((batch_size,), length, dtype=torch.long),
-                 tgt_in=tgt[:, :-1], tgt_out=tgt[:, 1:], index=torch.arange(batch_size)).to(device)
-
-
 def measure_throughput(model_cfg: dict, train_cfg: dict, src_vocab: int, tgt_vocab: int, length: int, *,
                        updates: int, warmup: int, device: torch.device, seed: int = 1,
                        compare_eager: bool = False) -> dict:
     """Time training updates (nmt.train_step.TrainingStep: forward, backward, clipping, optimiser step, as `nmt train`
-    makes them) on random batches of `batch_size` sentences of `length` words a side: at least `updates` timed ones
-    after `warmup` untimed ones. The batch size is train.batch_size, or with train.batch_tokens as many sentences as
-    fit. With `compare_eager` the plain eager fp32 path (engine eager, precision fp32) is timed in the same run, one
-    update of each in turn (nmt.bench.timing), so that both see the same machine."""
-    torch.manual_seed(seed)
-    model = build_model(model_cfg, src_vocab, tgt_vocab)
-    model.init_uniform(train_cfg["init_range"])
-    model.to(device).train()
-    batch_size = train_cfg["batch_size"]
-    if train_cfg.get("batch_tokens"):
-        batch_size = max(1, train_cfg["batch_tokens"] // (length + 1))
-    params = list(model.parameters())
-    steps = {"fast": TrainingStep(model, params, train_cfg, device)}
-    if compare_eager:  # its own optimiser (torch's default implementation) over the same parameters
-        steps["eager"] = TrainingStep(model, params, train_cfg, device, engine="eager", precision="fp32")
-    batches = [random_batch(batch_size, length, src_vocab, tgt_vocab, device) for _ in range(4)]
-    turn = {name: 0 for name in steps}
-
-    def runner(name: str):
-        def run():
-            steps[name](batches[turn[name] % len(batches)])
-            turn[name] += 1
-        return run
-
-    timed = interleaved_medians({name: runner(name) for name in steps}, min_time=0.0, min_samples=updates,
-                                warmup=warmup, device=device)
+    makes them, in the precision it would choose: nmt.cpu_precision) on random batches of `batch_size` sentences of
+    `length` words a side: at least `updates` timed ones after `warmup` untimed ones. The batch size is
+    train.batch_size, or with train.batch_tokens as many sentences as fit. With `compare_eager` the plain eager fp32
+    path (engine eager, precision fp32) is timed in the same run, one update of each in turn (nmt.update_timing), so
+    that both see the same machine."""
+    precision, why = cpu_precision.resolve(model_cfg, train_cfg, src_vocab, tgt_vocab, length, device)
+    paths = {"fast": {"precision": precision}}
+    if compare_eager:
+        paths["eager"] = {"engine": "eager", "precision": "fp32"}
+    timed, steps, batch_size = time_updates(model_cfg, train_cfg, src_vocab, tgt_vocab, length, paths=paths,
+                                            updates=updates, warmup=warmup, device=device, seed=seed)
     tokens = batch_size * length  # target words per update (every position a real word)
     seconds, calls = timed["fast"]
     result = {"updates": calls, "batch_sentences": batch_size, "seconds_per_update": seconds / 1000,
               "tokens_per_s": tokens / (seconds / 1000), "engine": steps["fast"].engine,
               "precision": "fp32" if steps["fast"].dtype is None else "bf16"}
+    if why:
+        result["precision_choice"] = why
     result["tgt_tokens_per_s"] = result["tokens_per_s"]  # the name `nmt estimate` read before 2026-11-24
     if compare_eager:
         eager_ms, _ = timed["eager"]
@@ -160,7 +139,8 @@ def measure_throughput(model_cfg: dict, train_cfg: dict, src_vocab: int, tgt_voc
 
 
 def epoch_check(config: dict, root: str | Path, table_path: str, system: str, data_dir: Path, *,
-                device: torch.device, threads: int | None, seeds: list[int] | None = None, progress=print) -> dict:
+                device: torch.device, threads: int | None, seeds: list[int] | None = None,
+                train_overrides: dict | None = None, progress=print) -> dict:
     """Train `system` for one epoch on its prepared data (`nmt train`, real batches) with the preset's engine and
     precision and again with the plain eager fp32 path, from the same initialisation, once per seed (default: the
     preset's): dev perplexity and throughput of both. What --epoch-check adds to `nmt bench train`: the fast path's
@@ -172,6 +152,7 @@ def epoch_check(config: dict, root: str | Path, table_path: str, system: str, da
     it out (`dev_ppl_ratio`)."""
     table = cfg.load_table(Path(root) / table_path)
     resolved = cfg.system_config(config, table, system, table_path)
+    resolved["train"].update(train_overrides or {})
     seeds = list(seeds or [resolved["train"]["seed"]])
     runs: dict[str, list[dict]] = {"fast": [], "eager": []}
     with tempfile.TemporaryDirectory(prefix="nmt-epoch-check-") as tmp:
@@ -199,16 +180,18 @@ def epoch_check(config: dict, root: str | Path, table_path: str, system: str, da
 def bench_train(config: dict, root: str | Path, data_root: str | Path | None, *, updates: int, warmup: int,
                 device: torch.device, compare_eager: bool = False, systems: list[str] | None = None,
                 epoch_check_systems: list[str] | None = None, epoch_check_seeds: list[int] | None = None,
-                threads: int | None = None, progress=print) -> dict:
+                threads: int | None = None, precision: str | None = None, progress=print) -> dict:
     """Measure each distinct cost of the preset once (only `systems`, when given); the result is what `nmt estimate`
-    reads. `epoch_check_systems` also train one real epoch each, once per seed of `epoch_check_seeds` (epoch_check)."""
+    reads. `epoch_check_systems` also train one real epoch each, once per seed of `epoch_check_seeds` (epoch_check).
+    `precision` replaces every system's train.precision (the fast path's; the eager path is fp32 always)."""
+    overrides = {"precision": precision} if precision else {}
     if systems:
         known = {name for found in plan.collect_systems(config, root).values() for name in found}
         unknown = sorted(set(systems) - known)
         if unknown:
             raise cfg.ConfigError(f"--systems: {', '.join(unknown)}: not a system of preset {config['preset']!r} "
                                   "(nmt systems lists them)")
-    entries = preset_systems(config, root, data_root, systems)
+    entries = preset_systems(config, root, data_root, systems, overrides)
     measured: dict[str, dict] = {}
     for entry in entries:
         if entry["key"] in measured:
@@ -239,7 +222,8 @@ def bench_train(config: dict, root: str | Path, data_root: str | Path | None, *,
                                   f"snakemake --cores all data/{config['preset']}/{task}/prepared/prep.json "
                                   f"--config preset={config['preset']})")
         checks[f"{task}/{name}"] = epoch_check(config, root, tables[task][name], name, data_dir, device=device,
-                                               threads=threads, seeds=epoch_check_seeds, progress=progress)
+                                               threads=threads, seeds=epoch_check_seeds, train_overrides=overrides,
+                                               progress=progress)
         check = checks[f"{task}/{name}"]
         over = f"mean of {len(check['seeds'])} seeds, " if len(check["seeds"]) > 1 else ""
         progress(f"  dev ppl after one epoch ({over}fast/eager): {check['fast']['dev_ppl']:.3f} / "

@@ -34,7 +34,7 @@ decoding  Whole greedy decoding with real models of this project (`nmt.models.re
           its time is the attention's own cost, which is where O(L^2) and O(L) should show. What the attention
           did (steps that attended, energies computed) is recorded from one more, untimed, decoding.
 
-All times are medians of samples taken in turn (nmt.bench.timing): a grid cell gets about min_time seconds per
+All times are medians of samples taken in turn (nmt.timing): a grid cell gets about min_time seconds per
 method, in 10 samples of back-to-back calls; every (decoder, length) pair is decoded once per round, so a slow
 spell of the machine hits every length alike. Everything runs on one thread: torch's (the command sets it)
 and numpy's BLAS (set here, with threadpoolctl if it is installed, else through OpenBLAS' own call; an environment
@@ -56,9 +56,9 @@ from ..models.decoding_cache import decoding_cache
 from ..models.monotonic import set_monotonic_mode
 from ..models.registry import build_model
 from .estimate import device_description
-from .timing import interleaved_medians
+from ..timing import interleaved_medians
 
-SAMPLES_PER_CELL = 10  # timed samples per method and grid cell: each lasts about min_time / 10 (nmt.bench.timing)
+SAMPLES_PER_CELL = 10  # timed samples per method and grid cell: each lasts about min_time / 10 (nmt.timing)
 # The decoders of the decoding measurement: (name, overrides of the preset's model config, monotonic mode).
 # energy_bias 0: with random weights and the usual r = -1 every p is < 0.5, so the hard process would run off the
 # memory at the first step and do nothing after it (the cheapest case); with r = 0 it attends at every step.

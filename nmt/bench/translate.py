@@ -1,6 +1,6 @@
 """`nmt bench translate`: decoding speed of each distinct model of a preset, greedy and beam search, in sentences per
 second at batch 1 and batch 64, on the device it runs on; with --compare-eager the plain path beside it (the eager
-engine and the step-by-step reference searches of nmt.decode.search_reference), timed in turn (nmt.bench.timing).
+engine and the step-by-step reference searches of nmt.decode.search_reference), timed in turn (nmt.timing).
 
 The models are freshly initialised (the preset's architecture and vocabulary sizes, no training needed), so they
 rarely end a sentence early: every hypothesis runs to its length limit (2 x source length + 10), the most work a
@@ -22,7 +22,7 @@ from ..models.registry import build_model
 from ..decode.search_reference import beam_search_reference, greedy_reference
 from ..decode.translate import beam_search, greedy
 from .estimate import _SPECIALS, device_description, preset_systems
-from .timing import interleaved_medians
+from ..timing import interleaved_medians
 
 BATCHES = (1, 64)
 

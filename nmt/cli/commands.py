@@ -77,7 +77,7 @@ def cmd_bench_train(args) -> None:
     result = bench_train(config, Path(args.params).parent, _data_root(args, config), updates=args.updates,
                          warmup=args.warmup, device=pick_device(args.device), compare_eager=args.compare_eager,
                          systems=args.systems, epoch_check_systems=args.epoch_check,
-                         epoch_check_seeds=args.epoch_check_seeds, threads=args.threads,
+                         epoch_check_seeds=args.epoch_check_seeds, threads=args.threads, precision=args.precision,
                          progress=lambda m: print(m, file=sys.stderr))
     out = Path(args.out) if args.out else Path("benchmarks") / f"throughput-{config['preset']}-{result['device_type']}.json"
     write_json_atomic(out, result)
@@ -431,6 +431,8 @@ def _bench_commands(sub) -> None:
     p.add_argument("--epoch-check-seeds", nargs="+", type=int, metavar="SEED",
                    help="train each --epoch-check system once per seed, both paths (default: the preset's seed); "
                         "the paths' dropout masks differ, and the seeds show how much that alone moves the result")
+    p.add_argument("--precision", help="the fast path's train.precision for every system: auto, fp32 or bf16 "
+                                       "(default: each system's own)")
     p.add_argument("--out", help="JSON file (default: benchmarks/throughput-PRESET-DEVICE.json)")
     p.set_defaults(func=cmd_bench_train)
     p = bench.add_parser("translate", help="decoding speed of each distinct model of the preset: greedy and beam "
