@@ -191,169 +191,212 @@ def train(config: dict, data_dir: str | Path, out_dir: str | Path, *, system: st
           threads: int | None = None, device: str | None = None, progress: bool | None = None) -> list[dict]:
     """Train one system; returns the per-epoch metrics. `config` is a resolved system config."""
     set_threads(threads)
-    dev = pick_device(device)
-    config = plain(config, "config")  # as checkpoint.pt keeps it, so that a resumed run compares like with like
-    data_dir, out_dir = Path(data_dir), Path(out_dir)
-    out_dir.mkdir(parents=True, exist_ok=True)
-    model_cfg, train_cfg = config["model"], config["train"]
-    seed = train_cfg["seed"]
-    epochs, halve_after = training_schedule(train_cfg, model_cfg["dropout"])
+    run = TrainingRun(config, Path(data_dir), Path(out_dir), system=system, device=pick_device(device),
+                      progress=progress)
+    with StopRequested() as stop:
+        run.start()  # model.json is written once SIGTERM/SIGUSR1 are caught: from then on a signal ends in a checkpoint
+        while wants_epoch(run.state["epoch"], run.epochs, run.until_flat, run.state["metrics"]):
+            if run.limit_reached() and run.state["batch"] == 0:
+                log(f"[{system}] {run.state['updates']} updates: train.max_updates reached")
+                break
+            run.epoch(stop)
+    run.finish()
+    return run.state["metrics"]
 
-    src_vocab, tgt_vocab = Vocab.load(data_dir / "vocab.src"), Vocab.load(data_dir / "vocab.tgt")
-    train_src, train_tgt = load_split(data_dir / "train.pt")
-    dev_src, dev_tgt = load_split(data_dir / "dev.pt")
-    guided_weight, train_links = guided_links(train_cfg, data_dir, train_src, train_tgt)
-    max_updates = train_cfg.get("max_updates", 0)
-    until_flat = train_cfg.get("until_flat")
 
-    torch.manual_seed(seed)
-    model = build_model(model_cfg, len(src_vocab), len(tgt_vocab))
-    model.init_uniform(train_cfg["init_range"])
-    credit = alignment_credit(model) if train_links is not None else None
+class TrainingRun:
+    """One system's training in the steps `train` takes: set up (data, model, precision, a checkpoint to resume
+    from), start (model.json), one epoch after another, finish (model.pt). `state` is what a checkpoint keeps."""
 
-    # Plain data only (save_checkpoint checks): "rng" (and "cuda_rng" on a GPU) are the generators' ByteTensors.
-    state = {"epoch": 1, "batch": 0, "updates": 0, "metrics": [], "loss_sum": 0.0, "tokens": 0,
-             "elapsed": 0.0, "rng": None, "evaluations": [], "best": None}
-    ckpt_path = out_dir / CHECKPOINT
-    ckpt = resumable_checkpoint(ckpt_path, config, system)
-    if ckpt is None and train_cfg.get("init_from"):
-        copied, fresh = initialise_from(model, train_cfg["init_from"], model_cfg, src_vocab, tgt_vocab)
-        log(f"[{system}] {len(copied)} parameters from {train_cfg['init_from']}; newly initialised: "
-            f"{', '.join(fresh) or 'none'}")
-    model.to(dev)
-    params = trainable_parameters(model, train_cfg.get("trainable", "all"))
-    if ckpt is not None:  # a resumed run goes on as it began (a checkpoint without a precision: before `auto` could
-        # mean bf16 on a CPU, TrainingStep's own reading of the setting)
-        precision = ckpt["state"].get("precision", train_cfg.get("precision", "auto"))
-        precision_why = None
-    else:  # `auto` on a CPU: measured for this model on this machine (nmt.cpu_precision)
-        mean_length = max(1, round(sum(map(len, train_tgt)) / max(len(train_tgt), 1)))
-        precision, precision_why = cpu_precision.resolve(model_cfg, train_cfg, len(src_vocab), len(tgt_vocab),
-                                                         mean_length, dev)
-    state["precision"] = precision
-    update = TrainingStep(model, params, train_cfg, dev, guided_weight=guided_weight, credit=credit,
-                          precision=precision)
-    optimizer = update.optimizer
-    if ckpt is not None:
-        model.load_state_dict(ckpt["model"])
-        optimizer.load_state_dict(ckpt["optimizer"])
+    def __init__(self, config: dict, data_dir: Path, out_dir: Path, *, system: str, device: torch.device,
+                 progress: bool | None):
+        self.config = plain(config, "config")  # as checkpoint.pt keeps it: a resumed run compares like with like
+        self.out_dir, self.system, self.dev, self.progress = out_dir, system, device, progress
+        out_dir.mkdir(parents=True, exist_ok=True)
+        self.model_cfg, self.train_cfg = model_cfg, train_cfg = self.config["model"], self.config["train"]
+        self.seed = train_cfg["seed"]
+        self.epochs, self.halve_after = training_schedule(train_cfg, model_cfg["dropout"])
+        self.max_updates, self.until_flat = train_cfg.get("max_updates", 0), train_cfg.get("until_flat")
+        self.keep, self.eval_every = train_cfg.get("keep", "last"), train_cfg.get("eval_every", 0)
+        self.checkpoint_every = train_cfg.get("checkpoint_every", 0)
+
+        self.src_vocab, self.tgt_vocab = Vocab.load(data_dir / "vocab.src"), Vocab.load(data_dir / "vocab.tgt")
+        self.train_src, self.train_tgt = load_split(data_dir / "train.pt")
+        self.dev_src, self.dev_tgt = load_split(data_dir / "dev.pt")
+        self.guided_weight, self.train_links = guided_links(train_cfg, data_dir, self.train_src, self.train_tgt)
+
+        torch.manual_seed(self.seed)
+        self.model = model = build_model(model_cfg, len(self.src_vocab), len(self.tgt_vocab))
+        model.init_uniform(train_cfg["init_range"])
+        credit = alignment_credit(model) if self.train_links is not None else None
+
+        # Plain data only (save_checkpoint checks): "rng" (and "cuda_rng" on a GPU) are the generators' ByteTensors.
+        self.state = {"epoch": 1, "batch": 0, "updates": 0, "metrics": [], "loss_sum": 0.0, "tokens": 0,
+                      "elapsed": 0.0, "rng": None, "evaluations": [], "best": None}
+        self.ckpt_path = out_dir / CHECKPOINT
+        ckpt = resumable_checkpoint(self.ckpt_path, self.config, system)
+        if ckpt is None and train_cfg.get("init_from"):
+            copied, fresh = initialise_from(model, train_cfg["init_from"], model_cfg, self.src_vocab, self.tgt_vocab)
+            log(f"[{system}] {len(copied)} parameters from {train_cfg['init_from']}; newly initialised: "
+                f"{', '.join(fresh) or 'none'}")
+        model.to(device)
+        self.params = trainable_parameters(model, train_cfg.get("trainable", "all"))
+        precision, self.precision_why = self._precision(ckpt)
+        self.state["precision"] = precision
+        self.update = TrainingStep(model, self.params, train_cfg, device, guided_weight=self.guided_weight,
+                                   credit=credit, precision=precision)
+        self.optimizer = self.update.optimizer
+        if ckpt is not None:
+            self._resume(ckpt, precision)
+
+    def _precision(self, ckpt: dict | None) -> tuple[str, str | None]:
+        """train.precision with `auto` decided for a CPU (nmt.cpu_precision: measured for this model on this
+        machine), and why; a resumed run goes on as it began (a checkpoint without a precision is from before `auto`
+        could mean bf16 on a CPU: TrainingStep's own reading of the setting)."""
+        if ckpt is not None:
+            return ckpt["state"].get("precision", self.train_cfg.get("precision", "auto")), None
+        mean_length = max(1, round(sum(map(len, self.train_tgt)) / max(len(self.train_tgt), 1)))
+        return cpu_precision.resolve(self.model_cfg, self.train_cfg, len(self.src_vocab), len(self.tgt_vocab),
+                                     mean_length, self.dev)
+
+    def _resume(self, ckpt: dict, precision: str) -> None:
+        self.model.load_state_dict(ckpt["model"])
+        self.optimizer.load_state_dict(ckpt["optimizer"])
         # (a checkpoint written before train.keep, or before its precision was recorded)
-        state = {"evaluations": [], "best": None, "precision": precision, **ckpt["state"]}
-        log(f"[{system}] resuming from {ckpt_path}: epoch {state['epoch']}, batch {state['batch']}, "
-            f"{state['updates']} updates done")
+        self.state = {"evaluations": [], "best": None, "precision": precision, **ckpt["state"]}
+        log(f"[{self.system}] resuming from {self.ckpt_path}: epoch {self.state['epoch']}, batch "
+            f"{self.state['batch']}, {self.state['updates']} updates done")
         # Snakemake deletes a failed job's outputs before it reruns it, and a job killed after its last epoch's
         # checkpoint has no epoch left to write them again: restore the finished epochs' records now.
-        if state["metrics"]:
-            write_metrics(out_dir / "metrics.jsonl", state["metrics"])
+        if self.state["metrics"]:
+            write_metrics(self.out_dir / "metrics.jsonl", self.state["metrics"])
 
-    every = train_cfg.get("checkpoint_every", 0)
-    with StopRequested() as stop:
-        # model.json is written once SIGTERM/SIGUSR1 are caught: from then on a signal ends in a checkpoint
-        meta = {"system": system, "config": config, "parameters": count_parameters(model),
-                "trainable_parameters": sum(p.numel() for p in params),
-                "src_vocab": len(src_vocab), "tgt_vocab": len(tgt_vocab), "epochs": epochs,
-                "halve_after": halve_after, "until_flat": until_flat, "train_sentences": len(train_src),
-                "device": str(dev), "precision": "fp32" if update.dtype is None else "bf16"}
-        write_text_atomic(out_dir / "model.json", json.dumps(meta, indent=2, sort_keys=True) + "\n")
-        log(f"[{system}] {start_line(meta, until_flat, update)}"
-            + (f" ({precision_why})" if precision_why else ""))
+    def start(self) -> None:
+        """model.json (what is trained, how, on what) and the log line that says it."""
+        self.meta = {"system": self.system, "config": self.config, "parameters": count_parameters(self.model),
+                     "trainable_parameters": sum(p.numel() for p in self.params),
+                     "src_vocab": len(self.src_vocab), "tgt_vocab": len(self.tgt_vocab), "epochs": self.epochs,
+                     "halve_after": self.halve_after, "until_flat": self.until_flat,
+                     "train_sentences": len(self.train_src), "device": str(self.dev),
+                     "precision": "fp32" if self.update.dtype is None else "bf16"}
+        self._write_meta()
+        log(f"[{self.system}] {start_line(self.meta, self.until_flat, self.update)}"
+            + (f" ({self.precision_why})" if self.precision_why else ""))
 
-        def limit_reached() -> bool:
-            return bool(max_updates) and state["updates"] >= max_updates
+    def _write_meta(self) -> None:
+        write_text_atomic(self.out_dir / "model.json", json.dumps(self.meta, indent=2, sort_keys=True) + "\n")
 
-        def checkpoint(epoch: int, batch: int) -> None:
-            state.update(epoch=epoch, batch=batch, **rng_states(dev))  # CPU RNG, and on a GPU its CUDA RNG too
-            save_checkpoint(ckpt_path, config, model, optimizer, state)
+    def limit_reached(self) -> bool:
+        return bool(self.max_updates) and self.state["updates"] >= self.max_updates
 
-        keep, eval_every = train_cfg.get("keep", "last"), train_cfg.get("eval_every", 0)
+    def checkpoint(self, epoch: int, batch: int) -> None:
+        """checkpoint.pt: resume at `batch` of `epoch`, with every generator where it is now."""
+        self.state.update(epoch=epoch, batch=batch, **rng_states(self.dev))  # CPU RNG, and a GPU's CUDA RNG too
+        save_checkpoint(self.ckpt_path, self.config, self.model, self.optimizer, self.state)
 
-        def evaluated(epoch: int, dev_ppl: float) -> None:
-            """An evaluation of the dev perplexity: recorded; with keep: best, the best so far kept as best.pt."""
-            entry = {"epoch": epoch, "updates": state["updates"], "dev_ppl": dev_ppl}
-            state["evaluations"].append(entry)
-            if eval_every:
-                write_text_atomic(out_dir / "evaluations.jsonl",
-                                  "".join(json.dumps(e, sort_keys=True) + "\n" for e in state["evaluations"]))
-            if keep == "best" and (state["best"] is None or dev_ppl < state["best"]["dev_ppl"]):
-                save_model(out_dir / BEST, model, src_vocab, tgt_vocab, config, system=system, model_config=model_cfg)
-                state["best"] = entry
+    def dev_perplexity(self) -> tuple[float, int]:
+        """The dev set's summed NLL and its target tokens (in evaluation mode; training mode is the caller's)."""
+        return corpus_nll(self.model, self.dev_src, self.dev_tgt, self.train_cfg["batch_size"], self.dev)
 
-        while wants_epoch(state["epoch"], epochs, until_flat, state["metrics"]):
-            if limit_reached() and state["batch"] == 0:
-                log(f"[{system}] {state['updates']} updates: train.max_updates reached")
+    def evaluated(self, epoch: int, dev_ppl: float) -> None:
+        """An evaluation of the dev perplexity: recorded; with keep: best, the best so far kept as best.pt."""
+        state = self.state
+        entry = {"epoch": epoch, "updates": state["updates"], "dev_ppl": dev_ppl}
+        state["evaluations"].append(entry)
+        if self.eval_every:
+            write_text_atomic(self.out_dir / "evaluations.jsonl",
+                              "".join(json.dumps(e, sort_keys=True) + "\n" for e in state["evaluations"]))
+        if self.keep == "best" and (state["best"] is None or dev_ppl < state["best"]["dev_ppl"]):
+            save_model(self.out_dir / BEST, self.model, self.src_vocab, self.tgt_vocab, self.config,
+                       system=self.system, model_config=self.model_cfg)
+            state["best"] = entry
+
+    def _begin_epoch(self, epoch: int) -> float:
+        """The epoch's learning rate set, and its generators seeded (or, mid-epoch, restored from the checkpoint)."""
+        state = self.state
+        lr = learning_rate(self.train_cfg["lr"], epoch, self.halve_after)
+        for group in self.optimizer.param_groups:
+            group["lr"] = lr
+        if state["batch"] == 0:
+            torch.manual_seed(self.seed * 1000 + epoch)
+            state.update(loss_sum=0.0, tokens=0, elapsed=0.0)
+            if self.train_links is not None:
+                state.update(align_sum=0.0, sentences=0)
+        else:
+            inexact = restore_rng_states(state, self.dev)  # resuming mid-epoch: where the generators were
+            if inexact:
+                log(f"[{self.system}] {self.ckpt_path}: {inexact}")
+        return lr
+
+    def epoch(self, stop: StopRequested) -> None:
+        """Train the epoch `state` is at (from its batch on), then record and log it and write a checkpoint."""
+        state, system, epoch = self.state, self.system, self.state["epoch"]
+        batches = epoch_batches(self.train_src, self.train_tgt, self.train_cfg, self.seed, epoch)
+        lr = self._begin_epoch(epoch)
+        self.model.train()
+        started = time.perf_counter() - state["elapsed"]
+        scheduled = f"{self.epochs}{'+' if self.until_flat else ''}"  # '+': more epochs may follow (until_flat)
+        bar = tqdm(total=len(batches), initial=state["batch"], desc=f"{system} epoch {epoch}/{scheduled}",
+                   unit="batch", disable=None if self.progress is None else not self.progress, leave=False)
+        # The sums stay on the device (float64, as the Python floats of the checkpoint) and are read when a
+        # checkpoint or the epoch's record needs them: no update waits for the device.
+        sums = Sums(state, self.dev, guided=self.train_links is not None)
+        for position in range(state["batch"], len(batches)):
+            if self.limit_reached():
                 break
-            epoch = state["epoch"]
-            lr = learning_rate(train_cfg["lr"], epoch, halve_after)
-            for group in optimizer.param_groups:
-                group["lr"] = lr
-            batches = epoch_batches(train_src, train_tgt, train_cfg, seed, epoch)
-            if state["batch"] == 0:
-                torch.manual_seed(seed * 1000 + epoch)
-                state.update(loss_sum=0.0, tokens=0, elapsed=0.0)
-                if train_links is not None:
-                    state.update(align_sum=0.0, sentences=0)
-            else:
-                inexact = restore_rng_states(state, dev)  # resuming mid-epoch: where the generators were
-                if inexact:
-                    log(f"[{system}] {ckpt_path}: {inexact}")
-            model.train()
-            started = time.perf_counter() - state["elapsed"]
-            scheduled = f"{epochs}{'+' if until_flat else ''}"  # '+': more epochs may follow (until_flat)
-            bar = tqdm(total=len(batches), initial=state["batch"], desc=f"{system} epoch {epoch}/{scheduled}",
-                       unit="batch", disable=None if progress is None else not progress, leave=False)
-            # The sums stay on the device (float64, as the Python floats of the checkpoint) and are read when a
-            # checkpoint or the epoch's record needs them: no update waits for the device.
-            sums = Sums(state, dev, guided=train_links is not None)
-            for position in range(state["batch"], len(batches)):
-                if limit_reached():
-                    break
-                index = batches[position]
-                links = [train_links[i] for i in index] if train_links is not None else None
-                batch = to_device(make_batch([train_src[i] for i in index], [train_tgt[i] for i in index], index,
-                                             links), dev)
-                loss, align = update(batch)
-                sums.add(loss, align)
-                state["updates"] += 1
-                state["tokens"] += sum(len(train_tgt[i]) + 1 for i in index)  # target words and </s>
-                if align is not None:
-                    state["sentences"] += len(index)
-                bar.update(1)
-                state["elapsed"] = time.perf_counter() - started
-                if stop.signum is not None:
-                    sums.read()
-                    checkpoint(epoch, position + 1)
-                    bar.close()
-                    log(f"[{system}] signal {stop.signum}: checkpoint written to {ckpt_path}; rerun to resume")
-                    raise SystemExit(128 + stop.signum)
-                if every and state["updates"] % every == 0:
-                    sums.read()
-                    checkpoint(epoch, position + 1)
-                if eval_every and state["updates"] % eval_every == 0 and position + 1 < len(batches):
-                    dev_nll, dev_tokens = corpus_nll(model, dev_src, dev_tgt, train_cfg["batch_size"], dev)
-                    evaluated(epoch, perplexity(dev_nll, dev_tokens))
-                    log(f"[{system}] {state['updates']} updates: dev ppl {state['evaluations'][-1]['dev_ppl']:.2f}")
-                    model.train()
-            sums.read()
-            bar.close()
-            elapsed = time.perf_counter() - started
-            dev_nll, dev_tokens = corpus_nll(model, dev_src, dev_tgt, train_cfg["batch_size"], dev)
-            record = epoch_record(epoch, lr, state, dev_nll, dev_tokens, elapsed, guided=train_links is not None)
-            state["metrics"].append(record)
-            evaluated(epoch, record["dev_ppl"])
-            write_metrics(out_dir / "metrics.jsonl", state["metrics"])
-            log(f"[{system}] epoch {epoch}: lr {lr:g}, train ppl {record['train_ppl']:.2f}, "
-                f"dev ppl {record['dev_ppl']:.2f}, {record['tgt_tokens_per_s']:.0f} tgt tok/s")
-            checkpoint(epoch + 1, 0)
+            self._train_batch(batches[position], sums)
+            bar.update(1)
+            state["elapsed"] = time.perf_counter() - started
+            if stop.signum is not None:
+                sums.read()
+                self.checkpoint(epoch, position + 1)
+                bar.close()
+                log(f"[{system}] signal {stop.signum}: checkpoint written to {self.ckpt_path}; rerun to resume")
+                raise SystemExit(128 + stop.signum)
+            if self.checkpoint_every and state["updates"] % self.checkpoint_every == 0:
+                sums.read()
+                self.checkpoint(epoch, position + 1)
+            if self.eval_every and state["updates"] % self.eval_every == 0 and position + 1 < len(batches):
+                self.evaluated(epoch, perplexity(*self.dev_perplexity()))
+                log(f"[{system}] {state['updates']} updates: dev ppl {state['evaluations'][-1]['dev_ppl']:.2f}")
+                self.model.train()
+        sums.read()
+        bar.close()
+        elapsed = time.perf_counter() - started
+        dev_nll, dev_tokens = self.dev_perplexity()
+        record = epoch_record(epoch, lr, state, dev_nll, dev_tokens, elapsed, guided=self.train_links is not None)
+        state["metrics"].append(record)
+        self.evaluated(epoch, record["dev_ppl"])
+        write_metrics(self.out_dir / "metrics.jsonl", state["metrics"])
+        log(f"[{system}] epoch {epoch}: lr {lr:g}, train ppl {record['train_ppl']:.2f}, "
+            f"dev ppl {record['dev_ppl']:.2f}, {record['tgt_tokens_per_s']:.0f} tgt tok/s")
+        self.checkpoint(epoch + 1, 0)
 
-    if keep == "best" and state["best"] is not None:  # the best evaluation's parameters, as best.pt has them
-        write_atomic(out_dir / FINAL, lambda handle: handle.write((out_dir / BEST).read_bytes()))
-        log(f"[{system}] model.pt: the best evaluation, epoch {state['best']['epoch']}, {state['best']['updates']} "
-            f"updates, dev ppl {state['best']['dev_ppl']:.2f}")
-        meta["kept"] = state["best"]
-        write_text_atomic(out_dir / "model.json", json.dumps(meta, indent=2, sort_keys=True) + "\n")
-    else:
-        save_model(out_dir / FINAL, model, src_vocab, tgt_vocab, config, system=system, model_config=model_cfg)
-    return state["metrics"]
+    def _train_batch(self, index: list[int], sums: Sums) -> None:
+        """One update on the training pairs `index`, added to the epoch's sums and counts."""
+        state, links = self.state, self.train_links
+        pairs = [links[i] for i in index] if links is not None else None
+        batch = to_device(make_batch([self.train_src[i] for i in index], [self.train_tgt[i] for i in index], index,
+                                     pairs), self.dev)
+        loss, align = self.update(batch)
+        sums.add(loss, align)
+        state["updates"] += 1
+        state["tokens"] += sum(len(self.train_tgt[i]) + 1 for i in index)  # target words and </s>
+        if align is not None:
+            state["sentences"] += len(index)
+
+    def finish(self) -> None:
+        """model.pt: the last parameters, or with keep: best those of the best evaluation (as best.pt has them)."""
+        best, out_dir = self.state["best"], self.out_dir
+        if self.keep == "best" and best is not None:
+            write_atomic(out_dir / FINAL, lambda handle: handle.write((out_dir / BEST).read_bytes()))
+            log(f"[{self.system}] model.pt: the best evaluation, epoch {best['epoch']}, {best['updates']} updates, "
+                f"dev ppl {best['dev_ppl']:.2f}")
+            self.meta["kept"] = best
+            self._write_meta()
+        else:
+            save_model(out_dir / FINAL, self.model, self.src_vocab, self.tgt_vocab, self.config, system=self.system,
+                       model_config=self.model_cfg)
 
 
 def guided_links(train_cfg: dict, data_dir: Path, train_src: list, train_tgt: list) -> tuple[float, list | None]:
