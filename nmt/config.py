@@ -285,16 +285,20 @@ def _at_later_default(section: str, key: str, value) -> bool:
         return False
     if key == "guided_alignment":  # off whatever its file
         return not value or not value.get("weight")
-    if key == "cuda_graphs":  # how updates are launched, not what they compute (equal to float rounding, like a
-        return True           # run on another device): never a reason to retrain, re-measure or refuse a resume
     return value == LATER_DEFAULTS[section][key]
 
 
+# Keys never compared: `train.seeds` (which runs the workflow makes; a run's own seed is `train.seed`) and
+# `train.cuda_graphs` (how updates are launched, not what they compute: equal to float rounding, like a run on another
+# device), so neither retrains, re-measures or refuses a resume.
+NOT_COMPARED = {("train", "seeds"), ("train", "cuda_graphs")}
+
+
 def comparable_settings(config: dict) -> dict:
-    """The `model` and `train` sections of a config without the later keys that are at their default, nor
-    `train.seeds` (which runs the workflow makes; a run's own seed is `train.seed`)."""
+    """The `model` and `train` sections of a config without the later keys that are at their default, nor the
+    NOT_COMPARED ones."""
     return {section: {k: v for k, v in (config.get(section) or {}).items()
-                      if not _at_later_default(section, k, v) and (section, k) != ("train", "seeds")}
+                      if not _at_later_default(section, k, v) and (section, k) not in NOT_COMPARED}
             for section in ("model", "train")}
 
 

@@ -27,7 +27,7 @@ Which models: Luong et al.'s input-feeding decoders with global attention (every
 
 `train.cuda_graphs`: auto (the default) graphs those models on a CUDA device and says nothing of the others; true
 does the same and says in one line why a model or device is not graphed; false never graphs. The setting is left
-out when runs are compared (nmt.config.LATER_DEFAULTS): like the device, it changes how updates are launched, not
+out when runs are compared (nmt.config.NOT_COMPARED): like the device, it changes how updates are launched, not
 what they compute.
 
 Status (2026-11-26, H200, torch 2.11): the graphed updates of those models equal the ungraphed ones in fp32 over
@@ -35,9 +35,10 @@ batches of several shapes; a graphed `nmt train` resumes after SIGKILL to identi
 to end with graphs (10 of its 30 trainings graphed); graphed trainings end at the dev perplexity of ungraphed ones
 within the seeds' spread (benchmarks/cuda-graphs-seeds.sh); the paper preset's graphed 4x1000 models ran at 1.4-2.3x
 the ungraphed rates of an earlier run on the same card (global (general) + feed 86.0K target tokens/s against 46.7K;
-README, "Training speed"). The first run with graphs found local-p concat's capture failing ("operation failed due to a previous error
-during capture", cause not found: local-p is left out) and illegal memory accesses, traced to the fused loss's shared
-scratch buffer being captured by a graph and freed later (fixed in nmt.models.fused_loss; none since).
+README, "Training speed"). The first run with graphs found local-p concat's capture failing ("operation failed due
+to a previous error during capture", cause not found: local-p is left out) and illegal memory accesses, traced to the
+fused loss's shared scratch buffer being captured by a graph and freed later (fixed in nmt.models.fused_loss; none
+since).
 """
 from __future__ import annotations
 
@@ -68,7 +69,7 @@ SETTINGS = ("auto", True, False)
 def wanted(setting, device: torch.device) -> bool:
     """Whether `train.cuda_graphs` (auto, true or false) asks for graphs on `device`: auto and true do on a CUDA
     device (they differ in what is said when a model cannot have them: nothing for auto)."""
-    if setting not in SETTINGS or (setting != "auto" and not isinstance(setting, bool)):  # (1 == True)
+    if not (setting == "auto" or isinstance(setting, bool)):
         raise ConfigError(f"train.cuda_graphs: expected auto, true or false, got {setting!r}")
     return setting is not False and device.type == "cuda"
 

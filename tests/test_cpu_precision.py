@@ -74,9 +74,9 @@ def run_config(root, preset):
 
 
 def test_a_training_that_measured_equals_one_that_read_the_decision(workspace, cache, monkeypatch):  # noqa: F811
-    """The measurement (real updates of a copy of the model) draws from torch's generator inside fork_rng: the
-    training after it draws what a training without it draws. The precision is recorded in model.json and in the
-    checkpoint, from which a resumed run takes it."""
+    """The measurement (real updates of a copy of the model, inside fork_rng; every epoch reseeds as well) leaves the
+    training as if nothing had been measured. The precision is recorded in model.json and in the checkpoint, from
+    which a resumed run takes it."""
     root, preset = workspace
     monkeypatch.setattr(cpu_precision, "native_bf16", lambda: True)  # whatever this CPU is: measure
     config = run_config(root, preset)
