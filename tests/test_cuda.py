@@ -166,11 +166,12 @@ def cuda_train_cmd(root, preset, out):
 @pytest.mark.parametrize("graphs", [False, True], ids=["ungraphed", "cuda-graphs"])
 def test_nmt_train_on_cuda_checkpoints_the_cuda_rng_and_a_killed_run_resumes_exactly(workspace, graphs):  # noqa: F811
     root, preset = workspace
-    if graphs:  # the same preset with train.cuda_graphs: true (the model, global general + feed, is graphed)
-        spec = yaml.safe_load((root / "presets" / f"{preset}.yaml").read_text())
-        spec["train"]["cuda_graphs"] = True
-        preset = f"{preset}_graphs"
-        (root / "presets" / f"{preset}.yaml").write_text(yaml.safe_dump(spec))
+    # the same preset with train.cuda_graphs: true or false (the model, global general + feed, can be graphed, so the
+    # default, auto, would graph it too)
+    spec = yaml.safe_load((root / "presets" / f"{preset}.yaml").read_text())
+    spec["train"]["cuda_graphs"] = graphs
+    preset = f"{preset}_graphs_{str(graphs).lower()}"
+    (root / "presets" / f"{preset}.yaml").write_text(yaml.safe_dump(spec))
     reference = root / f"cuda-a-{preset}"
     log = subprocess.run(cuda_train_cmd(root, preset, reference), check=True, capture_output=True, text=True).stderr
     assert "device cuda" in log and ("CUDA graphs" in log) == graphs, log
