@@ -6,7 +6,11 @@ development VM of 2026-11-26 (AMD EPYC with AVX512-BF16) the small preset's 2x25
 updated 1.35x faster in bf16 than in fp32, while the tiny preset's 1x32 models were four times slower; on an
 AVX512-BF16 Xeon without AMX bf16 was no faster at all (README, "Training speed"). So `auto` times a few updates of
 the model itself, fp32 and bf16 in turn on random batches of its batch size and sentence length
-(nmt.update_timing), and takes bf16 when it is at least MARGIN times as fast. Its dev perplexity after an epoch is
+(nmt.update_timing), and takes bf16 when it is at least MARGIN times as fast. The updates are timed in this
+process's CPU time, not wall time: a training measures while other jobs share the machine (the demo runs two at a
+time on 2 cores), and in wall time the other jobs' bursts decided it. On 2026-11-26 the demo's RNNsearch measured
+1.12x in wall time beside other jobs (fp32 updates 33 ms, bf16 30 ms) and 0.65x alone (15 ms, 23 ms), so it trained
+in bf16 at about two thirds of fp32's speed. Its dev perplexity after an epoch is
 that of fp32 within the seeds' spread (`nmt bench train --epoch-check`, README).
 
 The decision is cached per processor, torch version, threads, BLAS code path and model shape
@@ -18,6 +22,7 @@ from __future__ import annotations
 
 import json
 import re
+import time
 
 import torch
 
@@ -39,7 +44,8 @@ def choose(model_cfg: dict, train_cfg: dict, src_vocab: int, tgt_vocab: int, len
     machine and model shape, then read from the cache."""
     if not native_bf16():
         return "fp32", "no native bf16 products on this CPU"
-    key = [compiled.processor(), torch.__version__, str(torch.get_num_threads()), str(mkl_on_amd.active()),
+    # "cpu time": decisions timed in wall time (before 2026-11-26's change) are not reused
+    key = ["cpu time", compiled.processor(), torch.__version__, str(torch.get_num_threads()), str(mkl_on_amd.active()),
            json.dumps(model_cfg, sort_keys=True), str(src_vocab), str(tgt_vocab), str(length),
            json.dumps({k: train_cfg.get(k) for k in ("batch_size", "batch_tokens", "optimizer", "clip_norm")},
                       sort_keys=True)]
@@ -48,7 +54,8 @@ def choose(model_cfg: dict, train_cfg: dict, src_vocab: int, tgt_vocab: int, len
         with torch.random.fork_rng(devices=[]):  # the training's own random draws as if nothing were measured
             timed, _, _ = time_updates(model_cfg, {**train_cfg, "engine": "fast"}, src_vocab, tgt_vocab, length,
                                        paths={"fp32": {"precision": "fp32"}, "bf16": {"precision": "bf16"}},
-                                       updates=UPDATES, warmup=WARMUP, device=torch.device("cpu"))
+                                       updates=UPDATES, warmup=WARMUP, device=torch.device("cpu"),
+                                       clock=time.process_time)
         ratio = timed["fp32"][0] / timed["bf16"][0]
         write_text_atomic(target, json.dumps({"precision": "bf16" if ratio >= MARGIN else "fp32", "bf16_speedup": ratio,
                                       "fp32_ms": timed["fp32"][0], "bf16_ms": timed["bf16"][0]}) + "\n")

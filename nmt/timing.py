@@ -9,6 +9,11 @@ When the methods differ a lot in speed (a hundredfold), equal numbers of calls w
 times the time budget. With `sample_time` each timed sample is a run of back-to-back calls of one method, as many
 as last at least sample_time seconds (sized from its last warm-up call), so every method gets about the same time
 and the same number of samples, still taken in turn.
+
+The clock is wall time (time.perf_counter) unless told otherwise. A decision this process takes for itself on a
+shared CPU (nmt.cpu_precision) uses its CPU time (time.process_time): time slices that other jobs take from it then
+count against neither method, where in wall time a burst of another job's work during one method's samples can
+turn the ratio around.
 """
 from __future__ import annotations
 
@@ -21,9 +26,9 @@ import torch
 
 
 def interleaved_medians(fns: dict[Hashable, Callable[[], object]], *, min_time: float, min_samples: int = 3,
-                        warmup: int = 2, sample_time: float = 0.0, device: torch.device | None = None
-                        ) -> dict[Hashable, tuple[float, int]]:
-    """Median wall time in milliseconds of one call of each fn() (and the number of timed calls), sampled in
+                        warmup: int = 2, sample_time: float = 0.0, device: torch.device | None = None,
+                        clock: Callable[[], float] = time.perf_counter) -> dict[Hashable, tuple[float, int]]:
+    """Median time in milliseconds of one call of each fn() by `clock` (and the number of timed calls), sampled in
     turn, round after round, until every one has had min_time seconds and min_samples samples. Each fn is called
     `warmup` times first, untimed (at least once when sample_time is set, to size its samples). On a CUDA device
     every sample is followed by a synchronisation, so it is timed whole."""
@@ -35,21 +40,21 @@ def interleaved_medians(fns: dict[Hashable, Callable[[], object]], *, min_time: 
     for name, fn in fns.items():
         took = 0.0
         for _ in range(max(warmup, 1 if sample_time > 0 else 0)):
-            t0 = time.perf_counter()
+            t0 = clock()
             fn()
             sync()
-            took = time.perf_counter() - t0
+            took = clock() - t0
         per_sample[name] = max(1, math.ceil(sample_time / took)) if sample_time > 0 and took > 0 else 1
     times: dict[Hashable, list[float]] = {name: [] for name in fns}
     totals = dict.fromkeys(fns, 0.0)
     while any(len(times[name]) < min_samples or totals[name] < min_time for name in fns):
         for name, fn in fns.items():
             number = per_sample[name]
-            t0 = time.perf_counter()
+            t0 = clock()
             for _ in range(number):
                 fn()
             sync()
-            elapsed = time.perf_counter() - t0
+            elapsed = clock() - t0
             times[name].append(elapsed / number)
             totals[name] += elapsed
     return {name: (statistics.median(t) * 1000, len(t) * per_sample[name]) for name, t in times.items()}

@@ -6,6 +6,9 @@ TrainingStep over one model's parameters, and their updates are timed in turn (n
 the same moments of the machine."""
 from __future__ import annotations
 
+import time
+from collections.abc import Callable
+
 import torch
 
 from .data.batches import Batch
@@ -31,12 +34,13 @@ def batch_sentences(train_cfg: dict, length: int) -> int:
 
 
 def time_updates(model_cfg: dict, train_cfg: dict, src_vocab: int, tgt_vocab: int, length: int, *,
-                 paths: dict[str, dict], updates: int, warmup: int, device: torch.device, seed: int = 1
+                 paths: dict[str, dict], updates: int, warmup: int, device: torch.device, seed: int = 1,
+                 clock: Callable[[], float] = time.perf_counter
                  ) -> tuple[dict[str, tuple[float, int]], dict[str, TrainingStep], int]:
-    """Median milliseconds per update (and the number of timed updates) of each path, a path being TrainingStep
-    keyword arguments (e.g. {"engine": "eager", "precision": "fp32"}) over `train_cfg`, on random batches of
-    `length` words a side: at least `updates` timed updates of each after `warmup` untimed ones, in turn. Also
-    returns the steps and the sentences per batch."""
+    """Median milliseconds per update by `clock` (and the number of timed updates) of each path, a path being
+    TrainingStep keyword arguments (e.g. {"engine": "eager", "precision": "fp32"}) over `train_cfg`, on random
+    batches of `length` words a side: at least `updates` timed updates of each after `warmup` untimed ones, in turn.
+    Also returns the steps and the sentences per batch."""
     torch.manual_seed(seed)
     model = build_model(model_cfg, src_vocab, tgt_vocab)
     model.init_uniform(train_cfg["init_range"])
@@ -55,5 +59,5 @@ def time_updates(model_cfg: dict, train_cfg: dict, src_vocab: int, tgt_vocab: in
         return run
 
     timed = interleaved_medians({name: runner(name) for name in steps}, min_time=0.0, min_samples=updates,
-                                warmup=warmup, device=device)
+                                warmup=warmup, device=device, clock=clock)
     return timed, steps, batch_size

@@ -1,6 +1,7 @@
 """`train.precision: auto` on a CPU (nmt.cpu_precision): bf16 only where measured faster, the decision cached per
 machine and model, and a training that measured first the same as one that read the cache."""
 import json
+import time
 
 import pytest
 import torch
@@ -8,6 +9,7 @@ import torch
 from nmt import config as cfg
 from nmt import cpu_precision
 from nmt.models.io import load_checkpoint
+from nmt.timing import interleaved_medians
 from nmt.train import train
 from test_train import assert_same_run, final_state, workspace  # noqa: F401  (workspace: a fixture)
 
@@ -93,3 +95,30 @@ def test_a_training_that_measured_equals_one_that_read_the_decision(workspace, c
     assert meta["precision"] == decision["precision"]
     assert load_checkpoint(root / "cached" / "checkpoint.pt")["state"]["precision"] == decision["precision"]
 
+
+
+def test_the_decision_is_timed_in_cpu_time_so_other_jobs_on_the_machine_do_not_decide_it(cache, monkeypatch):
+    """A call that waits (as an update does when another job holds the core) costs wall time but no CPU time: in CPU
+    time the waiting path is not slower. cpu_precision times its updates that way."""
+    def busy():
+        t0 = time.process_time()
+        while time.process_time() - t0 < 0.002:
+            pass
+
+    def waiting():
+        busy()
+        time.sleep(0.01)
+
+    fns = {"busy": busy, "waiting": waiting}
+    wall = interleaved_medians(fns, min_time=0.0, min_samples=5, warmup=1)
+    cpu = interleaved_medians(fns, min_time=0.0, min_samples=5, warmup=1, clock=time.process_time)
+    assert wall["waiting"][0] > wall["busy"][0] + 8
+    assert cpu["waiting"][0] < cpu["busy"][0] * 1.5
+    clocks = []
+    monkeypatch.setattr(cpu_precision, "native_bf16", lambda: True)
+    def timed(*args, clock, **kwargs):
+        clocks.append(clock)
+        return {"fp32": (2.0, 8), "bf16": (1.0, 8)}, {}, 8
+    monkeypatch.setattr(cpu_precision, "time_updates", timed)
+    assert cpu_precision.resolve(MODEL, TRAIN, 50, 60, 12, torch.device("cpu"))[0] == "bf16"
+    assert clocks == [time.process_time]
