@@ -10,7 +10,9 @@ the model itself, fp32 and bf16 in turn on random batches of its batch size and 
 process's CPU time, not wall time: a training measures while other jobs share the machine (the demo runs two at a
 time on 2 cores), and in wall time the other jobs' bursts decided it. On 2026-11-26 the demo's RNNsearch measured
 1.12x in wall time beside other jobs (fp32 updates 33 ms, bf16 30 ms) and 0.65x alone (15 ms, 23 ms), so it trained
-in bf16 at about two thirds of fp32's speed. Its dev perplexity after an epoch is
+in bf16 at about two thirds of fp32's speed. And the batches' sentences differ in length, as a training's do
+(nmt.update_timing.random_batch): on equal-length batches bf16 measured up to 1.33x for the demo's models, which then
+trained 2-3x slower in bf16 than in fp32. Its dev perplexity after an epoch is
 that of fp32 within the seeds' spread (`nmt bench train --epoch-check`, README).
 
 The decision is cached per processor, torch version, threads, BLAS code path and model shape
@@ -44,9 +46,9 @@ def choose(model_cfg: dict, train_cfg: dict, src_vocab: int, tgt_vocab: int, len
     machine and model shape, then read from the cache."""
     if not native_bf16():
         return "fp32", "no native bf16 products on this CPU"
-    # "cpu time": decisions timed in wall time (before 2026-11-26's change) are not reused
-    key = ["cpu time", compiled.processor(), torch.__version__, str(torch.get_num_threads()), str(mkl_on_amd.active()),
-           json.dumps(model_cfg, sort_keys=True), str(src_vocab), str(tgt_vocab), str(length),
+    # the method's name: decisions timed in wall time on equal-length batches (before 2026-11-26) are not reused
+    key = ["cpu time, unequal lengths", compiled.processor(), torch.__version__, str(torch.get_num_threads()),
+           str(mkl_on_amd.active()), json.dumps(model_cfg, sort_keys=True), str(src_vocab), str(tgt_vocab), str(length),
            json.dumps({k: train_cfg.get(k) for k in ("batch_size", "batch_tokens", "optimizer", "clip_norm")},
                       sort_keys=True)]
 

@@ -11,7 +11,7 @@ from collections.abc import Callable
 
 import torch
 
-from .data.batches import Batch
+from .data.batches import Batch, make_batch
 from .data.vocab import SPECIALS
 from .models.registry import build_model
 from .timing import interleaved_medians
@@ -19,11 +19,22 @@ from .train_step import TrainingStep
 
 
 def random_batch(batch_size: int, length: int, src_vocab: int, tgt_vocab: int, device: torch.device) -> Batch:
-    """A batch of `batch_size` random sentence pairs of `length` words a side (every position a real word)."""
-    src = torch.randint(len(SPECIALS), src_vocab, (batch_size, length))
-    tgt = torch.randint(len(SPECIALS), tgt_vocab, (batch_size, length + 1))
-    return Batch(src=src, src_len=torch.full((batch_size,), length, dtype=torch.long),
-                 tgt_in=tgt[:, :-1], tgt_out=tgt[:, 1:], index=torch.arange(batch_size)).to(device)
+    """A batch of `batch_size` random sentence pairs, `length` source words and `length` target positions (words and
+    </s>) a sentence on average, spread like a bucketed training batch's: by up to an eighth of `length` either way,
+    in pairs, so that an update has exactly batch_size x length target positions.
+
+    The spread matters. The recurrent layers run packed sequences, whose batch shrinks step by step as sentences
+    end; on a CPU that costs bf16 (oneDNN) far more than fp32: the demo's 2x48 base model updated faster in bf16 on
+    equal-length batches and about 2x slower on batches whose lengths differ by 2, as its real training did
+    (2026-11-26), so `train.precision: auto` had chosen bf16 for models that then trained 2-3x slower."""
+    spread = min(max(1, length // 8), length - 1)
+    offsets = [0] * (batch_size % 2)
+    for pair in range(batch_size // 2):  # 1, 2, ..., spread words longer and as many shorter, and again
+        k = 1 + pair % spread if spread > 0 else 0
+        offsets += [k, -k]
+    src = [torch.randint(len(SPECIALS), src_vocab, (length + k,)).tolist() for k in offsets]
+    tgt = [torch.randint(len(SPECIALS), tgt_vocab, (length + k - 1,)).tolist() for k in offsets]  # then </s>
+    return make_batch(src, tgt, list(range(batch_size))).to(device)
 
 
 def batch_sentences(train_cfg: dict, length: int) -> int:

@@ -8,9 +8,11 @@ import torch
 
 from nmt import config as cfg
 from nmt import cpu_precision
+from nmt.data.vocab import PAD_ID
 from nmt.models.io import load_checkpoint
 from nmt.timing import interleaved_medians
 from nmt.train import train
+from nmt.update_timing import random_batch
 from test_train import assert_same_run, final_state, workspace  # noqa: F401  (workspace: a fixture)
 
 MODEL = {"arch": "luong", "layers": 1, "hidden": 16, "embed": 16, "attention": "global", "score": "general",
@@ -122,3 +124,13 @@ def test_the_decision_is_timed_in_cpu_time_so_other_jobs_on_the_machine_do_not_d
     monkeypatch.setattr(cpu_precision, "time_updates", timed)
     assert cpu_precision.resolve(MODEL, TRAIN, 50, 60, 12, torch.device("cpu"))[0] == "bf16"
     assert clocks == [time.process_time]
+
+
+def test_the_timed_batches_have_sentences_of_unequal_length_like_a_training_batch():
+    """Equal lengths hid bf16's cost on a CPU (packed sequences of unequal lengths): the measurement's batches spread
+    like bucketed ones, with exactly batch x length target positions (the benchmarks' token count)."""
+    for length in (2, 12, 16, 40):
+        batch = random_batch(9, length, 50, 60, torch.device("cpu"))
+        assert len(set(batch.src_len.tolist())) > 1, length
+        assert int((batch.tgt_out != PAD_ID).sum()) == 9 * length
+        assert batch.tgt_out.size(1) > length and batch.src.size(1) > length
