@@ -10,10 +10,9 @@ the model itself, fp32 and bf16 in turn on random batches of its batch size and 
 process's CPU time, not wall time: a training measures while other jobs share the machine (the demo runs two at a
 time on 2 cores), and in wall time the other jobs' bursts decided it. On 2026-11-26 the demo's RNNsearch measured
 1.12x in wall time beside other jobs (fp32 updates 33 ms, bf16 30 ms) and 0.65x alone (15 ms, 23 ms), so it trained
-in bf16 at about two thirds of fp32's speed. And the batches' sentences differ in length, as a training's do
-(nmt.update_timing.random_batch): on equal-length batches bf16 measured up to 1.33x for the demo's models, which then
-trained 2-3x slower in bf16 than in fp32. Its dev perplexity after an epoch is
-that of fp32 within the seeds' spread (`nmt bench train --epoch-check`, README).
+in bf16 at about two thirds of fp32's speed. And the batches' sentences differ in length, as a training's do (why:
+nmt.update_timing.random_batch). Its dev perplexity after an epoch is that of fp32 within the seeds' spread
+(`nmt bench train --epoch-check`, README).
 
 The decision is cached per processor, torch version, threads, BLAS code path and model shape
 (cache_dir()/precision), so that every training of that model on that machine makes the same choice and seeded runs

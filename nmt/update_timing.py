@@ -50,8 +50,8 @@ def time_updates(model_cfg: dict, train_cfg: dict, src_vocab: int, tgt_vocab: in
                  ) -> tuple[dict[str, tuple[float, int]], dict[str, TrainingStep], int]:
     """Median milliseconds per update by `clock` (and the number of timed updates) of each path, a path being
     TrainingStep keyword arguments (e.g. {"engine": "eager", "precision": "fp32"}) over `train_cfg`, on random
-    batches of `length` words a side: at least `updates` timed updates of each after `warmup` untimed ones, in turn.
-    Also returns the steps and the sentences per batch."""
+    batches of `length` words a side on average (random_batch): at least `updates` timed updates of each after
+    `warmup` untimed ones, in turn. Also returns the steps and the sentences per batch."""
     torch.manual_seed(seed)
     model = build_model(model_cfg, src_vocab, tgt_vocab)
     model.init_uniform(train_cfg["init_range"])

@@ -98,7 +98,6 @@ def test_a_training_that_measured_equals_one_that_read_the_decision(workspace, c
     assert load_checkpoint(root / "cached" / "checkpoint.pt")["state"]["precision"] == decision["precision"]
 
 
-
 def test_the_decision_is_timed_in_cpu_time_so_other_jobs_on_the_machine_do_not_decide_it(cache, monkeypatch):
     """A call that waits (as an update does when another job holds the core) costs wall time but no CPU time: in CPU
     time the waiting path is not slower. cpu_precision times its updates that way."""
@@ -118,6 +117,7 @@ def test_the_decision_is_timed_in_cpu_time_so_other_jobs_on_the_machine_do_not_d
     assert cpu["waiting"][0] < cpu["busy"][0] * 1.5
     clocks = []
     monkeypatch.setattr(cpu_precision, "native_bf16", lambda: True)
+
     def timed(*args, clock, **kwargs):
         clocks.append(clock)
         return {"fp32": (2.0, 8), "bf16": (1.0, 8)}, {}, 8

@@ -113,10 +113,10 @@ def measure_throughput(model_cfg: dict, train_cfg: dict, src_vocab: int, tgt_voc
                        compare_eager: bool = False) -> dict:
     """Time training updates (nmt.train_step.TrainingStep: forward, backward, clipping, optimiser step, as `nmt train`
     makes them, in the precision it would choose: nmt.cpu_precision) on random batches of `batch_size` sentences of
-    `length` words a side: at least `updates` timed ones after `warmup` untimed ones. The batch size is
-    train.batch_size, or with train.batch_tokens as many sentences as fit. With `compare_eager` the plain eager fp32
-    path (engine eager, precision fp32) is timed in the same run, one update of each in turn (nmt.update_timing), so
-    that both see the same machine."""
+    `length` words a side on average (nmt.update_timing.random_batch): at least `updates` timed ones after `warmup`
+    untimed ones. The batch size is train.batch_size, or with train.batch_tokens as many sentences as fit. With
+    `compare_eager` the plain eager fp32 path (engine eager, precision fp32) is timed in the same run, one update of
+    each in turn (nmt.update_timing), so that both see the same machine."""
     precision, why = cpu_precision.resolve(model_cfg, train_cfg, src_vocab, tgt_vocab, length, device)
     paths = {"fast": {"precision": precision}}
     if compare_eager:
