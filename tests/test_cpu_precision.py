@@ -113,8 +113,10 @@ def test_the_decision_is_timed_in_cpu_time_so_other_jobs_on_the_machine_do_not_d
     fns = {"busy": busy, "waiting": waiting}
     wall = interleaved_medians(fns, min_time=0.0, min_samples=5, warmup=1)
     cpu = interleaved_medians(fns, min_time=0.0, min_samples=5, warmup=1, clock=time.process_time)
-    assert wall["waiting"][0] > wall["busy"][0] + 8
-    assert cpu["waiting"][0] < cpu["busy"][0] * 1.5
+    # the sleep costs at least 10 ms of wall time, however loaded the machine; other jobs may stretch the busy
+    # path's wall time too (8.6 ms for 2 ms of CPU in a CI run), so the wall times are not compared with each other
+    assert wall["waiting"][0] >= 10
+    assert cpu["waiting"][0] < 5 and cpu["waiting"][0] < cpu["busy"][0] * 1.5
     clocks = []
     monkeypatch.setattr(cpu_precision, "native_bf16", lambda: True)
 
