@@ -12,6 +12,11 @@ Both BLEU variants are computed with sacreBLEU's ``BLEU`` metric, corpus level, 
   mteval-v13a and WMT's NIST BLEU score against), else against the tokenised reference detokenised the same way:
   the number comparable across papers that tokenise differently. ``bleu_detok_reference`` says which.
 
+Beside every BLEU field ``F`` of a scores file: ``F_bp`` (sacreBLEU's brevity penalty, 0..1), ``F_ratio``
+(sacreBLEU's ``ratio``: hypothesis length / reference length) and ``F_hyp_len``, ``F_ref_len`` (the lengths, in
+the tokens of that field's tokeniser), all read off the ``BLEUScore`` sacreBLEU returns for that score: a reader
+sees whether a BLEU difference comes from translations that are too short.
+
 Note: with ``effective_order=False`` a corpus without any 4-gram (all sentences shorter than 4 tokens) scores 0,
 even if the hypothesis equals the reference.
 """
@@ -21,14 +26,23 @@ import math
 from typing import Any, Sequence
 
 from sacrebleu.metrics import BLEU
+from sacrebleu.metrics.bleu import BLEUScore
 
 from nmt.data.text import PathLike, check_same_sentences, read_lines, read_parallel, write_json_atomic
 from nmt.data.tokenize import detokenize
 
-SCORE_KEYS = ("system", "testset", "preset", "pair", "n_sentences", "bleu_tok", "bleu_tok_signature",
-              "bleu_detok", "bleu_detok_signature", "bleu_detok_reference", "ppl", "hyp", "ref",
-              "bleu_tok_unk", "bleu_tok_unk_signature", "bleu_detok_unk", "bleu_detok_unk_signature", "unk",
-              "by_length")
+BLEU_FIELDS = ("bleu_tok", "bleu_detok", "bleu_tok_unk", "bleu_detok_unk")
+#: What a scores file keeps beside each BLEU field F: ``F_signature``, then sacreBLEU's length diagnostics.
+BLEU_DETAIL_SUFFIXES = ("signature", "bp", "ratio", "hyp_len", "ref_len")
+
+
+def _bleu_keys(field: str) -> tuple[str, ...]:
+    return (field,) + tuple(f"{field}_{suffix}" for suffix in BLEU_DETAIL_SUFFIXES)
+
+
+SCORE_KEYS = ("system", "testset", "preset", "pair", "n_sentences", *_bleu_keys("bleu_tok"),
+              *_bleu_keys("bleu_detok"), "bleu_detok_reference", "ppl", "hyp", "ref",
+              *_bleu_keys("bleu_tok_unk"), *_bleu_keys("bleu_detok_unk"), "unk", "by_length")
 META_KEYS = ("system", "testset", "preset", "pair")
 
 
@@ -43,11 +57,29 @@ def bleu_metric(tokenize: str) -> BLEU:
     return BLEU(tokenize=tokenize, smooth_method="exp", effective_order=False, lowercase=False)
 
 
-def _bleu(hyps: Sequence[str], refs: Sequence[str], tokenize: str) -> tuple[float, str]:
+def _bleu_score(hyps: Sequence[str], refs: Sequence[str], tokenize: str) -> tuple[BLEUScore, str]:
+    """sacreBLEU's ``BLEUScore`` (score, bp, ratio, sys_len, ref_len, ...) and the metric's signature."""
     _check_lengths(hyps, refs)
     metric = bleu_metric(tokenize)
     score = metric.corpus_score(list(hyps), [list(refs)])
-    return float(score.score), str(metric.get_signature())
+    return score, str(metric.get_signature())
+
+
+def _bleu(hyps: Sequence[str], refs: Sequence[str], tokenize: str) -> tuple[float, str]:
+    score, signature = _bleu_score(hyps, refs, tokenize)
+    return float(score.score), signature
+
+
+def _bleu_fields(field: str, result: tuple[BLEUScore, str] | None) -> dict[str, Any]:
+    """A BLEU field of the scores file with its signature and length diagnostics, as sacreBLEU reports them:
+    ``F_bp`` (its ``bp``), ``F_ratio`` (its ``ratio`` = sys_len / ref_len), ``F_hyp_len``, ``F_ref_len``; all None
+    when there is no score (``result`` None)."""
+    if result is None:
+        return dict.fromkeys(_bleu_keys(field))
+    score, signature = result
+    return {field: float(score.score), f"{field}_signature": signature, f"{field}_bp": float(score.bp),
+            f"{field}_ratio": float(score.ratio), f"{field}_hyp_len": int(score.sys_len),
+            f"{field}_ref_len": int(score.ref_len)}
 
 
 def bleu_tokenized(hyps: Sequence[str], refs: Sequence[str]) -> tuple[float, str]:
@@ -126,6 +158,10 @@ def evaluate_files(hyp_path: PathLike, ref_path: PathLike, *, lang: str, ppl: fl
     it is scored the same way into ``bleu_tok_unk``/``bleu_detok_unk`` (None when there is none, e.g. a model
     without attention).
 
+    Each BLEU field ``F`` comes with ``F_signature`` and sacreBLEU's length diagnostics of the same score:
+    ``F_bp`` (brevity penalty), ``F_ratio`` (hypothesis / reference length), ``F_hyp_len``, ``F_ref_len``; all
+    None where ``F`` is.
+
     ``src_path`` (optional, the test source) adds ``by_length``: tokenised BLEU per source-length bucket
     (:func:`bleu_by_length`) of the translation and, under ``"unk"``, of the unk-replaced one (Figure 6).
 
@@ -148,29 +184,30 @@ def evaluate_files(hyp_path: PathLike, ref_path: PathLike, *, lang: str, ppl: fl
         raw_refs = read_lines(raw_ref_path)
         check_same_sentences(raw_refs, refs, raw_ref_path, ref_path)
 
-    def detok_bleu(lines: list[str]) -> tuple[float, str]:
-        return bleu_against_raw(lines, raw_refs, lang) if raw_refs is not None else bleu_detokenized(lines, refs, lang)
+    # what bleu_against_raw / bleu_detokenized score against, detokenised once for both translations
+    detok_refs = list(raw_refs) if raw_refs is not None else detokenize(refs, lang)
 
-    bleu_tok, sig_tok = bleu_tokenized(hyps, refs)
-    bleu_detok, sig_detok = detok_bleu(hyps)
+    def detok_bleu(lines: list[str]) -> tuple[BLEUScore, str]:
+        return _bleu_score(detokenize(lines, lang), detok_refs, "13a")
+
     scores = dict(meta)
     scores.update({
         "n_sentences": len(refs),
-        "bleu_tok": bleu_tok, "bleu_tok_signature": sig_tok,
-        "bleu_detok": bleu_detok, "bleu_detok_signature": sig_detok,
+        **_bleu_fields("bleu_tok", _bleu_score(hyps, refs, "none")),
+        **_bleu_fields("bleu_detok", detok_bleu(hyps)),
         "bleu_detok_reference": ({"kind": "raw", "path": str(raw_ref_path)} if raw_refs is not None else
                                  {"kind": "detokenised", "path": str(ref_path)}),
         "ppl": ppl, "hyp": str(hyp_path), "ref": str(ref_path),
-        "bleu_tok_unk": None, "bleu_tok_unk_signature": None, "bleu_detok_unk": None,
-        "bleu_detok_unk_signature": None, "unk": unk, "by_length": None,
+        **_bleu_fields("bleu_tok_unk", None), **_bleu_fields("bleu_detok_unk", None),
+        "unk": unk, "by_length": None,
     })
     srcs = read_parallel(src_path, ref_path)[0] if src_path is not None else None
     if srcs is not None:
         scores["by_length"] = {"plain": bleu_by_length(hyps, refs, srcs), "unk": None}
     if unk is not None:
         replaced, _ = read_parallel(unk["hyp"], ref_path, allow_empty_src=True)
-        scores["bleu_tok_unk"], scores["bleu_tok_unk_signature"] = bleu_tokenized(replaced, refs)
-        scores["bleu_detok_unk"], scores["bleu_detok_unk_signature"] = detok_bleu(replaced)
+        scores.update(_bleu_fields("bleu_tok_unk", _bleu_score(replaced, refs, "none")))
+        scores.update(_bleu_fields("bleu_detok_unk", detok_bleu(replaced)))
         if srcs is not None:
             scores["by_length"]["unk"] = bleu_by_length(replaced, refs, srcs)
     if out_path is not None:

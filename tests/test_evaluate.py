@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -39,6 +40,18 @@ def sacrebleu_cli(ref: Path, hyp: Path, *extra: str) -> float:
     out = subprocess.run([sys.executable, "-m", "sacrebleu", str(ref), "-i", str(hyp), "-b", "-w", "6", *extra],
                          check=True, capture_output=True, text=True)
     return float(out.stdout.strip())
+
+
+SACREBLEU = Path(sys.executable).with_name("sacrebleu")
+CLI_LENGTHS = re.compile(r"\(BP = ([0-9.]+) ratio = ([0-9.]+) hyp_len = (\d+) ref_len = (\d+)\)")
+
+
+def sacrebleu_cli_lengths(ref: Path, hyp: Path, *extra: str) -> dict:
+    """What the `sacrebleu` command line prints (-f json, its verbose_score) for BP, ratio and the two lengths."""
+    out = subprocess.run([str(SACREBLEU), str(ref), "-i", str(hyp), "-f", "json", *extra],
+                         check=True, capture_output=True, text=True)
+    bp, ratio, hyp_len, ref_len = CLI_LENGTHS.search(json.loads(out.stdout)["verbose_score"]).groups()
+    return {"bp": float(bp), "ratio": float(ratio), "hyp_len": int(hyp_len), "ref_len": int(ref_len)}
 
 
 # ------------------------------------------------------------------------------------------- bleu_tokenized
@@ -173,6 +186,55 @@ def test_evaluate_files_writes_expected_keys(tmp_path):
     text = out.read_text(encoding="utf-8")
     assert json.loads(text) == scores
     assert text == json.dumps(scores, sort_keys=True, indent=2, ensure_ascii=False) + "\n"
+
+
+# Shorter than TOK_REFS (BP < 1) and longer (BP = 1, ratio > 1), both tokenised and detokenised + 13a.
+SHORT_HYPS = ["ein mann sitzt auf einer bank .", "zwei hunde spielen im schnee .", "eine frau liest ein buch .", "",
+              "ein kind springt in den pool ."]
+LONG_HYPS = TOK_HYPS[:3] + ["ein kleiner junge fährt schnell ein rotes fahrrad ."] + TOK_HYPS[4:]
+
+
+def test_brevity_penalty_and_length_ratio_equal_the_sacrebleu_command_line(tmp_path):
+    """Each BLEU field's F_bp, F_ratio, F_hyp_len, F_ref_len in the scores file are what `sacrebleu` prints beside
+    the same score (BP = ... ratio = ... hyp_len = ... ref_len = ..., 3 decimals): `--tokenize none` on the
+    tokenised files for bleu_tok, 13a on the detokenised files for bleu_detok; the plain translation is shorter than
+    the reference, the unk-replaced one longer."""
+    hyp, unk, ref, out = tmp_path / "h.tok", tmp_path / "h.unk.tok", tmp_path / "r.tok", tmp_path / "s.json"
+    write_lines_atomic(hyp, SHORT_HYPS)
+    write_lines_atomic(unk, LONG_HYPS)
+    write_lines_atomic(ref, TOK_REFS)
+    for name, lines in (("h", SHORT_HYPS), ("h.unk", LONG_HYPS), ("r", TOK_REFS)):
+        write_lines_atomic(tmp_path / f"{name}.detok", detokenize(lines, "de"))
+    evaluate_files(hyp, ref, lang="de", ppl=None, meta=META, unk={"hyp": str(unk)}, out_path=out)
+    scores = json.loads(out.read_text(encoding="utf-8"))
+    cli = {"bleu_tok": sacrebleu_cli_lengths(ref, hyp, "--tokenize", "none"),
+           "bleu_detok": sacrebleu_cli_lengths(tmp_path / "r.detok", tmp_path / "h.detok"),
+           "bleu_tok_unk": sacrebleu_cli_lengths(ref, unk, "--tokenize", "none"),
+           "bleu_detok_unk": sacrebleu_cli_lengths(tmp_path / "r.detok", tmp_path / "h.unk.detok")}
+    for field, printed in cli.items():
+        assert scores[f"{field}_hyp_len"] == printed["hyp_len"] and scores[f"{field}_ref_len"] == printed["ref_len"]
+        assert scores[f"{field}_bp"] == pytest.approx(printed["bp"], abs=5e-4), field
+        assert scores[f"{field}_ratio"] == pytest.approx(printed["ratio"], abs=5e-4), field
+        assert scores[f"{field}_ratio"] == scores[f"{field}_hyp_len"] / scores[f"{field}_ref_len"]
+    for field in ("bleu_tok", "bleu_detok"):  # shorter: penalised
+        assert 0 < scores[f"{field}_bp"] < 1 and scores[f"{field}_ratio"] < 1
+        assert scores[f"{field}_bp"] == pytest.approx(math.exp(1 - 1 / scores[f"{field}_ratio"]))
+    for field in ("bleu_tok_unk", "bleu_detok_unk"):  # longer: no penalty
+        assert scores[f"{field}_bp"] == 1.0 and scores[f"{field}_ratio"] > 1
+    assert scores["bleu_detok_unk_hyp_len"] != scores["bleu_tok_unk_hyp_len"]  # 13a tokens: "&apos; s" is one, "'s"
+
+
+def test_length_diagnostics_are_null_without_their_bleu(tmp_path):
+    hyp, ref = tmp_path / "h", tmp_path / "r"
+    write_lines_atomic(hyp, TOK_REFS)
+    write_lines_atomic(ref, TOK_REFS)
+    scores = evaluate_files(hyp, ref, lang="de", ppl=None, meta=META)
+    assert scores["bleu_tok_bp"] == 1.0 and scores["bleu_tok_ratio"] == 1.0
+    assert scores["bleu_tok_hyp_len"] == scores["bleu_tok_ref_len"] == sum(len(r.split()) for r in TOK_REFS)
+    for field in ("bleu_tok_unk", "bleu_detok_unk"):  # no unk replacement
+        assert all(scores[f"{field}_{d}"] is None for d in ("signature", "bp", "ratio", "hyp_len", "ref_len"))
+    with pytest.raises(ValueError, match="bleu_detok_bp"):
+        evaluate_files(hyp, ref, lang="de", ppl=None, meta={**META, "bleu_detok_bp": 1.0})
 
 
 def test_evaluate_files_ppl_none_and_meta_checks(tmp_path):

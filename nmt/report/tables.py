@@ -27,6 +27,9 @@ STATUS_MEASURED = "measured"
 STATUS_MISSING = "missing"
 STATUS_NOT_RUN = "not run"
 STATUS_REFERENCE = "reference"
+#: sacreBLEU's length diagnostics a scores file keeps beside each BLEU field F (``F_bp``, ``F_ratio``), and a table
+#: beside each BLEU column c (``ours_c_bp``, ``ours_c_ratio``).
+BLEU_DIAGNOSTICS = ("bp", "ratio")
 
 
 def scores_path(scores_dir: Path, system: str, testset: str) -> Path:
@@ -60,7 +63,8 @@ def read_scores(path: Path, *, system: str | None = None, testset: str | None = 
     for key, expected in (("system", system), ("testset", testset), ("pair", pair), ("preset", preset)):
         if expected is not None and key in data and data[key] != expected:
             raise InputError(f"{path}: '{key}' is {data[key]!r}, expected {expected!r}")
-    for c in KNOWN_COLUMNS:
+    checked = [*KNOWN_COLUMNS, *(f"{c}_{d}" for c in sorted(BLEU_COLUMNS) for d in BLEU_DIAGNOSTICS)]
+    for c in checked:
         v = data.get(c)
         if v is not None and not is_number(v):
             raise InputError(f"{path}: '{c}' must be a number or null (got {v!r})")
@@ -98,6 +102,9 @@ def build_table(table: dict, scores_dir: Path, pair: str, preset: str, unavailab
     ``runs`` ({system: [system, system_seedB, ...]}, nmt.pipeline.plan.collect_runs) names the systems trained with
     several seeds: their row shows the mean over the runs, and the table gains ``ours_c_sd`` (the runs' sample
     standard deviation) per column and ``n_runs``; a row is missing while one of its runs has no scores file.
+    Each BLEU column ``c`` also gets ``ours_c_bp`` and ``ours_c_ratio``: sacreBLEU's brevity penalty and length ratio
+    of the field shown (``F_bp``, ``F_ratio`` of the scores file; the mean over a row's runs), NaN where a scores file
+    written before they existed lacks them.
     """
     runs = runs or {}
     seeded = any(row["system"] in runs for row in table["rows"])
@@ -130,19 +137,34 @@ def build_table(table: dict, scores_dir: Path, pair: str, preset: str, unavailab
             rec[f"ours_{c}"] = sum(values) / len(values) if values else math.nan
             if seeded:
                 rec[f"ours_{c}_sd"] = _sample_sd(values)
+            if c in BLEU_COLUMNS:
+                for d in BLEU_DIAGNOSTICS:
+                    rec[f"ours_{c}_{d}"] = _diagnostic_mean(scores, field, d)
         if seeded:
             rec["n_runs"] = len(row_runs)
         records.append(rec)
     names = ["label", "system", "status", "note"]
+    floats = []
     for c in columns:
-        names += [f"paper_{c}", f"ours_{c}"] + ([f"ours_{c}_sd"] if seeded else [])
-    if seeded:
-        names.append("n_runs")
+        floats += [f"paper_{c}", f"ours_{c}"] + ([f"ours_{c}_sd"] if seeded else [])
+        floats += [f"ours_{c}_{d}" for d in BLEU_DIAGNOSTICS] if c in BLEU_COLUMNS else []
+    names += floats + (["n_runs"] if seeded else [])
     df = pd.DataFrame.from_records(records, columns=names)
-    for c in columns:
-        for name in (f"paper_{c}", f"ours_{c}") + ((f"ours_{c}_sd",) if seeded else ()):
-            df[name] = df[name].astype("float64")
+    for name in floats:
+        df[name] = df[name].astype("float64")
     return df
+
+
+def _diagnostic_mean(scores: list[dict], field: str | None, diagnostic: str) -> float:
+    """The mean of ``{field}_{diagnostic}`` (e.g. bleu_tok_bp) over the runs that scored ``field``; NaN when none
+    did, or when one of them lacks it (a scores file written before the length diagnostics existed)."""
+    if field is None:
+        return math.nan
+    scored = [s for s in scores if s.get(field) is not None]
+    values = [s.get(f"{field}_{diagnostic}") for s in scored]
+    if not values or any(v is None for v in values):
+        return math.nan
+    return sum(float(v) for v in values) / len(values)
 
 
 def _sample_sd(values: list[float]) -> float:
