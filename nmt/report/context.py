@@ -6,12 +6,12 @@ model's model.json), so the page describes the runs that produced its numbers.
 from __future__ import annotations
 
 import json
-import subprocess
 from pathlib import Path
 
 from .. import __version__, layout
 from ..data.synth import describe
 from ..data.tasks import data_task
+from ..environment import git_commit
 
 
 def _read_json(path: Path) -> dict | None:
@@ -19,14 +19,6 @@ def _read_json(path: Path) -> dict | None:
         return json.loads(path.read_text(encoding="utf-8"))
     except (FileNotFoundError, json.JSONDecodeError):
         return None
-
-
-def _git_revision() -> str | None:
-    try:
-        out = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, timeout=10)
-    except (OSError, subprocess.TimeoutExpired):
-        return None
-    return out.stdout.strip() or None
 
 
 def report_context(config: dict, data_dir: Path, results_dir: Path) -> dict:
@@ -55,11 +47,11 @@ def report_context(config: dict, data_dir: Path, results_dir: Path) -> dict:
             continue
         train = meta["config"]["train"]
         training[meta["system"]] = {"optimizer": train["optimizer"], "lr": train["lr"], "epochs": meta["epochs"],
-                                    "halve_after": meta["halve_after"], "batch_size": train["batch_size"],
+                                    "halve_after": meta.get("halve_after"), "batch_size": train["batch_size"],
                                     "clip_norm": train["clip_norm"], "device": meta.get("device")}
-        if meta.get("until_flat"):  # the epochs above are the schedule's; the metrics say how many were trained
-            training[meta["system"]]["until_flat"] = meta["until_flat"]
-    revision = _git_revision()
+        if meta.get("plateau"):  # the epochs above are at most; the metrics say how many were trained
+            training[meta["system"]]["plateau"] = meta["plateau"]
+    revision = git_commit(short=True)  # the code's commit (nmt.environment; the full one in Environment and cost)
     return {
         "corpus": next(iter(corpora.values()), {}),
         "corpora": corpora,

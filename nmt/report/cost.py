@@ -1,0 +1,213 @@
+"""The report's "Environment and cost" section: on what the report was rendered, where the trainings ran, and what
+they cost in device time.
+
+`environment_data` builds what ``reports/{preset}/environment.json`` holds (and claims.json under `environment`):
+
+  report      the machine, software and commit that rendered the report (nmt.environment.describe)
+  trainings   the distinct training environments of the systems' model.json files (device, CPU, GPU driver, torch,
+              CUDA, cuDNN, commit and whether its tree was dirty), each with the trainings that ran there
+  systems     per trained system and seed run (pair, system, run): its training wall time on its device
+              (`wall_s`) and where that comes from (`source`: "model.json" for its wall_s, "metrics.jsonl" for the
+              sum of the epochs' elapsed_s of a model.json written before wall_s existed, which leaves out setup
+              and the time lost to restarts; null when neither is there), and its device
+  tables      per table: its trainings (its systems and their seed runs, in both directions for an alignment table
+              with a reverse task), how many have a time, their device_hours in all and by_device; a system of two
+              tables counts in each table's sum
+  total       the same over every training of the report, each counted once
+
+Read from files only (no clock): the same results and the same report machine give the same bytes.
+"""
+from __future__ import annotations
+
+import math
+from pathlib import Path
+from typing import Any
+
+from .. import layout
+from .plots import read_metrics
+from .tables import read_json_object
+
+DASH = "\u2013"
+SOURCE_WALL, SOURCE_EPOCHS = "model.json", "metrics.jsonl"
+SOURCE_LABELS = {SOURCE_WALL: "model.json wall_s", SOURCE_EPOCHS: "metrics.jsonl elapsed_s (epochs only)", None: DASH}
+# what the distinct training environments are told apart by: (key, label)
+ENVIRONMENT_FIELDS = (("device", "device"), ("cpu", "CPU"), ("driver", "GPU driver"), ("torch", "torch"),
+                      ("cuda", "CUDA"), ("cudnn", "cuDNN"), ("commit", "commit"), ("dirty", "uncommitted changes"))
+
+
+def _num(x: Any) -> bool:
+    return isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(float(x))
+
+
+def training_seconds(model_json: dict | None, metrics: list[dict]) -> tuple[float | None, str | None]:
+    """A training's wall time on its device and its source: model.json's wall_s (setup to model.pt, every process
+    of a resumed training), else the sum of metrics.jsonl's per-epoch elapsed_s (a model.json written before
+    wall_s existed: training epochs only), else (None, None)."""
+    if model_json and _num(model_json.get("wall_s")):
+        return float(model_json["wall_s"]), SOURCE_WALL
+    elapsed = [r["elapsed_s"] for r in metrics if _num(r.get("elapsed_s"))]
+    if elapsed:
+        return float(sum(elapsed)), SOURCE_EPOCHS
+    return None, None
+
+
+def training_environment(model_json: dict | None) -> dict | None:
+    """The fields a training environment is told apart by (ENVIRONMENT_FIELDS), from model.json's `environment`;
+    None when model.json has none (written before nmt recorded it)."""
+    env = (model_json or {}).get("environment")
+    if not isinstance(env, dict):
+        return None
+    hardware, software, code = (env.get(k) if isinstance(env.get(k), dict) else {} for k in
+                                ("hardware", "software", "code"))
+    device = env.get("device")
+    gpus = hardware.get("gpus") if isinstance(hardware.get("gpus"), list) else []
+    on_gpu = device not in (None, "cpu")
+    return {"device": device, "cpu": hardware.get("cpu"),
+            "driver": next((g.get("driver") for g in gpus if isinstance(g, dict)), None) if on_gpu else None,
+            "torch": software.get("torch"), "cuda": software.get("cuda"), "cudnn": software.get("cudnn"),
+            "commit": code.get("commit"), "dirty": code.get("dirty")}
+
+
+def _hours(seconds: float) -> float:
+    return round(seconds / 3600.0, 6)
+
+
+def _sums(entries: list[dict]) -> dict:
+    """trainings, timed, device_hours and device_hours by device of `entries` (rows of `systems`)."""
+    timed = [e for e in entries if e["wall_s"] is not None]
+    by_device: dict[str, float] = {}
+    for e in timed:
+        device = e["device"] or "unknown"  # a model.json that names none
+        by_device[device] = by_device.get(device, 0.0) + e["wall_s"]
+    return {"trainings": len(entries), "timed": len(timed), "wall_s": sum(e["wall_s"] for e in timed),
+            "device_hours": _hours(sum(e["wall_s"] for e in timed)),
+            "by_device": {device: _hours(seconds) for device, seconds in by_device.items()}}
+
+
+def environment_data(report_machine: dict, tables: list[dict], results_dir: Path, pair_for_task: dict[str, str],
+                     runs: dict[str, dict[str, list[str]]] | None = None, unavailable_ids: set[str] | None = None,
+                     ) -> dict:
+    """environment.json (module docstring). `tables`: the loaded table files (nmt.spec.tables.load_table), in the
+    report's order; `runs`: {pair: {system: [its seed runs]}} (nmt.pipeline.plan.collect_runs); `unavailable_ids`:
+    tables the preset cannot measure (an alignment table without gold links trains nothing for its reverse task)."""
+    runs, unavailable_ids = runs or {}, unavailable_ids or set()
+    systems: dict[tuple[str, str], dict] = {}  # (pair, run) -> its row, in the order first met
+    environments: list[dict] = []
+    table_rows = []
+
+    def entry(pair: str, system: str, run: str) -> dict:
+        if (pair, run) in systems:
+            return systems[(pair, run)]
+        mfile, jfile = (layout.under(results_dir, layout.RESULTS_ROOT, template, pair=pair, system=run)
+                        for template in (layout.METRICS, layout.MODEL_INFO))
+        model_json = read_json_object(jfile) if jfile.is_file() else None
+        metrics = read_metrics(mfile) if mfile.is_file() else []
+        seconds, source = training_seconds(model_json, metrics)
+        env = training_environment(model_json)
+        row = {"pair": pair, "system": system, "run": run, "wall_s": seconds, "source": source,
+               "device": (env or {}).get("device") or (model_json or {}).get("device"),
+               "trained": model_json is not None or bool(metrics)}
+        if row["trained"]:
+            group = next((g for g in environments if g["environment"] == env), None)
+            if group is None:
+                group = {"environment": env, "trainings": 0, "systems": []}
+                environments.append(group)
+            group["trainings"] += 1
+            group["systems"].append(f"{pair}/{run}")
+        systems[(pair, run)] = row
+        return row
+
+    for table in tables:
+        pairs = [pair_for_task[table["task"]]]
+        reverse = (table.get("alignment") or {}).get("reverse_task")
+        if reverse and table["id"] not in unavailable_ids and reverse in pair_for_task:
+            pairs.append(pair_for_task[reverse])
+        rows = [entry(pair, system, run) for pair in pairs for system in table["systems"]
+                for run in runs.get(pair, {}).get(system, [system])]
+        table_rows.append({"table": table["id"], "title": table.get("title"), **_sums(rows)})
+    return {"report": report_machine, "trainings": environments, "systems": list(systems.values()),
+            "tables": table_rows, "total": _sums(list(systems.values()))}
+
+
+# -- the section's view -----------------------------------------------------------------------------------------
+def fmt_duration(seconds: Any) -> str:
+    """Seconds as the report shows a duration: 12.3s, 4m 05s, 2h 03m 04s."""
+    if not _num(seconds):
+        return DASH
+    s = int(round(float(seconds)))
+    h, rem = divmod(s, 3600)
+    m, sec = divmod(rem, 60)
+    if h:
+        return f"{h}h {m:02d}m {sec:02d}s"
+    if m:
+        return f"{m}m {sec:02d}s"
+    return f"{float(seconds):.1f}s"
+
+
+def fmt_hours(hours: Any) -> str:
+    if not _num(hours):
+        return DASH
+    return f"{hours:,.1f}" if hours >= 100 else f"{hours:.3f}" if hours >= 0.001 or hours == 0 else f"{hours:.1e}"
+
+
+def training_time_cell(seconds: float | None, source: str | None) -> str:
+    """A training time as the report shows it: marked '*' where it is the epochs' elapsed_s only."""
+    return fmt_duration(seconds) + (" *" if source == SOURCE_EPOCHS else "")
+
+
+def _text(value: Any) -> str:
+    if value is None:
+        return DASH
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    return str(value)
+
+
+def _commit(code: dict) -> str:
+    commit = code.get("commit")
+    if not commit:
+        return "not a git checkout (or git unavailable)"
+    dirty = code.get("dirty")
+    return commit + (" with uncommitted changes" if dirty else "" if dirty is False else " (changes unknown)")
+
+
+def environment_view(data: dict) -> dict:
+    """What the template's Environment and cost section shows, as strings."""
+    machine = data["report"] or {}
+    hardware, software = machine.get("hardware") or {}, machine.get("software") or {}
+    gpus = hardware.get("gpus")
+    gpu_text = (DASH if gpus is None else "none" if not gpus else
+                "; ".join(f"{g.get('name') or DASH} (driver {g.get('driver') or DASH})" for g in gpus))
+    report_rows = [("CPU", f"{_text(hardware.get('cpu'))}, {_text(hardware.get('cpu_count'))} logical CPUs, "
+                           f"{_text(hardware.get('machine'))}"),
+                   ("GPUs", gpu_text), ("OS", _text(software.get("os"))), ("Python", _text(software.get("python"))),
+                   ("torch", f"{_text(software.get('torch'))} (CUDA {_text(software.get('cuda'))}, "
+                             f"cuDNN {_text(software.get('cudnn'))})")]
+    report_rows += [(name, _text(software.get(key))) for key, name in
+                    (("sacrebleu", "sacreBLEU"), ("sacremoses", "sacremoses"), ("eflomal", "eflomal"),
+                     ("numpy", "numpy"), ("nmt", "nmt"))]
+    report_rows.append(("commit", _commit(machine.get("code") or {})))
+    environments = []
+    for group in data["trainings"]:
+        env = group["environment"]
+        cells = [_text(env.get(key)) for key, _ in ENVIRONMENT_FIELDS] if env is not None else None
+        environments.append({"cells": cells, "trainings": group["trainings"],
+                             "systems": ", ".join(group["systems"])})
+
+    def sums(row: dict) -> dict:
+        by_device = "; ".join(f"{device}: {fmt_hours(hours)}" for device, hours in row["by_device"].items())
+        return {"trainings": row["trainings"], "timed": row["timed"], "time": fmt_duration(row["wall_s"]),
+                "hours": fmt_hours(row["device_hours"]), "by_device": by_device or DASH}
+
+    return {
+        "report": [{"key": k, "value": v} for k, v in report_rows],
+        "environment_columns": [label for _, label in ENVIRONMENT_FIELDS],
+        "environments": environments,
+        "tables": [{"id": t["table"], "title": t["title"] or t["table"], **sums(t)} for t in data["tables"]],
+        "total": sums(data["total"]),
+        "systems": [{"pair": s["pair"], "run": s["run"], "device": _text(s["device"]),
+                     "time": training_time_cell(s["wall_s"], s["source"]) if s["trained"] else "not trained",
+                     "source": SOURCE_LABELS[s["source"]]}
+                    for s in data["systems"]],
+        "epochs_only": any(s["source"] == SOURCE_EPOCHS for s in data["systems"]),
+    }
