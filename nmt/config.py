@@ -215,14 +215,6 @@ def training_inputs(system_cfg: dict, task_results: str | Path) -> dict[str, Pat
     return out
 
 
-def training_schedule(train: dict, dropout: float) -> tuple[int, int]:
-    """(epochs, halve_after) for a model; dropout models use the longer schedule, as in the paper."""
-    schedule = train.get("dropout_schedule") or {}
-    if dropout > 0 and schedule:
-        return schedule.get("epochs", train["epochs"]), schedule.get("halve_after", train["halve_after"])
-    return train["epochs"], train["halve_after"]
-
-
 def task_splits(config: dict, task: str) -> list[str]:
     """The splits the task's corpus provides, train/dev/test first: what `nmt data get` writes and
     `nmt data prepare` binarises. A synthetic corpus also has its gold-aligned `align` split, and `test2`
@@ -270,13 +262,14 @@ def prepare_for_task(config: dict, task: str) -> dict:
 
 # Keys added to `model`/`train` after systems were first trained, with the value that means "as before". A key at
 # this value is left out when settings are compared (checkpoint resume, throughput files, the workflow's
-# fingerprints), so adding a key does not retrain or re-measure anything.
+# fingerprints), so adding a key does not retrain or re-measure anything. (`train.until_flat`, since replaced by
+# `train.plateau`, stays listed: files written while it existed carry it at null.)
 LATER_DEFAULTS = {
     "model": {"arch": "luong", "attention_dim": 0, "target_foresight": False, "attention_noise": 0.0,
               "energy": "eq17", "energy_bias": -1.0},
     "train": {"init_from": None, "trainable": "all", "max_updates": 0, "guided_alignment": None, "batch_tokens": 0,
-              "engine": "fast", "precision": "auto", "cuda_graphs": "auto", "until_flat": None, "eval_every": 0,
-              "keep": "last"},
+              "engine": "fast", "precision": "auto", "cuda_graphs": "auto", "until_flat": None, "plateau": None,
+              "eval_every": 0, "keep": "last"},
 }
 
 

@@ -19,13 +19,11 @@ Beyond the plain recipe (Peter et al. 2017's variants of RNNsearch training):
                            are given to the optimiser and get gradients; all others stay bit-identical.
   train.max_updates        stop after this many updates in all (0 = no limit); the epoch in progress is evaluated
                            and recorded as it stands.
-  train.until_flat         {within: w, extra_epochs: n, min_epochs: m}: train until flat, i.e. until the last two
-                           epochs' dev perplexities differ by at most the fraction w: after the scheduled epochs, up to
-                           n more (the learning rate still halving) while they differ by more, so that systems which
-                           converge more slowly than the schedule assumed (the demo's location attention) end flat like
-                           the rest; with m, no epoch after the m-th once they are flat, so that systems which converge
-                           sooner stop sooner. Decided from the recorded metrics, so a resumed run decides as an
-                           uninterrupted one.
+  train.plateau            {within: w, halvings: h, max_epochs: n}: the reduced presets' rule (nmt.schedule): the
+                           learning rate halved at each of the first h epochs that lower the best dev perplexity by
+                           at most the fraction w, training ended at the next, and after n epochs in any case;
+                           without it, the fixed schedule (epochs, halve_after, dropout_schedule). Decided from the
+                           recorded metrics, so a resumed run decides as an uninterrupted one.
   train.eval_every         also evaluate the dev perplexity every N updates (in evaluation mode, which draws nothing
                            from the generators, so training goes on exactly as without); recorded in the checkpoint
                            and evaluations.jsonl.
@@ -45,7 +43,11 @@ Files in the output directory:
   model.pt        the final model with everything needed to translate (vocabularies, config): with train.keep best
                   the best evaluation's (best.pt, written as the run goes)
   metrics.jsonl   one line per finished epoch (rewritten from the checkpoint, never duplicated); metrics.csv
-  model.json      resolved config, parameter count and vocabulary sizes
+  model.json      resolved config, parameter count and vocabulary sizes; `environment` (nmt.environment.describe:
+                  machine, software, commit, and the training's device) and, once model.pt is written, `wall_s`:
+                  the training's wall time from the start of setup to model.pt, summed over every process that
+                  worked on it (the running sum travels in checkpoint.pt's state; a process killed without warning
+                  counts up to its last checkpoint), and `processes`, how many did
 """
 from __future__ import annotations
 
@@ -59,18 +61,20 @@ import torch
 from tqdm import tqdm
 
 from . import cpu_precision, mkl_on_amd
-from .config import ConfigError, comparable_settings, training_schedule
+from .config import ConfigError, comparable_settings
 from .data.batches import epoch_batches, make_batch
 from .data.links import load_training_links
 from .data.prepare import load_split
 from .data.text import write_atomic, write_text_atomic
 from .data.vocab import Vocab
 from .devices import pick_device, set_threads
+from .environment import describe
 from .likelihood import corpus_nll, perplexity
 from .models.common import count_parameters
 from .models.io import (load_checkpoint, plain, read_init_from, restore_rng_states, rng_states, save_checkpoint,
                         save_model)
 from .models.registry import build_model, credit_rule
+from .schedule import Schedule, learning_rate, schedule_of, wants_epoch
 from .train_step import TrainingStep
 
 CHECKPOINT = "checkpoint.pt"
@@ -135,32 +139,6 @@ def alignment_credit(model: torch.nn.Module) -> str:
     return credit_rule(model.config)
 
 
-def still_falling(metrics: list[dict], within: float) -> bool:
-    """Whether the last two epochs' dev perplexities differ by more than the fraction `within` of the earlier one
-    (True with fewer than two epochs: nothing says the model has flattened)."""
-    if len(metrics) < 2:
-        return True
-    before, last = metrics[-2]["dev_ppl"], metrics[-1]["dev_ppl"]
-    return abs(last - before) > within * before
-
-
-def wants_epoch(epoch: int, epochs: int, until_flat: dict | None, metrics: list[dict]) -> bool:
-    """Whether 1-based `epoch` is trained: every scheduled one, then (train.until_flat) up to `extra_epochs` more while
-    the dev perplexity has not flattened; with `min_epochs`, none after that many once it has."""
-    if until_flat and epoch > until_flat.get("min_epochs", epochs) and not still_falling(metrics, until_flat["within"]):
-        return False
-    if epoch <= epochs:
-        return True
-    if not until_flat or epoch > epochs + until_flat["extra_epochs"]:
-        return False
-    return still_falling(metrics, until_flat["within"])
-
-
-def learning_rate(base_lr: float, epoch: int, halve_after: int) -> float:
-    """lr for a 1-based epoch: constant up to `halve_after`, then halved every epoch."""
-    return base_lr * 0.5 ** max(0, epoch - halve_after)
-
-
 def save_atomic(obj, path: Path) -> None:
     """torch.save that never leaves a half-written file under the final name (a kill mid-save is safe). Model and
     checkpoint files go through nmt.models.io (save_model, save_checkpoint), which keep them plain data."""
@@ -190,12 +168,13 @@ class StopRequested:
 def train(config: dict, data_dir: str | Path, out_dir: str | Path, *, system: str = "system",
           threads: int | None = None, device: str | None = None, progress: bool | None = None) -> list[dict]:
     """Train one system; returns the per-epoch metrics. `config` is a resolved system config."""
+    started = time.perf_counter()  # wall_s counts from here: setup (data, model) included
     set_threads(threads)
     run = TrainingRun(config, Path(data_dir), Path(out_dir), system=system, device=pick_device(device),
-                      progress=progress)
+                      progress=progress, started=started)
     with StopRequested() as stop:
         run.start()  # model.json is written once SIGTERM/SIGUSR1 are caught: from then on a signal ends in a checkpoint
-        while wants_epoch(run.state["epoch"], run.epochs, run.until_flat, run.state["metrics"]):
+        while wants_epoch(run.state["epoch"], run.schedule, run.state["metrics"]):
             if run.limit_reached() and run.state["batch"] == 0:
                 log(f"[{system}] {run.state['updates']} updates: train.max_updates reached")
                 break
@@ -209,14 +188,18 @@ class TrainingRun:
     from), start (model.json), one epoch after another, finish (model.pt). `state` is what a checkpoint keeps."""
 
     def __init__(self, config: dict, data_dir: Path, out_dir: Path, *, system: str, device: torch.device,
-                 progress: bool | None):
+                 progress: bool | None, started: float | None = None):
         self.config = plain(config, "config")  # as checkpoint.pt keeps it: a resumed run compares like with like
+        # wall time: this process's from `started` (time.perf_counter) on, plus what the checkpoint says earlier
+        # processes spent (_resume); recorded in every checkpoint's state and in model.json's wall_s
+        self.started = time.perf_counter() if started is None else started
+        self.wall_before, self.processes_before = 0.0, 0
         self.out_dir, self.system, self.dev, self.progress = out_dir, system, device, progress
         out_dir.mkdir(parents=True, exist_ok=True)
         self.model_cfg, self.train_cfg = model_cfg, train_cfg = self.config["model"], self.config["train"]
         self.seed = train_cfg["seed"]
-        self.epochs, self.halve_after = training_schedule(train_cfg, model_cfg["dropout"])
-        self.max_updates, self.until_flat = train_cfg.get("max_updates", 0), train_cfg.get("until_flat")
+        self.schedule = schedule_of(train_cfg, model_cfg["dropout"])
+        self.max_updates = train_cfg.get("max_updates", 0)
         self.keep, self.eval_every = train_cfg.get("keep", "last"), train_cfg.get("eval_every", 0)
         self.checkpoint_every = train_cfg.get("checkpoint_every", 0)
 
@@ -264,6 +247,9 @@ class TrainingRun:
         self.optimizer.load_state_dict(ckpt["optimizer"])
         # (a checkpoint written before train.keep, or before its precision was recorded)
         self.state = {"evaluations": [], "best": None, "precision": precision, **ckpt["state"]}
+        # (a checkpoint written before wall_s was recorded: its processes' time is unknown, counted as 0)
+        self.wall_before = float(self.state.get("wall_s", 0.0))
+        self.processes_before = int(self.state.get("processes", 1))
         log(f"[{self.system}] resuming from {self.ckpt_path}: epoch {self.state['epoch']}, batch "
             f"{self.state['batch']}, {self.state['updates']} updates done")
         # Snakemake deletes a failed job's outputs before it reruns it, and a job killed after its last epoch's
@@ -275,16 +261,21 @@ class TrainingRun:
         """model.json (what is trained, how, on what) and the log line that says it."""
         self.meta = {"system": self.system, "config": self.config, "parameters": count_parameters(self.model),
                      "trainable_parameters": sum(p.numel() for p in self.params),
-                     "src_vocab": len(self.src_vocab), "tgt_vocab": len(self.tgt_vocab), "epochs": self.epochs,
-                     "halve_after": self.halve_after, "until_flat": self.until_flat,
+                     "src_vocab": len(self.src_vocab), "tgt_vocab": len(self.tgt_vocab), "epochs": self.schedule.epochs,
+                     "halve_after": self.schedule.halve_after, "plateau": self.schedule.plateau,
                      "train_sentences": len(self.train_src), "device": str(self.dev),
-                     "precision": "fp32" if self.update.dtype is None else "bf16"}
+                     "precision": "fp32" if self.update.dtype is None else "bf16",
+                     "environment": describe(self.dev)}  # where this process trains (nmt.environment)
         self._write_meta()
-        log(f"[{self.system}] {start_line(self.meta, self.until_flat, self.update)}"
+        log(f"[{self.system}] {start_line(self.meta, self.schedule, self.update)}"
             + (f" ({self.precision_why})" if self.precision_why else ""))
 
     def _write_meta(self) -> None:
         write_text_atomic(self.out_dir / "model.json", json.dumps(self.meta, indent=2, sort_keys=True) + "\n")
+
+    def wall_s(self) -> float:
+        """The training's wall time so far: every earlier process's (as the checkpoint recorded it) and this one's."""
+        return self.wall_before + (time.perf_counter() - self.started)
 
     def limit_reached(self) -> bool:
         return bool(self.max_updates) and self.state["updates"] >= self.max_updates
@@ -292,6 +283,7 @@ class TrainingRun:
     def checkpoint(self, epoch: int, batch: int) -> None:
         """checkpoint.pt: resume at `batch` of `epoch`, with every generator where it is now."""
         self.state.update(epoch=epoch, batch=batch, **rng_states(self.dev))  # CPU RNG, and a GPU's CUDA RNG too
+        self.state.update(wall_s=self.wall_s(), processes=self.processes_before + 1)  # read by nothing trained
         save_checkpoint(self.ckpt_path, self.config, self.model, self.optimizer, self.state)
 
     def dev_perplexity(self) -> tuple[float, int]:
@@ -314,7 +306,7 @@ class TrainingRun:
     def _begin_epoch(self, epoch: int) -> float:
         """The epoch's learning rate set, and its generators seeded (or, mid-epoch, restored from the checkpoint)."""
         state = self.state
-        lr = learning_rate(self.train_cfg["lr"], epoch, self.halve_after)
+        lr = learning_rate(self.train_cfg["lr"], epoch, self.schedule, state["metrics"])
         for group in self.optimizer.param_groups:
             group["lr"] = lr
         if state["batch"] == 0:
@@ -335,7 +327,7 @@ class TrainingRun:
         lr = self._begin_epoch(epoch)
         self.model.train()
         started = time.perf_counter() - state["elapsed"]
-        scheduled = f"{self.epochs}{'+' if self.until_flat else ''}"  # '+': more epochs may follow (until_flat)
+        scheduled = f"{'at most ' if self.schedule.plateau else ''}{self.schedule.epochs}"
         bar = tqdm(total=len(batches), initial=state["batch"], desc=f"{system} epoch {epoch}/{scheduled}",
                    unit="batch", disable=None if self.progress is None else not self.progress, leave=False)
         # The sums stay on the device (float64, as the Python floats of the checkpoint) and are read when a
@@ -393,10 +385,11 @@ class TrainingRun:
             log(f"[{self.system}] model.pt: the best evaluation, epoch {best['epoch']}, {best['updates']} updates, "
                 f"dev ppl {best['dev_ppl']:.2f}")
             self.meta["kept"] = best
-            self._write_meta()
         else:
             save_model(out_dir / FINAL, self.model, self.src_vocab, self.tgt_vocab, self.config, system=self.system,
                        model_config=self.model_cfg)
+        self.meta.update(wall_s=self.wall_s(), processes=self.processes_before + 1)  # model.pt written: the cost
+        self._write_meta()
 
 
 def guided_links(train_cfg: dict, data_dir: Path, train_src: list, train_tgt: list) -> tuple[float, list | None]:
@@ -426,16 +419,10 @@ def resumable_checkpoint(ckpt_path: Path, config: dict, system: str) -> dict | N
     return None
 
 
-def start_line(meta: dict, until_flat: dict | None, update) -> str:
+def start_line(meta: dict, schedule: Schedule, update) -> str:
     """The log line a training starts with: the model's size, the schedule and how it computes."""
-    more = ""
-    if until_flat:
-        more = f" (+ up to {until_flat['extra_epochs']} until flat"
-        if "min_epochs" in until_flat:
-            more += f"; fewer once flat after epoch {until_flat['min_epochs']}"
-        more += ")"
     return (f"{meta['parameters']:,} parameters ({meta['trainable_parameters']:,} trained), "
-            f"{meta['train_sentences']:,} training pairs, {meta['epochs']} epochs{more}, device {meta['device']}, "
+            f"{meta['train_sentences']:,} training pairs, {schedule.describe()}, device {meta['device']}, "
             f"{torch.get_num_threads()} threads, engine {update.engine}, {'fp32' if update.dtype is None else 'bf16'}"
             f"{', CUDA graphs' if update.graphs is not None else ''}"
             f"{', MKL as on Intel (nmt.mkl_on_amd)' if mkl_on_amd.active() else ''}")

@@ -32,7 +32,15 @@ def write_params(tmp_path, preset_overrides, params_overrides=None):
 def test_shipped_presets_are_valid(preset):
     config = cfg.load_params(ROOT / "params.yaml", preset)
     assert config["preset"] == preset
-    systems = plan.collect_systems(config, ROOT)
+    trained = plan.collect_systems(config, ROOT)
+    # the presets meant for verdicts train three seeds of every system, the demo and tiny one
+    systems = {task: {s: t for s, t in by.items() if not cfg.SEED_RUN.match(s)} for task, by in trained.items()}
+    for task, by in systems.items():
+        seeds = [f"{s}_seed{n}" for s in by for n in (2, 3)]
+        if preset in ("small", "paper"):
+            assert set(trained[task]) == set(by) | set(seeds), task
+        else:
+            assert trained[task] == by, task
     table = {n: cfg.load_table(ROOT / f"workflow/tables/luong2015_table{n}.yaml") for n in (1, 3, 4)}
     # Table 1's systems, then Table 4's grid without the two it shares with Table 1; Table 3 is De->En
     # Peter et al.'s tables run on the Europarl tasks: demo, tiny and small play them with their own de-en / en-de
@@ -201,3 +209,22 @@ def test_the_table_schema_offers_exactly_the_choices_the_code_knows():
     aligner = properties["alignment"]["properties"]["aligners"]["additionalProperties"]["properties"]
     assert aligner["tool"]["enum"] == list(tables.ALIGNER_TOOLS)
     assert aligner["model"]["enum"] == list(tables.ALIGNER_MODELS)
+
+
+@pytest.mark.parametrize("preset", ["demo", "tiny", "small", "paper"])
+def test_every_arm_of_a_preset_trains_by_one_rule_and_is_gated_by_it(preset):
+    """The reduced presets train every system, recipes included, by the plateau rule with the threshold the
+    convergence gate judges by; the paper preset keeps the papers' fixed schedules."""
+    config = cfg.load_params(ROOT / "params.yaml", preset)
+    rules = set()
+    for task, systems in plan.collect_systems(config, ROOT).items():
+        for system, table_path in systems.items():
+            train = cfg.system_config(config, cfg.load_table(ROOT / table_path), system, table_path)["train"]
+            rules.add(None if train.get("plateau") is None else
+                      (train["plateau"]["within"], train["plateau"]["halvings"], train.get("keep")))
+    if preset == "paper":
+        assert rules == {None}
+    else:
+        assert len(rules) == 1 and None not in rules, rules
+        within, _, keep = rules.pop()
+        assert within == config["verdicts"]["converged_within"] and keep == "best"

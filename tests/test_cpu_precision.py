@@ -84,8 +84,7 @@ def test_a_training_that_measured_equals_one_that_read_the_decision(workspace, c
     root, preset = workspace
     monkeypatch.setattr(cpu_precision, "native_bf16", lambda: True)  # whatever this CPU is: measure
     config = run_config(root, preset)
-    config["train"]["epochs"] = 1
-    config["train"]["dropout_schedule"] = {"epochs": 1, "halve_after": 1}
+    config["train"].update(epochs=1, dropout_schedule={"epochs": 1, "halve_after": 1}, plateau=None)
     train(config, root / "prep", root / "measured", threads=1, device="cpu", progress=False)
     decisions = list(cache.glob("precision/*/decision.json"))
     assert len(decisions) == 1

@@ -33,7 +33,8 @@ def workdir(tmp_path_factory):
     preset["data"]["tasks"]["en-de"]["max_train"] = 400  # a slice keeps this a unit-test-sized run
     preset["prepare"].update(src_vocab=300, tgt_vocab=300)
     preset["model"].update(layers=1, hidden=16, embed=16)
-    preset["train"].update(epochs=1, halve_after=1, dropout_schedule={"epochs": 1, "halve_after": 1})
+    preset["train"].update(epochs=1, halve_after=1, dropout_schedule={"epochs": 1, "halve_after": 1}, plateau=None,
+                           seeds=None)
     (root / "presets").mkdir()
     (root / "presets" / "slice.yaml").write_text(yaml.safe_dump(preset))
     return root

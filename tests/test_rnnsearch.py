@@ -378,7 +378,7 @@ def system_config(**sections):
     config = cfg.load_params(ROOT / "params.yaml", "tiny")
     config["model"].update(arch="rnnsearch", hidden=8, embed=8, attention_dim=6)
     config["train"].update(epochs=1, halve_after=1, batch_size=16, optimizer="adadelta", lr=1.0, clip_norm=1.0,
-                           dropout_schedule={"epochs": 1, "halve_after": 1})
+                           dropout_schedule={"epochs": 1, "halve_after": 1}, plateau=None)
     for section, values in sections.items():
         config[section].update(values)
     cfg.validate(config, "test")
@@ -515,7 +515,7 @@ def test_nmt_train_translate_and_attention_end_to_end(corpus, tmp_path, capsys):
     preset = yaml.safe_load((ROOT / "workflow/presets/tiny.yaml").read_text())
     preset["model"].update(hidden=8, embed=8)
     preset["train"].update(epochs=1, halve_after=1, batch_size=16, optimizer="adadelta", lr=1.0, max_updates=4,
-                           dropout_schedule={"epochs": 1, "halve_after": 1})
+                           dropout_schedule={"epochs": 1, "halve_after": 1}, plateau=None)
     (tmp_path / "presets" / "unit.yaml").write_text(yaml.safe_dump(preset))
     table = {"id": "t", "title": "t", "paper": "p", "task": "en-de", "testset": "test", "columns": ["ppl"],
              "rows": [{"label": "rnnsearch", "system": "rnnsearch", "paper": {}}],

@@ -15,7 +15,6 @@ from nmt.data.synth import generate
 from nmt import config as cfg
 from nmt.bench.estimate import epoch_check
 from nmt.models.io import load_checkpoint, read_model_file
-from nmt.train import learning_rate, wants_epoch
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -41,7 +40,9 @@ def workspace(tmp_path_factory):
     (root / "params.yaml").write_text(yaml.safe_dump(params))
     preset = yaml.safe_load((ROOT / "workflow/presets/tiny.yaml").read_text())
     preset["model"].update(layers=1, hidden=16, embed=16)
-    preset["train"].update(epochs=3, halve_after=1, batch_size=8, dropout_schedule={"epochs": 3, "halve_after": 1})
+    # the fixed schedule, model.pt the last parameters (the tiny preset's plateau rule and keep: best are tested below)
+    preset["train"].update(epochs=3, halve_after=1, batch_size=8, dropout_schedule={"epochs": 3, "halve_after": 1},
+                           plateau=None, keep="last")
     (root / "table.yaml").write_text(yaml.safe_dump(TABLE))
     (root / "presets").mkdir()
     (root / "presets" / "unit.yaml").write_text(yaml.safe_dump(preset))
@@ -94,65 +95,33 @@ def half_an_epoch(out) -> float:
     return 0.5 * json.loads((out / "metrics.jsonl").read_text().splitlines()[0])["elapsed_s"]
 
 
-def test_learning_rate_schedule():
-    assert [learning_rate(1.0, e, 5) for e in range(1, 9)] == [1, 1, 1, 1, 1, 0.5, 0.25, 0.125]
-
-
-def test_until_flat_adds_epochs_only_while_the_dev_perplexity_still_moves():
-    def records(*ppls):
-        return [{"dev_ppl": ppl} for ppl in ppls]
-
-    rule = {"within": 0.03, "extra_epochs": 2}
-    assert wants_epoch(3, 3, None, records(9.0, 5.0))  # scheduled epochs are always trained
-    assert not wants_epoch(4, 3, None, records(9.0, 6.0, 5.0))  # without the rule, the schedule is all
-    assert wants_epoch(4, 3, rule, records(9.0, 6.0, 5.0))  # 16.7% apart: one more
-    assert not wants_epoch(4, 3, rule, records(9.0, 5.1, 5.0))  # 2.0% apart: flat
-    assert wants_epoch(4, 3, rule, records(9.0, 4.9, 5.2))  # rising by 6.1% is not flat either
-    assert wants_epoch(5, 3, rule, records(9.0, 6.0, 5.0, 4.0))
-    assert not wants_epoch(6, 3, rule, records(9.0, 6.0, 5.0, 4.0, 3.0))  # the extra epochs are spent
-    assert wants_epoch(2, 1, rule, records(9.0))  # one epoch says nothing about flatness
-
-
-def test_until_flat_with_min_epochs_stops_a_flat_system_before_its_schedule_ends():
-    def records(*ppls):
-        return [{"dev_ppl": ppl} for ppl in ppls]
-
-    rule = {"within": 0.03, "extra_epochs": 2, "min_epochs": 3}
-    assert wants_epoch(3, 6, rule, records(9.0, 5.1))  # the first min_epochs are always trained ...
-    assert not wants_epoch(4, 6, rule, records(9.0, 5.1, 5.0))  # ... then flat: no more, though 6 were scheduled
-    assert wants_epoch(4, 6, rule, records(9.0, 6.0, 5.0))  # still falling: the schedule goes on
-    assert wants_epoch(7, 6, rule, records(9.0, 8.0, 7.0, 6.0, 5.0, 4.0))  # and past it, as without min_epochs
-    assert not wants_epoch(9, 6, rule, records(*range(16, 8, -1)))  # until the extra epochs are spent
-
-
-def test_until_flat_trains_on_past_the_schedule_and_a_killed_run_resumes_exactly(workspace):
-    """`train.until_flat` end to end: a threshold no run meets trains every extra epoch, one every run meets stops
-    one epoch after the schedule, and a run killed in its extra epochs resumes to the uninterrupted result (the
-    decision comes from the recorded metrics)."""
+def test_the_plateau_rule_end_to_end_and_a_run_killed_after_a_halving_resumes_exactly(workspace):
+    """`train.plateau` in `nmt train`: a threshold every epoch misses (within 1.0: every epoch after the first is a
+    stall) halves once and stops at the next stall; one no epoch misses trains to max_epochs at the full rate; a run
+    killed after its halving resumes to the uninterrupted result (the rule reads the recorded metrics); with keep:
+    best, model.pt is the best evaluation."""
     root, _ = workspace
     preset = yaml.safe_load((root / "presets" / "unit.yaml").read_text())
-    preset["train"].update(epochs=1, dropout_schedule={"epochs": 1, "halve_after": 1})
-    for name, within in (("unit_never_flat", 1e-9), ("unit_always_flat", 1.0)):
-        preset["train"]["until_flat"] = {"within": within, "extra_epochs": 3}
+    preset["train"]["keep"] = "best"
+    for name, within in (("unit_always_flat", 1.0), ("unit_never_flat", 1e-9)):
+        preset["train"]["plateau"] = {"within": within, "halvings": 1, "max_epochs": 4}
         (root / "presets" / f"{name}.yaml").write_text(yaml.safe_dump(preset))
     subprocess.run(train_cmd(root, "unit_always_flat", root / "flat"), check=True, capture_output=True)
-    assert [m["epoch"] for m in final_state(root / "flat")[0]] == [1, 2]
+    flat = final_state(root / "flat")[0]
+    assert [m["epoch"] for m in flat] == [1, 2, 3]
+    assert [m["lr"] for m in flat] == [flat[0]["lr"], flat[0]["lr"], flat[0]["lr"] / 2]
     subprocess.run(train_cmd(root, "unit_never_flat", root / "falling"), check=True, capture_output=True)
-    reference = final_state(root / "falling")
-    assert [m["epoch"] for m in reference[0]] == [1, 2, 3, 4]
-    assert [m["lr"] for m in reference[0]] == [learning_rate(reference[0][0]["lr"], e, 1) for e in range(1, 5)]
+    falling = final_state(root / "falling")[0]
+    ppls = [m["dev_ppl"] for m in falling]
+    assert len(falling) == 4 or ppls[-1] >= min(ppls[:-1])  # to max_epochs, unless the perplexity rose twice
 
-    out = root / "falling_killed"  # killed in the extra epochs: after the second one's record
-    kill_when(train_cmd(root, "unit_never_flat", out), lambda: epochs_recorded(out) >= 2)
-    subprocess.run(train_cmd(root, "unit_never_flat", out), check=True, capture_output=True)
+    reference = final_state(root / "flat")
+    out = root / "flat_killed"  # killed after the epoch whose stall halved the learning rate
+    kill_when(train_cmd(root, "unit_always_flat", out), lambda: epochs_recorded(out) >= 2)
+    subprocess.run(train_cmd(root, "unit_always_flat", out), check=True, capture_output=True)
     assert_same_run(reference, final_state(out))
-
-    # min_epochs: a system flat after two epochs stops there, though four were scheduled
-    preset["train"].update(epochs=4, until_flat={"within": 1.0, "extra_epochs": 0, "min_epochs": 2},
-                           dropout_schedule={"epochs": 4, "halve_after": 1})
-    (root / "presets" / "unit_early.yaml").write_text(yaml.safe_dump(preset))
-    subprocess.run(train_cmd(root, "unit_early", root / "early"), check=True, capture_output=True)
-    assert [m["epoch"] for m in final_state(root / "early")[0]] == [1, 2]
+    kept = json.loads((root / "flat" / "model.json").read_text())["kept"]
+    assert kept["dev_ppl"] == min(m["dev_ppl"] for m in flat)
 
 
 def test_seeded_runs_are_identical_and_sigkill_resume_equals_uninterrupted(workspace):
@@ -189,6 +158,61 @@ def test_sigterm_writes_a_mid_epoch_checkpoint_and_resumes_exactly(workspace):
     result = subprocess.run(train_cmd(root, preset, out), check=True, capture_output=True, text=True)
     assert "resuming from" in result.stderr
     assert_same_run(final_state(root / "ref"), final_state(out))
+
+
+def test_model_json_records_the_environment_and_the_wall_time(workspace, tmp_path):
+    """model.json: where the training ran (nmt.environment) and, once model.pt is written, its wall time on its
+    device: at least the epochs' own time (setup and dev evaluations come on top), at most the process's."""
+    root, preset = workspace
+    out = tmp_path / "timed"
+    begun = time.perf_counter()
+    subprocess.run(train_cmd(root, preset, out), check=True, capture_output=True)
+    outside = time.perf_counter() - begun
+    meta = json.loads((out / "model.json").read_text())
+    env = meta["environment"]
+    assert env["device"] == ("cpu" if meta["device"] == "cpu" else torch.cuda.get_device_name(meta["device"]))
+    assert env["software"]["torch"] == torch.__version__ and env["software"]["cuda"] == torch.version.cuda
+    assert env["hardware"]["cpu_count"] >= 1 and isinstance(env["hardware"]["gpus"], list)
+    assert set(env["code"]) == {"commit", "dirty"}
+    epochs = sum(json.loads(line)["elapsed_s"] for line in (out / "metrics.jsonl").read_text().splitlines())
+    assert 0 < epochs <= meta["wall_s"] < outside and meta["processes"] == 1
+    state = load_checkpoint(out / "checkpoint.pt")["state"]
+    assert 0 < state["wall_s"] <= meta["wall_s"] and state["processes"] == 1  # the last epoch's checkpoint
+
+
+def test_a_killed_and_resumed_training_sums_every_processs_wall_time(workspace):
+    """wall_s over three processes: one stopped by SIGTERM (its checkpoint records its time), one resumed from it and
+    killed without warning after its own checkpoint (that records both), one that resumes and finishes; the
+    trained numbers are still an uninterrupted run's."""
+    root, preset = workspace
+    subprocess.run(train_cmd(root, preset, root / "wall_ref"), check=True, capture_output=True)
+    out = root / "wall"
+    proc = subprocess.Popen(train_cmd(root, preset, out), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    while proc.poll() is None and not (out / "model.json").exists():
+        time.sleep(0.02)
+    proc.send_signal(signal.SIGTERM)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 128 + signal.SIGTERM, err.decode()
+    first = load_checkpoint(out / "checkpoint.pt")["state"]
+    assert first["wall_s"] > 0 and first["processes"] == 1
+
+    def second_checkpoint() -> bool:  # the resumed process's first checkpoint: the end of epoch 1
+        return epochs_recorded(out) >= 1 and load_checkpoint(out / "checkpoint.pt")["state"]["processes"] == 2
+
+    kill_when(train_cmd(root, preset, out), second_checkpoint, pause=lambda: half_an_epoch(out), poll=0.02)
+    second = load_checkpoint(out / "checkpoint.pt")["state"]
+    assert second["processes"] == 2 and second["epoch"] == 2 and second["batch"] == 0
+    # the second process added its own time (setup and the rest of epoch 1, whose elapsed_s spans both processes)
+    epoch_1 = json.loads((out / "metrics.jsonl").read_text().splitlines()[0])["elapsed_s"]
+    assert second["wall_s"] > first["wall_s"] and second["wall_s"] >= epoch_1
+
+    subprocess.run(train_cmd(root, preset, out), check=True, capture_output=True)
+    meta = json.loads((out / "model.json").read_text())
+    later = [json.loads(line)["elapsed_s"] for line in (out / "metrics.jsonl").read_text().splitlines()[1:]]
+    assert meta["processes"] == 3 and later
+    # what the first two recorded, and at least the third's epochs from 2 on (the killed epoch 2's time is lost)
+    assert meta["wall_s"] >= second["wall_s"] + sum(later)
+    assert_same_run(final_state(root / "wall_ref"), final_state(out))
 
 
 def test_a_rerun_after_the_last_checkpoint_restores_the_outputs_a_workflow_deleted(workspace, tmp_path):

@@ -5,8 +5,8 @@ The estimate is plain arithmetic on measured numbers, nothing is assumed about h
 
     hours(system) = epochs(system) * trained target tokens per epoch / measured target tokens per second / 3600
 
-- epochs come from the resolved system config (dropout systems use `train.dropout_schedule`); the schedule's, not
-  the up to `train.until_flat.extra_epochs` more that a system still falling may take;
+- epochs come from the resolved system config (nmt.schedule: dropout systems use `train.dropout_schedule`); under
+  `train.plateau` its `max_epochs`, an upper bound: a system stops sooner once its dev perplexity is flat;
 - trained target tokens per epoch = target words + one </s> per sentence of the training split, taken from the
   prepared data (`data/{preset}/{task}/prepared/prep.json`) when it exists, otherwise from the preset's
   `data.tasks.{task}.size` (counts published with the corpus; the preset says where they come from);
@@ -31,6 +31,7 @@ import torch
 from .. import config as cfg, cpu_precision, mkl_on_amd
 from ..data.vocab import SPECIALS
 from ..pipeline import plan
+from ..schedule import schedule_of
 from ..train import train
 from ..update_timing import time_updates
 
@@ -87,7 +88,7 @@ def preset_systems(config: dict, root: str | Path, data_root: str | Path | None,
             table = cfg.load_table(Path(root) / table_path)
             resolved = cfg.system_config(config, table, system, table_path)
             resolved["train"].update(train_overrides or {})
-            epochs, _ = cfg.training_schedule(resolved["train"], resolved["model"]["dropout"])
+            epochs = schedule_of(resolved["train"], resolved["model"]["dropout"]).epochs
             out.append({"task": task, "system": system, "epochs": epochs, "size": size, "resolved": resolved,
                         "key": cost_key(resolved, size)})
     return out
@@ -159,7 +160,8 @@ def epoch_check(config: dict, root: str | Path, table_path: str, system: str, da
         for seed in seeds:
             for name, overrides in (("fast", {}), ("eager", {"engine": "eager", "precision": "fp32"})):
                 run = {**resolved, "train": {**resolved["train"], "epochs": 1, "halve_after": 1, "seed": seed,
-                                             "dropout_schedule": {"epochs": 1, "halve_after": 1}, **overrides}}
+                                             "dropout_schedule": {"epochs": 1, "halve_after": 1}, "plateau": None,
+                                             **overrides}}
                 progress(f"epoch check {system}: one epoch with the {name} path, seed {seed}")
                 record = train(run, data_dir, Path(tmp) / f"{name}-{seed}", system=system, threads=threads,
                                device=str(device), progress=False)[-1]
