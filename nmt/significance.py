@@ -11,10 +11,17 @@ two systems' scores in each resample, its 2.5th and 97.5th percentiles taken as 
 
 Alignment error rates (AER, SAER) are ratios of sums over sentences, like BLEU: resampled with the same indices
 from each sentence's counts (``nmt align score`` writes them under ``sentence_counts``).
+
+A system trained with several seeds adds a second level (:func:`two_level_resamples`): each resample of the
+sentences also draws the system's runs with replacement, so that the interval holds the variance between training
+runs as well as that of the test set; one-sided bootstrap p-values (:func:`tail_p_value`) and Holm's step-down
+adjustment (:func:`holm`) turn the samples into verdicts adjusted for the number of claims judged. docs/statistics.md
+states the method and its assumptions.
 """
 from __future__ import annotations
 
 import os
+import math
 from typing import Sequence
 
 import numpy as np
@@ -86,3 +93,53 @@ def percentile_interval(samples: np.ndarray) -> tuple[float, float]:
     ordered = np.sort(np.asarray(samples, dtype=np.float64))
     low = len(ordered) // 40
     return float(ordered[low]), float(ordered[len(ordered) - low - 1])
+
+
+def run_draws(n_runs: int, n_samples: int, seed: int | None) -> np.ndarray:
+    """[n_samples, n_runs] indices of a system's training runs drawn with replacement, one row per resample of the
+    sentences (the second level of the bootstrap). Systems trained with the same seeds get the same draws (the same
+    ``seed`` here), so that their difference is paired by seed as it is by sentence."""
+    rng = np.random.default_rng(seed)
+    return rng.choice(n_runs, size=(n_samples, n_runs), replace=True)
+
+
+def two_level_resamples(run_samples: np.ndarray, draws: np.ndarray | None) -> np.ndarray:
+    """[n_samples]: the mean of a system's runs in each resample, its runs drawn with replacement (``draws``: from
+    :func:`run_draws`) on top of the resampled sentences (``run_samples``: [n_runs, n_samples], each run's score of
+    every resample of the sentences, all runs on the same resamples).
+
+    Drawing n runs from n underestimates the variance between runs by the factor (n - 1) / n (the bootstrap's
+    plug-in variance); each draw's departure from the mean of all runs on the same sentences is scaled by
+    sqrt(n / (n - 1)) so that its variance is the unbiased s^2 / n of a mean of n runs. One run: the sentence-level
+    bootstrap alone, unchanged."""
+    run_samples = np.asarray(run_samples, dtype=np.float64)
+    n_runs, n_samples = run_samples.shape
+    mean = run_samples.mean(axis=0)
+    if n_runs == 1:
+        return mean
+    drawn = run_samples[draws, np.arange(n_samples)[:, None]].mean(axis=1)  # [n_samples]
+    return mean + math.sqrt(n_runs / (n_runs - 1)) * (drawn - mean)
+
+
+def tail_p_value(samples: np.ndarray, threshold: float, side: str) -> float:
+    """Two-sided-equivalent bootstrap p-value of the difference lying above (``side='above'``) or below
+    (``'below'``) ``threshold``: twice the share of the resampled differences on the other side of it (at or beyond
+    the threshold), capped at 1. It is at most 0.05 exactly when the 95% percentile interval
+    (:func:`percentile_interval`, for a number of samples divisible by 40) lies wholly on that side: verdicts read
+    off p-values and off intervals agree. A p-value of 0 means no resample crossed (below 2 / n_samples)."""
+    samples = np.asarray(samples, dtype=np.float64)
+    crossing = samples <= threshold if side == "above" else samples >= threshold
+    return min(1.0, 2.0 * float(crossing.sum()) / len(samples))
+
+
+def holm(p_values: Sequence[float]) -> list[float]:
+    """Holm's (1979) step-down adjusted p-values, in the order given: the k-th smallest of m is multiplied by
+    (m - k + 1), made monotone (never below the adjusted value before it) and capped at 1. Rejecting every
+    hypothesis whose adjusted p-value is at most alpha keeps the chance of any false rejection at most alpha."""
+    m = len(p_values)
+    order = sorted(range(m), key=lambda i: p_values[i])
+    adjusted, running = [0.0] * m, 0.0
+    for rank, i in enumerate(order):
+        running = max(running, min(1.0, (m - rank) * p_values[i]))
+        adjusted[i] = running
+    return adjusted

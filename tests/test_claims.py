@@ -16,8 +16,8 @@ from nmt import config as cfg
 from nmt import significance
 from nmt.errors import ConfigError, InputError
 from nmt.pipeline.plan import collect_claims
-from nmt.report.claims import (CONTRADICTED, INCONCLUSIVE, NOT_RUN, REPRODUCED, ClaimJudge, claims_csv,
-                               kendall_tau, pair_verdict)
+from nmt.report.claims import (CONTRADICTED, INCONCLUSIVE, NOT_RUN, REPRODUCED, ClaimJudge, adjust, claims_csv,
+                               comparison_p_values, kendall_tau, verdict_of)
 from nmt.report.render import render_report
 from nmt.spec.claims import load_claims
 from nmt.spec.tables import load_table
@@ -83,21 +83,34 @@ def test_error_rate_resamples_are_corpus_rates_of_the_resampled_sentences():
 
 # --------------------------------------------------------------------------- verdicts
 
-@pytest.mark.parametrize("kind, direction, interval, margin, verdict", [
-    ("better", "higher", (0.2, 1.5), None, REPRODUCED),
-    ("better", "higher", (-1.5, -0.2), None, CONTRADICTED),
-    ("better", "higher", (-0.3, 1.5), None, INCONCLUSIVE),
-    ("better", "lower", (-3.0, -0.5), None, REPRODUCED),   # AER: lower is better
-    ("better", "lower", (0.5, 3.0), None, CONTRADICTED),
-    ("within", "higher", (-0.8, 0.4), 1.0, REPRODUCED),    # A at most 1 below B
-    ("within", "higher", (-2.5, -1.2), 1.0, CONTRADICTED),
-    ("within", "higher", (-1.5, 0.4), 1.0, INCONCLUSIVE),
-    ("equal", "higher", (-0.3, 0.4), 0.5, REPRODUCED),
-    ("equal", "higher", (0.6, 1.4), 0.5, CONTRADICTED),
-    ("equal", "higher", (-0.2, 0.9), 0.5, INCONCLUSIVE),
-])
-def test_pair_verdict_rule(kind, direction, interval, margin, verdict):
-    assert pair_verdict(kind, direction, *interval, margin) == verdict
+def interval_rule(kind: str, direction: str, low: float, high: float, margin: float | None) -> str:
+    """The verdict rule as the report states it, on the 95% interval [low, high] of A - B (a naive reference)."""
+    if kind == "equal":
+        if -margin < low and high < margin:
+            return REPRODUCED
+        return CONTRADICTED if low > margin or high < -margin else INCONCLUSIVE
+    better_low, better_high = (low, high) if direction == "higher" else (-high, -low)
+    threshold = -margin if kind == "within" else 0.0
+    if better_low > threshold:
+        return REPRODUCED
+    return CONTRADICTED if better_high < threshold else INCONCLUSIVE
+
+
+@pytest.mark.parametrize("kind, direction, margin", [("better", "higher", None), ("better", "lower", None),
+                                                     ("within", "higher", 1.0), ("within", "lower", 0.5),
+                                                     ("equal", "higher", 0.5)])
+def test_verdicts_from_p_values_are_the_interval_rule(kind, direction, margin):
+    """Verdicts are read off bootstrap p-values (so that they can be adjusted for many claims); on every
+    distribution of resampled differences they equal the rule the report states on the 95% interval."""
+    rng = np.random.default_rng(5)
+    outcomes = set()
+    for _ in range(400):
+        deltas = rng.normal(rng.uniform(-2.5, 2.5), rng.uniform(0.05, 1.5), size=1000)
+        low, high = significance.percentile_interval(deltas)
+        expected = interval_rule(kind, direction, low, high, margin)
+        assert verdict_of(*comparison_p_values(kind, direction, deltas, margin)) == expected
+        outcomes.add(expected)
+    assert outcomes == {REPRODUCED, CONTRADICTED, INCONCLUSIVE}
 
 
 def test_kendall_tau_on_a_hand_computed_case():
@@ -226,7 +239,7 @@ def test_a_translation_changed_after_scoring_is_an_error(toy_run):
 
 def test_report_has_the_claims_section_json_and_csv(toy_run, tmp_path):
     judge, claims, tables = toy_run
-    records = [judge.judge(c) for c in claims]
+    records = adjust([judge.judge(c) for c in claims])
     out = tmp_path / "report"
     table_files = [tmp_path / "tables" / "toy_table.yaml"]
     index = render_report(preset="toy", preset_description="", tables=table_files, results_dir=judge.results_dir,
@@ -237,9 +250,14 @@ def test_report_has_the_claims_section_json_and_csv(toy_run, tmp_path):
     assert 'href="#toy_table"' in html  # each claim links to its table
     assert "Kendall&#8217;s &#964;" in html
     data = json.loads((out / "claims.json").read_text())
-    assert data["summary"] == {"claims": 7, "reproduced": 3, "contradicted": 1, "inconclusive": 1, "not_run": 2}
+    assert data["summary"] == {"claims": 7, "reproduced": 3, "contradicted": 1, "inconclusive": 1, "not_run": 2,
+                               "not_converged": 0, "with_stand_in": 0,
+                               "raw": {"reproduced": 3, "contradicted": 1, "inconclusive": 1, "not_run": 2}}
     for claim in data["claims"]:
-        assert {"paper", "claim", "paper_delta", "ours_delta", "ci_low", "ci_high", "verdict"} <= set(claim)
+        assert {"paper", "claim", "paper_delta", "ours_delta", "ci_low", "ci_high", "verdict", "verdict_raw",
+                "verdict_adjusted", "p_adjusted", "paper_inside", "n_runs", "interval_method", "converged",
+                "scope"} <= set(claim)
+    assert "not reproduced at this scale" in html  # the toy preset is not the paper preset
     csv_lines = (out / "claims.csv").read_text().splitlines()
     assert csv_lines[0].startswith("id,paper,claim,") and len(csv_lines) == 8
     assert (out / "claims.csv").read_text() == claims_csv(records)
@@ -266,7 +284,9 @@ def test_a_claim_naming_an_unknown_system_names_the_file_and_key(tmp_path):
     ({"better": ["base_reverse", "base"], "order": ["a", "b", "c"]}, "exactly one of"),
     ({"better": ["base_reverse.bleu_nope", "base"]}, "'bleu_nope' is not a scores field"),
     ({"better": ["base_reverse"]}, "better: ['base_reverse'] is too short"),
-    ({"within": {"values": ["base_reverse", "base"], "margin": -1}}, "within.margin: -1 is less than or equal to"),
+    ({"within": {"values": ["base_reverse", "base"], "margin": -1, "margin_basis": "derived", "margin_why": "w"}},
+     "within.margin: -1 is less than or equal to"),
+    ({"within": {"values": ["base_reverse", "base"], "margin": 1}}, "'margin_basis' is a required property"),
 ])
 def test_bad_claims_are_errors_naming_the_key(tmp_path, claim, message):
     table = load_table(ROOT / "workflow/tables/luong2015_table1.yaml")
@@ -284,7 +304,7 @@ def test_the_papers_claims_load_against_the_tables():
         assert len(claims) >= 20
         assert {c["paper"] for c in claims} == {"Luong et al. (2015)", "Raffel et al. (2017)", "Peter et al. (2017)"}
         kinds = {c["kind"] for c in claims}
-        assert {"better", "best", "order", "within", "equal", "speedup"} <= kinds
+        assert {"better", "best", "each_better", "within", "equal", "speedup"} <= kinds
 
 
 def test_nmt_report_with_a_bad_claims_file_is_one_line(tmp_path):
@@ -339,7 +359,8 @@ def test_seed_runs_are_averaged_in_tables_and_their_spread_widens_the_interval(t
     seeded = judge.judge(claim)
     weak = json.loads((scores_dir / "weak.test.json").read_text())["bleu_tok"]
     assert seeded["ours_delta"] == pytest.approx(np.mean(bleus) - weak)
-    assert seeded["runs"] == 3 and "over each system's 3 seed runs" in seeded["interval"]
+    assert seeded["n_runs"] == {"strong": 3, "weak": 1} and single["n_runs"] == {"strong": 1, "weak": 1}
+    assert seeded["interval_method"].startswith("two-level") and single["interval_method"].startswith("sentence")
     assert seeded["ci_high"] - seeded["ci_low"] > single["ci_high"] - single["ci_low"]
     # the table shows the runs' mean and sample standard deviation
     from nmt.report.tables import build_table

@@ -145,12 +145,14 @@ def test_row_values_from_another_scores_field(tmp_path):
     (results / "synth" / "scores").mkdir(parents=True)
     (results / "synth" / "scores" / f"{system}.test.json").write_text(json.dumps(
         {"system": system, "testset": "test", "ppl": 9.5, "bleu_tok": 10.0, "bleu_tok_unk": 12.5,
-         "bleu_tok_unk_signature": "SIG-UNK"}))
+         "bleu_tok_unk_signature": "SIG-UNK", "bleu_tok_bp": 0.5, "bleu_tok_ratio": 0.6, "bleu_tok_unk_bp": 0.75,
+         "bleu_tok_unk_ratio": 0.8}))
     index = render_report(preset="demo", preset_description="", tables=[tfile], results_dir=results,
                           pair_for_task={"en-de": "synth"}, context={}, out_dir=tmp_path / "out")
     rows = json.loads((tmp_path / "out" / f"{table['id']}.json").read_text())
     last = rows[-1]
     assert last["ours_bleu_tok"] == 12.5 and last.get("ours_ppl") is None
+    assert last["ours_bleu_tok_bp"] == 0.75 and last["ours_bleu_tok_ratio"] == 0.8  # bleu_tok_unk's lengths
     assert "SIG-UNK" in index.read_text()
 
 
@@ -216,6 +218,70 @@ def test_build_table_statuses_and_numbers(tmp_path):
     for label in ("Winning WMT'14 system", "Base + attention + feed", "local-p"):
         assert math.isnan(by_sys.loc[label, "ours_ppl"]) and math.isnan(by_sys.loc[label, "ours_bleu_tok"])
     assert "issue 4" in by_sys.loc["local-p", "note"]
+
+
+def _signature_rows(html: str) -> dict[tuple[str, str], list[str]]:
+    """The signatures tables' rows: (system, metric) -> [BP, length ratio]."""
+    out = {}
+    for tr in re.findall(r"<tr>(<td><code>.*?)</tr>", html, flags=re.S):
+        if 'class="sig"' in tr:
+            system, metric, bp, ratio = re.findall(r"<td[^>]*>(.*?)</td>", tr)[:4]
+            out[(system.replace("<code>", "").replace("</code>", ""), metric)] = [bp, ratio]
+    return out
+
+
+def test_bleu_columns_carry_the_brevity_penalty_and_length_ratio(tmp_path):
+    """The table's CSV/JSON: ours_{column}_bp / _ratio from the scores file (BLEU columns only); the page: both
+    with 3 decimals in the signatures table, and a dash for a scores file written before they existed."""
+    results = make_results(tmp_path)  # base keeps the old scores file, without bp/ratio
+    sfile = results / "synth" / "scores" / "attn.test.json"
+    data = json.loads(sfile.read_text())
+    data.update({"bleu_tok_bp": 0.87654, "bleu_tok_ratio": 0.88321, "bleu_tok_hyp_len": 8832,
+                 "bleu_tok_ref_len": 10000})
+    sfile.write_text(json.dumps(data))
+    index, out = do_render(tmp_path)
+    with open(out / "toy_table.csv", newline="") as f:
+        rows = {r["label"]: r for r in csv.DictReader(f)}
+    attn, base = rows["Base + attention"], rows["Base <b>bold</b> & co"]
+    assert float(attn["ours_bleu_tok_bp"]) == 0.87654 and float(attn["ours_bleu_tok_ratio"]) == 0.88321
+    assert base["ours_bleu_tok_bp"] == base["ours_bleu_tok_ratio"] == ""  # an old scores file: nothing, no error
+    assert "ours_ppl_bp" not in attn and "ours_ppl_ratio" not in attn
+    records = {r["label"]: r for r in json.loads((out / "toy_table.json").read_text())}
+    assert records["Base + attention"]["ours_bleu_tok_bp"] == 0.87654
+    assert records["Base <b>bold</b> & co"]["ours_bleu_tok_ratio"] is None
+    html = index.read_text()
+    assert ">BP</th>" in html and ">length ratio</th>" in html
+    assert _signature_rows(html) == {("attn", "BLEU (tok)"): ["0.877", "0.883"],
+                                     ("base", "BLEU (tok)"): ["\u2013", "\u2013"]}
+
+
+def test_seed_runs_show_the_mean_brevity_penalty_and_length_ratio(tmp_path):
+    results = make_results(tmp_path)
+    scores_dir = results / "synth" / "scores"
+    for run, bleu, bp, ratio in (("attn", 12.0, 0.9, 0.904), ("attn_seedB", 13.0, 0.8, 0.818)):
+        (scores_dir / f"{run}.test.json").write_text(json.dumps(
+            {"system": run, "testset": "test", "preset": "demo", "pair": "synth", "ppl": 9.0, "bleu_tok": bleu,
+             "bleu_tok_signature": SIG_TOK, "bleu_tok_bp": bp, "bleu_tok_ratio": ratio}))
+    runs = {"attn": ["attn", "attn_seedB"]}
+    table_file = write_yaml(tmp_path / "toy_table.yaml", TABLE)
+    df = build_table(load_table(table_file), scores_dir, "synth", "demo", runs=runs).set_index("label")
+    assert df.loc["Base + attention", "n_runs"] == 2
+    assert df.loc["Base + attention", "ours_bleu_tok_bp"] == pytest.approx(0.85)
+    assert df.loc["Base + attention", "ours_bleu_tok_ratio"] == pytest.approx(0.861)
+    assert math.isnan(df.loc["Base <b>bold</b> & co", "ours_bleu_tok_bp"])
+    index = render_report(preset="demo", preset_description="", tables=[table_file], results_dir=results,
+                          pair_for_task={"en-de": "synth"}, context={}, out_dir=tmp_path / "out",
+                          runs={"synth": runs})
+    assert _signature_rows(index.read_text())[("attn", "BLEU (tok)")] == ["0.850", "0.861"]
+
+
+def test_a_brevity_penalty_that_is_not_a_number_is_a_user_error(tmp_path):
+    results = make_results(tmp_path)
+    sfile = results / "synth" / "scores" / "base.test.json"
+    sfile.write_text(json.dumps({**json.loads(sfile.read_text()), "bleu_tok_bp": "high"}))
+    table = load_table(write_yaml(tmp_path / "t.yaml", TABLE))
+    with pytest.raises(UserError, match=r"base\.test\.json: 'bleu_tok_bp' must be a number or null"):
+        build_table(table, results / "synth" / "scores", "synth", "demo")
 
 
 def test_build_table_rejects_mismatched_scores(tmp_path):
@@ -442,3 +508,93 @@ def test_render_context_shapes(tmp_path):
     assert "Decoding" in html and "beam" in html and "single note" in html
     assert "nmt 0.1.0 (git abc1234)" in html
     assert "123,456" in html  # parameters from base's model.json
+
+
+# --------------------------------------------------------------------------- environment and cost
+
+CPU_ENV = {"hardware": {"cpu": "Test CPU 9000", "cpu_count": 8, "machine": "x86_64", "gpus": []},
+           "software": {"torch": "2.13.0+cpu", "cuda": None, "cudnn": None},
+           "code": {"commit": "1111111111111111111111111111111111111111", "dirty": False}, "device": "cpu"}
+GPU_ENV = {"hardware": {"cpu": "Test CPU 9000", "cpu_count": 16, "machine": "x86_64",
+                        "gpus": [{"name": "NVIDIA Test GPU", "driver": "550.54.15"}]},
+           "software": {"torch": "2.13.0+cu124", "cuda": "12.4", "cudnn": 90100},
+           "code": {"commit": "2222222222222222222222222222222222222222", "dirty": True}, "device": "NVIDIA Test GPU"}
+MACHINE = {"hardware": {"cpu": "Render CPU 1", "cpu_count": 2, "machine": "aarch64", "gpus": []},
+           "software": {"os": "TestOS-1", "python": "3.11.7", "torch": "2.13.0+cpu", "cuda": None, "cudnn": None,
+                        "sacrebleu": "2.6.0", "sacremoses": "0.2.0", "eflomal": None, "numpy": "2.4.6", "nmt": "0.1.0"},
+           "code": {"commit": "3333333333333333333333333333333333333333", "dirty": True}}
+
+
+def test_environment_and_cost_section_sums_each_tables_and_every_training(tmp_path):
+    """Hand-made: toy_table trains base (CPU, 1 h), attn (GPU, 30 min) and gone (an older model.json: no wall_s and
+    no environment, so its epochs' elapsed_s, 31.5 s x (1+...+5) = 472.5 s); a second table trains attn again and
+    `seeded` with two seed runs (CPU, 900 s and 450 s). A system of two tables counts in each, once in the total."""
+    results = make_results(tmp_path)
+    models = results / "synth" / "models"
+    for system, wall_s, env in (("base", 3600.0, CPU_ENV), ("attn", 1800.0, GPU_ENV), ("seeded", 900.0, CPU_ENV),
+                                ("seeded_seed2", 450.0, CPU_ENV)):
+        (models / system).mkdir(exist_ok=True)
+        meta_file = models / system / "model.json"
+        meta = json.loads(meta_file.read_text()) if meta_file.exists() else {"system": system}
+        meta_file.write_text(json.dumps({**meta, "wall_s": wall_s, "environment": env, "processes": 1}))
+    second = {**TABLE, "id": "toy_table2", "title": "Second toy table",
+              "systems": {"attn": TABLE["systems"]["attn"], "seeded": {"model": {"attention": "none"}}},
+              "rows": [{"label": "attn again", "system": "attn", "paper": {}},
+                       {"label": "seeded", "system": "seeded", "paper": {}}]}
+    tables = [write_yaml(tmp_path / "toy_table.yaml", TABLE), write_yaml(tmp_path / "toy_table2.yaml", second)]
+    out = tmp_path / "out"
+    index = render_report(preset="demo", preset_description="", tables=tables, results_dir=results,
+                          pair_for_task={"en-de": "synth"}, context={}, out_dir=out, machine=MACHINE,
+                          runs={"synth": {"seeded": ["seeded", "seeded_seed2"]}})
+    data = json.loads((out / "environment.json").read_text())
+    assert json.loads((out / "claims.json").read_text())["environment"] == data
+    assert data["report"] == MACHINE
+
+    hours = {(s["pair"], s["run"]): (s["wall_s"], s["source"], s["device"]) for s in data["systems"]}
+    assert hours == {("synth", "base"): (3600.0, "model.json", "cpu"),
+                     ("synth", "attn"): (1800.0, "model.json", "NVIDIA Test GPU"),
+                     ("synth", "gone"): (472.5, "metrics.jsonl", None),
+                     ("synth", "seeded"): (900.0, "model.json", "cpu"),
+                     ("synth", "seeded_seed2"): (450.0, "model.json", "cpu")}
+    first, other = data["tables"]
+    assert (first["table"], first["trainings"], first["timed"]) == ("toy_table", 3, 3)
+    assert first["device_hours"] == pytest.approx((3600 + 1800 + 472.5) / 3600)  # 1.63125
+    assert first["by_device"] == pytest.approx({"cpu": 1.0, "NVIDIA Test GPU": 0.5, "unknown": 0.13125})
+    assert (other["table"], other["trainings"], other["device_hours"]) == ("toy_table2", 3, pytest.approx(0.875))
+    total = data["total"]
+    assert (total["trainings"], total["timed"]) == (5, 5)
+    assert total["device_hours"] == pytest.approx((3600 + 1800 + 472.5 + 900 + 450) / 3600)  # 2.00625, attn once
+    assert total["by_device"] == pytest.approx({"cpu": 1.375, "NVIDIA Test GPU": 0.5, "unknown": 0.13125})
+
+    envs = [(g["environment"] and g["environment"]["device"], g["trainings"], g["systems"]) for g in data["trainings"]]
+    assert envs == [("cpu", 3, ["synth/base", "synth/seeded", "synth/seeded_seed2"]),
+                    ("NVIDIA Test GPU", 1, ["synth/attn"]), (None, 1, ["synth/gone"])]
+    gpu = data["trainings"][1]["environment"]
+    assert gpu == {"device": "NVIDIA Test GPU", "cpu": "Test CPU 9000", "driver": "550.54.15",
+                   "torch": "2.13.0+cu124", "cuda": "12.4", "cudnn": 90100,
+                   "commit": "2222222222222222222222222222222222222222", "dirty": True}
+
+    html = index.read_text()
+    toc = html[html.index('<nav class="toc">'):html.index("</nav>")]
+    assert toc.index('href="#claims"') < toc.index('href="#environment"') < toc.index('href="#deviations"')
+    assert html.index('<section id="claims">') < html.index('<section id="environment">') \
+        < html.index('<section id="deviations">')
+    section = html[html.index('<section id="environment">'):html.index('<section id="deviations">')]
+    assert "Environment and cost" in section and "Render CPU 1" in section and "TestOS-1" in section
+    assert "3333333333333333333333333333333333333333 with uncommitted changes" in section
+    assert "NVIDIA Test GPU" in section and "550.54.15" in section and "90100" in section
+    assert ">1.631<" in section and ">0.875<" in section and "<strong>2.006</strong>" in section
+    assert "1h 00m 00s" in section and "7m 52s *" in section  # gone: the epochs' elapsed_s, marked
+    # the systems section's training time is the same figure
+    runs = html[html.index("<h3>Training runs</h3>"):]
+    assert ">1h 00m 00s<" in runs and ">30m 00s<" in runs and ">7m 52s *<" in runs
+
+
+def test_the_report_describes_the_machine_that_renders_it(rendered):
+    """Without `machine` the report describes where it runs (nmt.environment.describe): no clock, no timestamp."""
+    _, index, out = rendered
+    data = json.loads((out / "environment.json").read_text())
+    assert set(data["report"]) == {"hardware", "software", "code"}
+    assert data["report"]["software"]["python"] in index.read_text()
+    assert data["total"] == {"trainings": 3, "timed": 3, "wall_s": 3 * 472.5, "device_hours": 0.39375,
+                             "by_device": {"unknown": 0.39375}}

@@ -338,8 +338,8 @@ def cmd_evaluate(args) -> None:
 
 # -- report ---------------------------------------------------------------------------------------------------
 def cmd_report(args) -> None:
-    from ..report.claims import ClaimJudge
-    from ..report.deviations import deviations
+    from ..report.claims import ClaimJudge, VerdictRule, adjust, training_convergence
+    from ..report.deviations import claim_scopes, deviations
     from ..report.context import report_context
     from ..report.render import SPEED_VIEWS, render_report
     config = load_config(args)
@@ -356,18 +356,25 @@ def cmd_report(args) -> None:
     unavailable = plan.unavailable_tables(config, root)
     tables_by_id = {cfg.load_table(path)["id"]: cfg.load_table(path) for path in tables}
     runs = plan.collect_runs(config, root)
+    paper = cfg.load_params(args.params, "paper")
+    found = deviations(config, paper, config["tables"], root)
+    rule = VerdictRule.from_config(config)
     judge = ClaimJudge(results_dir=Path(args.results), preset=config["preset"], tables_by_id=tables_by_id,
-                       pair_for_task=pairs, benchmarks=speed, runs=runs,
+                       pair_for_task=pairs, benchmarks=speed, runs=runs, rule=rule,
+                       scopes=claim_scopes(config, paper, config["tables"], found, root),
+                       ensembles=plan.collect_ensembles(config, root),
                        languages={task: cfg.corpus_for_task(config, task)["tgt_lang"] for task in pairs},
                        unavailable={cfg.load_table(root / t)["id"]: why for t, why in unavailable.items()})
-    claims = [judge.judge(claim) for claim in plan.collect_claims(config, root)]
+    claims = adjust([judge.judge(claim) for claim in plan.collect_claims(config, root)])
+    synthetic = all(cfg.corpus_for_task(config, task)["corpus"] == "synth" for task in pairs)
     index = render_report(preset=config["preset"], preset_description=config.get("description", ""),
                           tables=tables, results_dir=Path(args.results), pair_for_task=pairs,
                           context=context, out_dir=Path(args.out), speed=speed,
                           figures=plan.collect_figures(config, root), data_dir=Path(args.data),
                           unavailable={root / t: why for t, why in unavailable.items()},
                           claims=claims, claim_files=config.get("claims") or [], runs=runs,
-                          deviations=deviations(config, cfg.load_params(args.params, "paper"), config["tables"], root))
+                          deviations=found, synthetic=synthetic,
+                          trainings=training_convergence(Path(args.results), rule.converged_within))
     print(index)
 
 

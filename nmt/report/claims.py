@@ -1,22 +1,36 @@
 """The claims ledger: a verdict on each of the papers' claims (workflow/claims/*.yaml) from this run's results.
 
-One rule for every claim. Each comparison A vs B gets our difference (A - B on the whole test set) and its 95%
-interval from a paired bootstrap over the test sentences (nmt.significance: sacreBLEU's resampling for BLEU, the
-same resamples of each sentence's link counts for AER/SAER). With ``s`` = +1 where higher is better and -1 where
-lower is, and [lo, hi] the interval of s * (A - B):
+One rule for every claim (docs/statistics.md states it with its assumptions and references).
 
-- better / best / order  reproduced: lo > 0 (same direction, interval excludes 0); contradicted: hi < 0
-                         (opposite direction, interval excludes 0); else inconclusive;
-- within (margin m)      reproduced: lo > -m (A is worse than B by less than m); contradicted: hi < -m;
-- equal (margin m)       reproduced: the interval of A - B lies inside (-m, m); contradicted: it lies wholly
-                         outside; else inconclusive;
-- speedup                reproduced: the benchmark's speed-up exceeds 1 in every cell of its grid within the
-                         claim's lengths; contradicted: it is below 1 in every one; else inconclusive.
+1. Each comparison A vs B gets our difference (A - B on the whole test set; for a system trained with several seeds
+   the mean of its runs) and the bootstrap distribution of that difference: the test sentences resampled (sacreBLEU's
+   resampling for BLEU, the same resamples of each sentence's link counts for AER/SAER) and, on top, each system's
+   seed runs drawn with replacement (nmt.significance.two_level_resamples), paired by sentence and, between systems
+   trained with the same seeds, by seed. With one run per system this is the paired sentence bootstrap alone.
+   [ci_low, ci_high] is its 95% percentile interval.
+2. With ``s`` = +1 where higher is better and -1 where lower is, and the threshold t (0; -m for a ``within`` claim
+   of margin m), two bootstrap p-values (nmt.significance.tail_p_value): ``p_for`` that s * (A - B) > t, and
+   ``p_against`` that it is < t; for ``equal`` (margin m) ``p_for`` that -m < A - B < m (both one-sided tests) and
+   ``p_against`` that A - B lies beyond m or below -m. A comparison is reproduced when p_for <= 0.05 (exactly: its
+   interval lies above the threshold, inside the margins for ``equal``), contradicted when p_against <= 0.05,
+   otherwise inconclusive.
+3. A claim of several comparisons (best, order, each_better) holds when all of them do (an intersection-union test:
+   its p_for is the largest of theirs) and is contradicted when any is, corrected for their number k (its p_against
+   is k times the smallest of theirs, Bonferroni's and Holm's first step); it shows its weakest comparison.
+4. Across the claims a report judges, the claims' p-values (the smaller of p_for and p_against, the two-sided test
+   of the claim) are adjusted by Holm's step-down method, which keeps the chance of any wrong verdict in the report
+   at 5%; the adjusted verdict is the raw one where its adjusted p-value is at most 0.05, else inconclusive.
+5. The convergence gate (nmt.schedule.convergence): a claim that rests on a trained system (any of its seed runs, an
+   ensemble's or a decoding's models) whose dev perplexity was still falling when training ended is at most
+   "inconclusive (not converged)".
+6. The verdict is the adjusted one, capped by the gate. On any preset but ``paper`` a contradicted claim reads "not
+   reproduced at this scale"; a claim judged on one run per system says "single run"; one that rests on a stand-in
+   for the paper's tool says which.
 
-A claim made of several comparisons (best, order) is reproduced when all are, contradicted when any is, and shows
-its weakest comparison (the smallest lo). A claim whose table the preset cannot measure, or whose systems have
-no scores file, is "not run" with the reason, never guessed. The claims come checked from
-nmt.pipeline.plan.collect_claims.
+A ``speedup`` claim is judged on a benchmark's grid, not by a test: reproduced when the speed-up exceeds 1 in every
+cell within its lengths, contradicted when it is below 1 in every one; it is left out of the adjustment. A claim
+whose table the preset cannot measure, or whose systems have no scores file, is "not run" with the reason, never
+guessed. The claims come checked from nmt.pipeline.plan.collect_claims.
 """
 from __future__ import annotations
 
@@ -24,6 +38,7 @@ import csv
 import io
 import json
 import math
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -31,18 +46,25 @@ import numpy as np
 from scipy.stats import kendalltau
 
 from .. import layout
+from ..config import SEED_RUN
 from ..data.text import read_parallel
 from ..data.tokenize import detokenize
 from ..errors import InputError
-from ..significance import (DEFAULT_SAMPLES, bleu_of, bleu_resamples, bleu_statistics, bootstrap_seed, error_rate,
-                            error_rate_resamples, percentile_interval, resample_indices)
+from ..schedule import convergence
+from ..significance import (bleu_of, bleu_resamples, bleu_statistics, bootstrap_seed, error_rate,
+                            error_rate_resamples, holm, percentile_interval, resample_indices, run_draws,
+                            tail_p_value, two_level_resamples)
+from .plots import read_metrics
 from .tables import read_json_object
 
 REPRODUCED, CONTRADICTED, INCONCLUSIVE, NOT_RUN = "reproduced", "contradicted", "inconclusive", "not run"
 VERDICTS = (REPRODUCED, CONTRADICTED, INCONCLUSIVE, NOT_RUN)
+ALPHA = 0.05  # each verdict's level, and the family-wise level of the adjusted verdicts (the 95% intervals)
 #: claims.csv's columns, in order (claims.json has these and the comparisons of each claim)
 CSV_FIELDS = ("id", "paper", "claim", "where", "table", "metric", "kind", "paper_delta", "ours_delta", "ci_low",
-              "ci_high", "margin", "verdict", "reason")
+              "ci_high", "paper_inside", "margin", "margin_basis", "p_for", "p_against", "p_adjusted", "verdict_raw",
+              "verdict_adjusted", "verdict", "verdict_label", "converged", "interval_method", "n_runs", "substitute",
+              "scope", "reason")
 
 #: scores field -> (the translation it scores, sacreBLEU tokenisation, detokenise first)
 BLEU_FIELDS = {"bleu_tok": ("plain", "none", False), "bleu_tok_unk": ("unk", "none", False),
@@ -53,6 +75,20 @@ RATE_FIELDS = {"aer": ("aer", 1.0), "aer_pct": ("aer", 100.0), "aer_predicted": 
                "saer_hard": ("saer_hard", 1.0), "saer_hard_pct": ("saer_hard", 100.0)}
 
 
+@dataclass(frozen=True)
+class VerdictRule:
+    """The settings of the rule (params.yaml's ``verdicts``): bootstrap resamples (a multiple of 40, so that
+    p-values and 95% intervals agree exactly) and the convergence gate's threshold."""
+    resamples: int = 10000
+    converged_within: float = 0.01
+
+    @classmethod
+    def from_config(cls, config: dict) -> "VerdictRule":
+        settings = config.get("verdicts") or {}
+        return cls(resamples=settings.get("resamples", cls.resamples),
+                   converged_within=settings.get("converged_within", cls.converged_within))
+
+
 class NotRun(Exception):
     """A claim this run cannot judge: why."""
 
@@ -60,33 +96,44 @@ class NotRun(Exception):
 class ClaimJudge:
     """Judges claims against one run: ``results_dir`` (results/PRESET), ``pair_for_task`` as the report has it,
     ``languages`` {pair: target language} for detokenised BLEU, ``unavailable`` {table id: why the preset cannot
-    measure it}, ``benchmarks`` {name: JSON file of `nmt bench NAME`}, ``runs`` {task: {system: [system,
-    system_seedB, ...]}} for the systems trained with several seeds (their mean is compared)."""
+    measure it}, ``benchmarks`` {name: JSON file of `nmt bench NAME`}, ``runs`` {pair: {system: [system,
+    system_seedB, ...]}} for the systems trained with several seeds (their mean is compared), ``rule`` the
+    verdict settings, ``scopes`` {table id: scope} (nmt.report.deviations.claim_scopes) and ``ensembles`` {pair:
+    {name: spec}} (nmt.pipeline.plan.collect_ensembles: the preset's ensembles and decodings, whose models the
+    convergence gate checks). :meth:`judge` judges one claim on its own; :func:`adjust` then adjusts the verdicts of
+    all of a report's claims together."""
 
     def __init__(self, *, results_dir: Path, preset: str, tables_by_id: dict[str, dict], pair_for_task: dict[str, str],
                  languages: dict[str, str] | None = None, unavailable: dict[str, str] | None = None,
                  benchmarks: dict[str, Path] | None = None, runs: dict[str, dict[str, list[str]]] | None = None,
-                 n_samples: int = DEFAULT_SAMPLES):
+                 rule: VerdictRule = VerdictRule(), scopes: dict[str, dict] | None = None,
+                 ensembles: dict[str, dict[str, dict]] | None = None, n_samples: int | None = None):
         self.results_dir, self.preset, self.tables = Path(results_dir), preset, tables_by_id
         self.pair_for_task, self.languages = pair_for_task, languages or {}
         self.unavailable, self.benchmarks = unavailable or {}, benchmarks or {}
-        self.runs, self.n_runs = runs or {}, 1  # {task: {system: [its seed runs]}} (nmt.pipeline.plan.collect_runs)
-        self.n_samples, self.seed = n_samples, bootstrap_seed()
+        self.runs, self.rule, self.scopes, self.ensembles = runs or {}, rule, scopes or {}, ensembles or {}
+        self.n_samples, self.seed = n_samples or rule.resamples, bootstrap_seed()
         self.sources: list[Path] = []  # the files the verdicts were computed from
+        self._run_samples: dict[tuple, tuple[float, np.ndarray]] = {}  # (pair, testset, run, field) -> resampled
+        self._convergence: dict[tuple[str, str], dict | None] = {}
 
     def judge(self, claim: dict) -> dict:
         record = {key: claim.get(key) for key in ("id", "paper", "claim", "where", "table", "metric", "kind",
-                                                   "paper_delta", "paper_note", "margin")}
+                                                   "paper_delta", "paper_note", "margin", "margin_basis",
+                                                   "margin_why", "operationalisation", "substitute")}
         record.update({"direction": claim["direction"], "ours_delta": None, "ci_low": None, "ci_high": None,
-                       "verdict": NOT_RUN, "reason": None, "comparisons": [], "weakest": None, "interval": None,
-                       "runs": None})
+                       "paper_inside": None, "p_for": None, "p_against": None, "p_adjusted": None,
+                       "verdict_raw": NOT_RUN, "verdict_adjusted": NOT_RUN, "verdict": NOT_RUN, "verdict_label": None,
+                       "reason": None, "comparisons": [], "weakest": None, "interval": None,
+                       "interval_method": None, "resamples": None, "n_runs": None, "converged": None,
+                       "systems_convergence": None,
+                       "scope": self.scopes.get(claim.get("table")) or {"preset": self.preset},
+                       "paper_preset": self.preset == "paper"})
         try:
-            if claim["kind"] == "speedup":
-                record.update(self._speedup(claim))
-            else:
-                record.update(self._compared(claim))
+            record.update(self._speedup(claim) if claim["kind"] == "speedup" else self._compared(claim))
         except NotRun as why:
             record["reason"] = str(why)
+        record["verdict_adjusted"] = record["verdict"] = record["verdict_raw"]
         return record
 
     # -- comparisons of systems on a table's test set ------------------------------------------------------------
@@ -99,77 +146,124 @@ class ClaimJudge:
         pair = self.pair_for_task.get(table["task"])
         if pair is None:
             raise NotRun(f"preset {self.preset!r} has no corpus for task {table['task']}")
-        values = {value for pair_ in claim["pairs"] for term in (pair_["a"], pair_["b"]) for value in term["values"]}
-        full, samples, n_sentences = self._resampled(values, table, pair)
-        comparisons = []
-        for comparison in claim["pairs"]:
-            a, b = (self._term(term, full, samples) for term in (comparison["a"], comparison["b"]))
-            delta, deltas = a[0] - b[0], a[1] - b[1]
-            low, high = percentile_interval(deltas)
-            verdict = pair_verdict(claim["kind"], claim["direction"], low, high, claim.get("margin"))
-            comparisons.append({"a": comparison["a"]["text"], "b": comparison["b"]["text"],
-                                "paper_delta": comparison["paper_delta"], "ours_delta": delta, "ci_low": low,
-                                "ci_high": high, "verdict": verdict})
-        weakest_index = min(range(len(comparisons)), key=lambda i: _improvement_low(
-            claim["direction"], comparisons[i]["ci_low"], comparisons[i]["ci_high"]))
+        pairs = [{**comparison, "a": self._chosen(comparison["a"], pair), "b": self._chosen(comparison["b"], pair)}
+                 for comparison in claim["pairs"]]
+        values = {value for pair_ in pairs for term in (pair_["a"], pair_["b"]) for value in term["values"]}
+        full, samples, n_sentences, n_runs = self._resampled(values, table, pair)
+        comparisons = [self._comparison(claim, comparison, full, samples) for comparison in pairs]
+        weakest_index = max(range(len(comparisons)), key=lambda i: (comparisons[i]["p_for"], -i))
         weakest = comparisons[weakest_index]
-        paper_delta = claim["paper_delta"] if len(comparisons) == 1 or claim["paper_delta"] is not None \
-            else weakest["paper_delta"]
-        return {"verdict": combine_verdicts([c["verdict"] for c in comparisons]), "ours_delta": weakest["ours_delta"],
-                "ci_low": weakest["ci_low"], "ci_high": weakest["ci_high"], "paper_delta": paper_delta,
-                "comparisons": comparisons, "weakest": weakest_index,
-                "runs": self.n_runs,
-                "interval": f"95%, paired bootstrap over the {n_sentences} sentences of {table['testset']} "
-                            f"({self.n_samples} resamples, seed {self.seed})"
-                            + (f" and over each system's {self.n_runs} seed runs" if self.n_runs > 1 else "")}
+        k = len(comparisons)
+        p_for = max(c["p_for"] for c in comparisons)
+        p_against = min(1.0, k * min(c["p_against"] for c in comparisons))
+        paper_delta = claim["paper_delta"] if k == 1 or claim["paper_delta"] is not None else weakest["paper_delta"]
+        gate = self._gate(values, table, pair)
+        several = max(n_runs.values()) > 1
+        method = "two-level bootstrap: seed runs and test sentences" if several else \
+            "sentence bootstrap: one run per system"
+        return {"verdict_raw": verdict_of(p_for, p_against), "p_for": p_for, "p_against": p_against,
+                "ours_delta": weakest["ours_delta"], "ci_low": weakest["ci_low"], "ci_high": weakest["ci_high"],
+                "paper_delta": paper_delta, "paper_inside": inside(paper_delta, weakest["ci_low"], weakest["ci_high"]),
+                "comparisons": comparisons, "weakest": weakest_index, "n_runs": n_runs,
+                "converged": gate["converged"], "systems_convergence": gate["systems"],
+                "interval_method": method, "resamples": self.n_samples,
+                "interval": f"95%, paired {method} ({n_sentences} sentences of {table['testset']}; "
+                            f"{self.n_samples} resamples, seed {self.seed})"}
+
+    def _comparison(self, claim: dict, comparison: dict, full: dict, samples: dict) -> dict:
+        a, b = (self._term(term, full, samples) for term in (comparison["a"], comparison["b"]))
+        delta, deltas = a[0] - b[0], a[1] - b[1]
+        low, high = percentile_interval(deltas)
+        p_for, p_against = comparison_p_values(claim["kind"], claim["direction"], deltas, claim.get("margin"))
+        return {"a": comparison["a"]["text"], "b": comparison["b"]["text"], "paper_delta": comparison["paper_delta"],
+                "ours_delta": delta, "ci_low": low, "ci_high": high, "p_for": p_for, "p_against": p_against,
+                "paper_inside": inside(comparison["paper_delta"], low, high), "verdict": verdict_of(p_for, p_against)}
+
+    def _chosen(self, term: dict, pair: str) -> dict:
+        """A term as compared: a ``best_on_dev`` term resolved to the ensemble member with the lowest dev
+        perplexity (the mean over its seed runs of the dev perplexity of the model each training kept)."""
+        choose = term.get("choose")
+        if not choose:
+            return term
+        ppl = {member: self._kept_dev_ppl(pair, member) for member in choose["members"]}
+        missing = [member for member, value in ppl.items() if value is None]
+        if missing:
+            raise NotRun(f"no dev perplexity recorded for {', '.join(missing)} (to choose the best member of "
+                         f"{choose['ensemble']} on dev)")
+        best = min(ppl, key=lambda member: (ppl[member], member))
+        return {**term, "values": [(best, choose["field"])],
+                "text": f"{best}{choose['suffix']} (best of {choose['ensemble']} on dev: ppl {ppl[best]:.2f})"}
+
+    def _kept_dev_ppl(self, pair: str, system: str) -> float | None:
+        values = []
+        for run in self._runs(pair, system):
+            mfile, jfile = (layout.under(self.results_dir, layout.RESULTS_ROOT, template, pair=pair, system=run)
+                            for template in (layout.METRICS, layout.MODEL_INFO))
+            kept = (read_json_object(jfile, "a model.json").get("kept") or {}) if jfile.is_file() else {}
+            records = read_metrics(mfile) if mfile.is_file() else []
+            value = kept.get("dev_ppl") if kept else (records[-1]["dev_ppl"] if records else None)
+            if value is None:
+                return None
+            self.sources.extend(p for p in (mfile, jfile) if p.is_file())
+            values.append(float(value))
+        return float(np.mean(values))
 
     def _term(self, term: dict, full: dict, samples: dict) -> tuple[float, np.ndarray]:
         value = sum(sign * full[v] for sign, v in zip(term["signs"], term["values"]))
         resampled = sum(sign * samples[v] for sign, v in zip(term["signs"], term["values"]))
         return value, resampled
 
-    def _resampled(self, values: set[tuple[str, str]], table: dict, pair: str
-                   ) -> tuple[dict, dict, int]:
+    def _runs(self, pair: str, system: str) -> list[str]:
+        return (self.runs.get(pair) or {}).get(system, [system])
+
+    def _resampled(self, values: set[tuple[str, str]], table: dict, pair: str) -> tuple[dict, dict, int, dict]:
         """{value: whole-test-set score}, {value: [n_samples] resampled scores} on one set of resampled sentences,
-        and the number of sentences. A system trained with several seeds (its runs: self.runs) scores the mean of
-        its runs, and each resample also draws its runs with replacement (the same draw for all of a system's
-        values, so that a gain compares the same runs): the interval then holds the spread between seeds too."""
-        scores_dir = layout.under(self.results_dir, layout.RESULTS_ROOT, layout.SCORES_DIR, pair=pair)
-        per_run = {}  # (run, field) -> ("bleu", (tokenize, stats)) | ("rate", (counts, scale, reported))
-        runs_of = {system: (self.runs.get(pair) or {}).get(system, [system]) for system, _ in values}
+        the number of sentences and {system: its number of runs}. A system trained with several seeds scores the mean
+        of its runs, and each resample draws its runs with replacement (the same draw for all of a system's values,
+        and for every system trained with the same seeds: paired by seed)."""
+        runs_of = {system: self._runs(pair, system) for system, _ in values}
+        per_run = {}  # (run, field) -> (full score, [n_samples])
+        sizes = set()
         for system, field in sorted(values):
             for run in runs_of[system]:
-                per_run[(run, field)] = self._statistics(scores_dir, run, field, table, pair)
-        sizes = {len(data[1]) if kind == "bleu" else len(data[0]) for kind, data in per_run.values()}
+                per_run[(run, field)], n = self._run_resamples(pair, table, run, field)
+                sizes.add(n)
         if len(sizes) != 1:
             raise InputError(f"{table['id']}: the scores files of {', '.join(sorted({r for r, _ in per_run}))} count "
                              f"different numbers of sentences of {table['testset']}")
-        n_sentences = sizes.pop()
-        indices = resample_indices(n_sentences, self.n_samples, self.seed)
-        run_full, run_samples = {}, {}
-        for (run, field), (kind, data) in per_run.items():
-            if kind == "bleu":
-                tokenize, stats = data
-                run_full[(run, field)] = bleu_of(stats, tokenize)
-                run_samples[(run, field)] = bleu_resamples(stats, indices, tokenize)
-            else:
-                counts, scale, reported = data
-                run_full[(run, field)] = scale * error_rate(counts.sum(axis=0))
-                if not math.isclose(run_full[(run, field)], reported, rel_tol=1e-9, abs_tol=1e-12):
-                    raise InputError(f"{table['id']}: {run}'s sentence counts give {field} {run_full[(run, field)]}, "
-                                     f"its scores file says {reported}")
-                run_samples[(run, field)] = scale * error_rate_resamples(counts, indices)
-        seed_rng = np.random.default_rng(None if self.seed is None else self.seed + 1)
-        draws = {system: seed_rng.choice(len(runs), size=(self.n_samples, len(runs)), replace=True)
-                 for system, runs in sorted(runs_of.items())}
+        draws = {}
+        for seeds in sorted({seed_key(runs) for runs in runs_of.values()}):
+            draws[seeds] = run_draws(len(seeds), self.n_samples, None if self.seed is None
+                                     else self.seed + 1 + len(draws))
         full, samples = {}, {}
         for system, field in values:
             runs = runs_of[system]
-            full[(system, field)] = float(np.mean([run_full[(run, field)] for run in runs]))
-            matrix = np.stack([run_samples[(run, field)] for run in runs])  # [runs, n_samples]
-            samples[(system, field)] = matrix[draws[system], np.arange(self.n_samples)[:, None]].mean(axis=1)
-        self.n_runs = max(len(runs) for runs in runs_of.values())
-        return full, samples, n_sentences
+            full[(system, field)] = float(np.mean([per_run[(run, field)][0] for run in runs]))
+            matrix = np.stack([per_run[(run, field)][1] for run in runs])  # [runs, n_samples]
+            samples[(system, field)] = two_level_resamples(matrix, draws[seed_key(runs)])
+        return full, samples, sizes.pop(), {system: len(runs) for system, runs in sorted(runs_of.items())}
+
+    def _run_resamples(self, pair: str, table: dict, run: str, field: str) -> tuple[tuple[float, np.ndarray], int]:
+        """One run's whole-test-set score of ``field`` and its score on every resample of the test sentences
+        (computed once per run and field: many claims compare the same systems)."""
+        key = (pair, table["testset"], run, field)
+        if key not in self._run_samples:
+            scores_dir = layout.under(self.results_dir, layout.RESULTS_ROOT, layout.SCORES_DIR, pair=pair)
+            kind, data = self._statistics(scores_dir, run, field, table, pair)
+            if kind == "bleu":
+                tokenize, stats = data
+                indices = resample_indices(len(stats), self.n_samples, self.seed)
+                self._run_samples[key] = ((bleu_of(stats, tokenize), bleu_resamples(stats, indices, tokenize)),
+                                          len(stats))
+            else:
+                counts, scale, reported = data
+                full = scale * error_rate(counts.sum(axis=0))
+                if not math.isclose(full, reported, rel_tol=1e-9, abs_tol=1e-12):
+                    raise InputError(f"{table['id']}: {run}'s sentence counts give {field} {full}, "
+                                     f"its scores file says {reported}")
+                indices = resample_indices(len(counts), self.n_samples, self.seed)
+                self._run_samples[key] = ((full, scale * error_rate_resamples(counts, indices)), len(counts))
+        return self._run_samples[key]
 
     def _statistics(self, scores_dir: Path, run: str, field: str, table: dict, pair: str) -> tuple[str, Any]:
         sfile = scores_dir / layout.relative(layout.SCORES_DIR, layout.SCORES, system=run, testset=table["testset"])
@@ -215,6 +309,50 @@ class ClaimJudge:
             raise InputError(f"{sfile}: sentence_counts.{key} must be one [a, s, a_s, a_p] row per sentence")
         return counts, scale, float(scores[field])
 
+    # -- the convergence gate ------------------------------------------------------------------------------------
+    def _gate(self, values: set[tuple[str, str]], table: dict, pair: str) -> dict:
+        """{converged, systems: {system: {converged, runs: {run: convergence record, or None without metrics}}}}
+        over the trainings the values rest on. ``converged`` is False when any of them did not converge, None when
+        none was trained (statistical aligners) or one has no training record, else True. An alignment table that
+        merges both directions rests on the systems of its reverse task too."""
+        pairs = [pair]
+        reverse = (table.get("alignment") or {}).get("reverse_task")
+        if reverse and self.pair_for_task.get(reverse):
+            pairs.append(self.pair_for_task[reverse])
+        systems = {}
+        for name in sorted({system for system, _ in values}):
+            for trained in self._trained(table, name, pair):
+                for where in pairs:
+                    runs = {run: self._run_convergence(where, run) for run in self._runs(where, trained)}
+                    if all(record is None for record in runs.values()) and where != pair:
+                        continue  # not trained for the reverse task
+                    label = trained if where == pair else f"{trained} ({where})"
+                    systems[label] = {"converged": all_converged([r and r["converged"] for r in runs.values()]),
+                                      "runs": runs}
+        return {"converged": all_converged([s["converged"] for s in systems.values()]) if systems else None,
+                "systems": systems}
+
+    def _trained(self, table: dict, name: str, pair: str) -> list[str]:
+        """The trained systems a row's values rest on: the system itself, an ensemble's members or the system a
+        decoding decodes; none for a statistical aligner."""
+        ensemble = (self.ensembles.get(pair) or {}).get(name) or (table.get("ensembles") or {}).get(name)
+        if ensemble is not None:
+            return list(ensemble["members"])
+        if name in ((table.get("alignment") or {}).get("aligners") or {}):
+            return []
+        return [name]
+
+    def _run_convergence(self, pair: str, run: str) -> dict | None:
+        """The convergence gate on one training run's metrics.jsonl; None when it has none."""
+        key = (pair, run)
+        if key not in self._convergence:
+            mfile = layout.under(self.results_dir, layout.RESULTS_ROOT, layout.METRICS, pair=pair, system=run)
+            records = read_metrics(mfile) if mfile.is_file() else []
+            if records:
+                self.sources.append(mfile)
+            self._convergence[key] = convergence(records, self.rule.converged_within) if records else None
+        return self._convergence[key]
+
     # -- a benchmark's speed-up --------------------------------------------------------------------------------
     def _speedup(self, claim: dict) -> dict:
         spec = claim["speedup"]
@@ -230,42 +368,119 @@ class ClaimJudge:
             raise NotRun(f"the {spec['benchmark']} benchmark has no cell with lengths in {low_len}..{high_len}")
         low, high = float(min(ratios)), float(max(ratios))
         verdict = REPRODUCED if low > 1 else CONTRADICTED if high < 1 else INCONCLUSIVE
-        return {"verdict": verdict, "ours_delta": float(np.median(ratios)), "ci_low": low, "ci_high": high,
+        return {"verdict_raw": verdict, "ours_delta": float(np.median(ratios)), "ci_low": low, "ci_high": high,
+                "interval_method": "range over the benchmark's grid (a measurement, not a test)",
                 "interval": f"range of the speed-up over the {len(ratios)} cells of the benchmark's grid with input "
                             f"and output lengths in {low_len}..{high_len}"}
 
 
-def _improvement_low(direction: str, low: float, high: float) -> float:
-    return low if direction == "higher" else -high
+def all_converged(flags: list[bool | None]) -> bool | None:
+    """False when any is False, else None when any is unknown (no training record), else True."""
+    if any(flag is False for flag in flags):
+        return False
+    return None if any(flag is None for flag in flags) else True
 
 
-def pair_verdict(kind: str, direction: str, low: float, high: float, margin: float | None) -> str:
-    """The verdict on one comparison whose A - B has the interval [low, high] (see the module docstring)."""
+def training_convergence(results_dir: Path, within: float) -> list[dict]:
+    """The convergence gate on every training of a run (each metrics.jsonl under results/PRESET, seed runs
+    included): [{pair, system, epochs, halvings, last_improvement, converged}], by pair and system."""
+    pattern = layout.relative(layout.RESULTS_ROOT, layout.METRICS, pair="*", system="*")
+    out = []
+    for mfile in sorted(Path(results_dir).glob(pattern)):
+        records = read_metrics(mfile)
+        if records:
+            out.append({"pair": mfile.parent.parent.parent.name, "system": mfile.parent.name,
+                        **convergence(records, within)})
+    return out
+
+
+def seed_key(runs: list[str]) -> tuple[str, ...]:
+    """Which seeds a system's runs were trained with, as their names say (the first run is the system itself, the
+    others SYSTEM_seedN): systems with the same key are paired by seed."""
+    return tuple(m["seed"] if (m := SEED_RUN.match(run)) else "first" for run in runs)
+
+
+def comparison_p_values(kind: str, direction: str, deltas: np.ndarray, margin: float | None) -> tuple[float, float]:
+    """(p_for, p_against) of one comparison from the resampled differences A - B (see the module docstring)."""
     if kind == "equal":
-        if -margin < low and high < margin:
-            return REPRODUCED
-        return CONTRADICTED if low >= margin or high <= -margin else INCONCLUSIVE
-    better_low, better_high = (low, high) if direction == "higher" else (-high, -low)
+        p_for = max(tail_p_value(deltas, -margin, "above"), tail_p_value(deltas, margin, "below"))
+        p_against = min(tail_p_value(deltas, margin, "above"), tail_p_value(deltas, -margin, "below"))
+        return p_for, p_against
+    better = np.asarray(deltas) if direction == "higher" else -np.asarray(deltas)
     threshold = -margin if kind == "within" else 0.0
-    if better_low > threshold:
+    return tail_p_value(better, threshold, "above"), tail_p_value(better, threshold, "below")
+
+
+def verdict_of(p_for: float, p_against: float, alpha: float = ALPHA) -> str:
+    if p_for <= alpha:
         return REPRODUCED
-    return CONTRADICTED if better_high < threshold else INCONCLUSIVE
+    return CONTRADICTED if p_against <= alpha else INCONCLUSIVE
 
 
-def combine_verdicts(verdicts: list[str]) -> str:
-    if verdicts and all(v == REPRODUCED for v in verdicts):
-        return REPRODUCED
-    return CONTRADICTED if CONTRADICTED in verdicts else INCONCLUSIVE
+def inside(value: float | None, low: float | None, high: float | None) -> bool | None:
+    """Whether the paper's difference lies inside our interval (None where either is missing)."""
+    if value is None or low is None or high is None:
+        return None
+    return bool(low <= value <= high)
 
 
-def summary(records: list[dict]) -> dict[str, int]:
-    counts = {verdict.replace(" ", "_"): sum(r["verdict"] == verdict for r in records) for verdict in VERDICTS}
-    return {"claims": len(records), **counts}
+def adjust(records: list[dict]) -> list[dict]:
+    """The report's verdicts: each claim's raw verdict adjusted by Holm's method across every claim with a test
+    (``p_adjusted``, ``verdict_adjusted``), capped by the convergence gate (``verdict``), with the words the report
+    shows (``verdict_label``). Records are updated in place and returned."""
+    tested = [r for r in records if r["p_for"] is not None]
+    adjusted = holm([min(r["p_for"], r["p_against"]) for r in tested])
+    for record, p in zip(tested, adjusted):
+        record["p_adjusted"] = p
+        if p > ALPHA:
+            record["verdict_adjusted"] = INCONCLUSIVE
+        else:
+            record["verdict_adjusted"] = REPRODUCED if record["p_for"] <= record["p_against"] else CONTRADICTED
+    for record in records:
+        if record["p_for"] is None:
+            record["verdict_adjusted"] = record["verdict_raw"]
+        capped = record["converged"] is False and record["verdict_adjusted"] != NOT_RUN
+        record["verdict"] = INCONCLUSIVE if capped else record["verdict_adjusted"]
+        record["verdict_label"] = verdict_label(record, capped)
+    return records
 
 
-def claims_json(preset: str, records: list[dict]) -> dict:
-    """What reports/PRESET/claims.json holds: the counts (DVC metrics) and every claim with its comparisons."""
-    return {"preset": preset, "summary": summary(records), "claims": records}
+def verdict_label(record: dict, capped: bool) -> str:
+    """What the report says of a claim: its verdict in words, with what limits it."""
+    verdict = record["verdict"]
+    if verdict == NOT_RUN:
+        return NOT_RUN
+    if capped:
+        text = "inconclusive (not converged)"
+    elif verdict == CONTRADICTED and not record["paper_preset"]:
+        text = "not reproduced at this scale"
+    else:
+        text = verdict
+    notes = []
+    if record["n_runs"] and max(record["n_runs"].values()) == 1:
+        notes.append("single run")
+    if record.get("substitute"):
+        notes.append(f"stand-in: {record['substitute']}")
+    return text + "".join(f"; {note}" for note in notes)
+
+
+def summary(records: list[dict]) -> dict[str, Any]:
+    """The counts the report's headline and DVC's metrics show: by verdict (after adjustment and the gate), how many
+    the gate capped, how many rest on a stand-in tool, and the raw (unadjusted) counts beside them."""
+    def count(key: str) -> dict[str, int]:
+        return {verdict.replace(" ", "_"): sum(r[key] == verdict for r in records) for verdict in VERDICTS}
+
+    return {"claims": len(records), **count("verdict"),
+            "not_converged": sum(r["converged"] is False and r["verdict"] != NOT_RUN for r in records),
+            "with_stand_in": sum(bool(r.get("substitute")) and r["verdict"] != NOT_RUN for r in records),
+            "raw": count("verdict_raw")}
+
+
+def claims_json(preset: str, records: list[dict], trainings: list[dict] | None = None) -> dict:
+    """What reports/PRESET/claims.json holds: the rule, the counts (DVC metrics), every claim with its comparisons,
+    and the convergence gate on every training (:func:`training_convergence`)."""
+    return {"preset": preset, "rule": {"alpha": ALPHA, "correction": "holm", "interval": "95% percentile bootstrap"},
+            "summary": summary(records), "claims": records, "trainings": trainings or []}
 
 
 def claims_csv(records: list[dict]) -> str:
@@ -273,7 +488,15 @@ def claims_csv(records: list[dict]) -> str:
     writer = csv.DictWriter(out, fieldnames=CSV_FIELDS, lineterminator="\n", extrasaction="ignore")
     writer.writeheader()
     for record in records:
-        writer.writerow({key: "" if record.get(key) is None else record[key] for key in CSV_FIELDS})
+        row = {}
+        for key in CSV_FIELDS:
+            value = record.get(key)
+            if key == "n_runs" and isinstance(value, dict):
+                value = " ".join(f"{system}={n}" for system, n in value.items())
+            elif key == "scope" and isinstance(value, dict):
+                value = value.get("text") or value.get("preset")
+            row[key] = "" if value is None else value
+        writer.writerow(row)
     return out.getvalue()
 
 

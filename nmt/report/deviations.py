@@ -79,3 +79,42 @@ def deviations(config: dict, paper: dict, table_paths: list[str], root: str | Pa
     settings = [{"key": key, "ours": ours, "paper": theirs, "systems": systems}
                 for (key, ours, theirs), systems in sorted(grouped.items())]
     return {"corpora": corpora, "settings": settings, "declared": declared}
+
+
+def claim_scopes(config: dict, paper: dict, table_paths: list[str], found: dict,
+                 root: str | Path = ".") -> dict[str, dict]:
+    """{table id: scope}: what a verdict on that table's systems was measured at, beside the verdict: the preset, the
+    corpus that played the table's task (and the paper preset's), the model size of the table's systems (and the
+    paper preset's) and how many settings of `found` (:func:`deviations`) concern them; ``text`` says it in one line."""
+    scopes = {}
+    for table_path in table_paths:
+        table = cfg.load_table(Path(root) / table_path)
+        try:
+            ours = corpus_for_task(config, table["task"])["corpus"]
+        except cfg.ConfigError:
+            continue
+        try:
+            theirs = corpus_for_task(paper, table["task"])["corpus"]
+        except cfg.ConfigError:
+            theirs = None
+        sizes = {_model_size(cfg.system_config(conf, table, system, table_path)["model"])
+                 for conf in (config,) for system in table["systems"]}
+        paper_sizes = {_model_size(cfg.system_config(paper, table, system, table_path)["model"])
+                       for system in table["systems"]}
+        names = {f"{task}/{system}" for task in (table["task"],) for system in table["systems"]}
+        settings = sum(1 for d in found["settings"] if names & set(d["systems"]) or d["systems"] == ["every system"])
+        corpus = ours if theirs in (None, ours) else f"{ours} in place of {theirs}"
+        model = ", ".join(sorted(sizes)) + ("" if sizes == paper_sizes else
+                                            f" (paper preset: {', '.join(sorted(paper_sizes))})")
+        text = f"preset {config['preset']}: {corpus}; {model}"
+        if settings:
+            text += f"; {settings} setting{'s' if settings != 1 else ''} differ from the paper preset"
+        scopes[table["id"]] = {"preset": config["preset"], "corpus": corpus, "model": model,
+                               "settings_differing": settings, "text": text}
+    return scopes
+
+
+def _model_size(model: dict) -> str:
+    """A model's size in words: its layers x units (and the architecture when it is not Luong et al.'s)."""
+    size = f"{model['layers']}x{model['hidden']}"
+    return size if model.get("arch", "luong") == "luong" else f"{model['arch']} {model['embed']}/{model['hidden']}"

@@ -3,7 +3,8 @@
 Everything the page shows as "ours" is read from files the DAG wrote under ``results/{preset}``:
 scores JSON (``{pair}/scores/{system}.{testset}.json``), ``{pair}/models/{system}/metrics.jsonl``
 and ``{pair}/models/{system}/model.json``. The output is deterministic: the same inputs give the
-same bytes (no clock is read; a time appears only if the caller passes one in ``context``).
+same bytes (no clock is read; a time appears only if the caller passes one in ``context``). One input is the
+machine that renders the report (its Environment and cost section, nmt.report.cost): described, never timed.
 """
 
 from __future__ import annotations
@@ -18,7 +19,9 @@ import jinja2
 
 from .. import layout
 from ..data.text import write_bytes_atomic
+from ..environment import describe
 from .claims import claims_csv, claims_json, kendall_tau
+from .cost import environment_data, environment_view, training_seconds, training_time_cell
 from .plots import curve_points, learning_curves, read_metrics
 from .figures import FigureInputs, figure_view
 from .speed import ATTENTION_FIGURES, MONOTONIC_FIGURES, attention_speed_view, monotonic_speed_view
@@ -67,6 +70,14 @@ def fmt_metric(value: Any, column: str) -> str:
     return f"{float(value):.2f}"
 
 
+def fmt_diagnostic(value: Any) -> str:
+    """A BLEU score's brevity penalty or length ratio with 3 decimals (as sacreBLEU prints them); missing (a scores
+    file written before they existed) -> en dash."""
+    if value is None or not _is_num(value):
+        return DASH
+    return f"{float(value):.3f}"
+
+
 def fmt_value(value: Any) -> str:
     """Generic value for the 'how produced' tables."""
     if value is None:
@@ -84,19 +95,6 @@ def fmt_value(value: Any) -> str:
     if isinstance(value, (dict, list)):
         return json.dumps(value, sort_keys=True, ensure_ascii=False)
     return str(value)
-
-
-def fmt_duration(seconds: Any) -> str:
-    if not _is_num(seconds):
-        return DASH
-    s = int(round(float(seconds)))
-    h, rem = divmod(s, 3600)
-    m, sec = divmod(rem, 60)
-    if h:
-        return f"{h}h {m:02d}m {sec:02d}s"
-    if m:
-        return f"{m}m {sec:02d}s"
-    return f"{float(seconds):.1f}s"
 
 
 def model_sizes(model_json: dict | None) -> dict[str, Any]:
@@ -286,7 +284,9 @@ def render_report(*, preset: str, preset_description: str, tables: list[Path], r
                   speed: dict[str, Path] | None = None, figures: list[tuple[str, dict]] | None = None,
                   data_dir: Path | None = None, unavailable: dict[Path, str] | None = None,
                   claims: list[dict] | None = None, claim_files: list[str] | None = None,
-                  runs: dict[str, dict[str, list[str]]] | None = None, deviations: dict | None = None) -> Path:
+                  runs: dict[str, dict[str, list[str]]] | None = None, deviations: dict | None = None,
+                  machine: dict | None = None, synthetic: bool = False,
+                  trainings: list[dict] | None = None) -> Path:
     """Render the report for ``results_dir`` (= ``results/{preset}``) into ``out_dir``.
 
     For a table with task T the corpus pair is ``pair_for_task[T]``; scores are read from
@@ -302,6 +302,12 @@ def render_report(*, preset: str, preset_description: str, tables: list[Path], r
     ``claims.json`` / ``claims.csv`` beside the page. ``runs`` ({task: {system: [its seed runs]}},
     nmt.pipeline.plan.collect_runs): rows of systems trained with several seeds show mean +/- standard deviation.
     ``deviations`` (nmt.report.deviations): how the preset's runs differ from the papers', listed near the top.
+    ``synthetic``: the preset's corpora are synthetic (the demo's): the Claims section opens by saying that its
+    verdicts are no evidence about the papers. ``trainings``: the convergence gate on every training
+    (nmt.report.claims.training_convergence), listed in the Claims section and claims.json.
+    ``machine``: the machine that renders it (nmt.environment.describe(); default: this one's): with where the
+    trainings ran and their cost, the Environment and cost section (nmt.report.cost), ``environment.json`` and
+    claims.json's ``environment``.
     Returns the index path.
     """
     out_dir = Path(out_dir)
@@ -315,10 +321,17 @@ def render_report(*, preset: str, preset_description: str, tables: list[Path], r
     figure_views = [report.figure_view(task, fig, data_dir, learning_curve_pngs) for task, fig in figures or []]
     speed_views = report.speed_views(speed or {})
     claims = list(claims or [])
-    claims_view = _claims_view(preset, claims, claim_files or [], {t["id"] for t in table_views})
+    claims_view = _claims_view(preset, claims, claim_files or [], {t["id"] for t in table_views}, synthetic,
+                               trainings or [])
+    loaded = {Path(tpath): load_table(Path(tpath)) for tpath in tables}
+    environment = environment_data(describe() if machine is None else machine, list(loaded.values()),
+                                   Path(results_dir), pair_for_task, runs,
+                                   {loaded[Path(p)]["id"] for p in unavailable or {} if Path(p) in loaded})
     html = report.html(preset_description, table_views, figure_views, speed_views, dict(context or {}), claims_view,
-                       _deviations_view(deviations))
-    _write_text(out_dir / "claims.json", _dumps(claims_json(preset, claims)))
+                       _deviations_view(deviations), environment_view(environment))
+    # claims.json: claims.py's content, and where the runs were made and what they cost (nmt.report.cost)
+    _write_text(out_dir / "claims.json", _dumps({**claims_json(preset, claims, trainings), "environment": environment}))
+    _write_text(out_dir / "environment.json", _dumps(environment))
     _write_text(out_dir / "claims.csv", claims_csv(claims))
     _write_text(out_dir / "summary.json", _dumps(summary))
     index = out_dir / "index.html"
@@ -332,8 +345,20 @@ def _fmt_delta(value: Any, kind: str) -> str:
     return f"{float(value):.2f}x" if kind == "speedup" else f"{float(value):+.2f}"
 
 
-def _claims_view(preset: str, claims: list[dict], claim_files: list[str], table_ids: set[str]) -> dict:
-    """The Claims section: the tally and one row per claim (its weakest comparison for best/order)."""
+def _fmt_p(value: Any, resamples: Any) -> str:
+    """A bootstrap p-value; 0 (no resample crossed) as below the resolution of the resamples, 2 / n."""
+    if not _is_num(value):
+        return DASH
+    if value == 0 and _is_num(resamples):
+        return f"< {2 / resamples:.1g}"
+    return f"{value:.3f}" if value >= 0.001 else f"{value:.1e}"
+
+
+def _claims_view(preset: str, claims: list[dict], claim_files: list[str], table_ids: set[str],
+                 synthetic: bool, trainings: list[dict]) -> dict:
+    """The Claims section: the tally and one row per claim (its weakest comparison for best/order/each_better), with
+    its raw and adjusted verdicts, whether the paper's difference lies in our interval, the runs and convergence it
+    rests on and its scope."""
     rows = []
     for c in claims:
         if c["comparisons"]:
@@ -342,18 +367,34 @@ def _claims_view(preset: str, claims: list[dict], claim_files: list[str], table_
         else:
             comparison = c["kind"]
         if c.get("margin") is not None:
-            comparison += f" (margin {c['margin']:g})"
+            basis = "the paper's" if c.get("margin_basis") == "paper" else "ours"
+            comparison += f" (margin {c['margin']:g}, {basis})"
         paper_delta = _fmt_delta(c["paper_delta"], c["kind"])
         if c.get("paper_note"):
             paper_delta = c["paper_note"] if paper_delta == DASH else f"{paper_delta} ({c['paper_note']})"
         interval = (f"[{_fmt_delta(c['ci_low'], c['kind'])}, {_fmt_delta(c['ci_high'], c['kind'])}]"
                     if _is_num(c["ci_low"]) else DASH)
+        unconverged = [name for name, s in (c.get("systems_convergence") or {}).items() if s["converged"] is False]
+        runs = c.get("n_runs") or {}
         rows.append({"id": c["id"], "paper": c["paper"], "claim": c["claim"], "where": c["where"],
                      "table_link": c["table"] if c.get("table") in table_ids else None, "comparison": comparison,
                      "paper_delta": paper_delta, "ours_delta": _fmt_delta(c["ours_delta"], c["kind"]),
-                     "interval": interval, "verdict": c["verdict"], "verdict_class": c["verdict"].replace(" ", "-"),
-                     "reason": c.get("reason")})
-    return {"summary": claims_json(preset, claims)["summary"], "rows": rows, "sources": claim_files}
+                     "interval": interval,
+                     "paper_inside": {True: "inside", False: "outside", None: DASH}[c.get("paper_inside")],
+                     "verdict": c["verdict"], "verdict_class": c["verdict"].replace(" ", "-"),
+                     "label": c.get("verdict_label") or c["verdict"], "raw": c.get("verdict_raw", c["verdict"]),
+                     "p": _fmt_p(c.get("p_adjusted"), c.get("resamples")),
+                     "runs": ", ".join(sorted({str(n) for n in runs.values()})) if runs else DASH,
+                     "unconverged": ", ".join(unconverged), "scope": (c.get("scope") or {}).get("text"),
+                     "operationalisation": c.get("operationalisation"), "substitute": c.get("substitute"),
+                     "margin_why": c.get("margin_why"), "reason": c.get("reason")})
+    gate = [{"pair": t["pair"], "system": t["system"], "epochs": t["epochs"], "halvings": t["halvings"],
+             "last": DASH if t["last_improvement"] is None else f"{100 * t['last_improvement']:+.2f}%",
+             "converged": "yes" if t["converged"] else "no"} for t in trainings]
+    return {"summary": claims_json(preset, claims)["summary"], "rows": rows, "sources": claim_files,
+            "synthetic": synthetic, "paper_preset": preset == "paper",
+            "single_run": bool(rows) and all(r["runs"] in ("1", DASH) for r in rows),
+            "trainings": gate, "n_converged": sum(t["converged"] for t in trainings)}
 
 
 def _reference_used(field: str, scores: dict) -> str:
@@ -493,6 +534,9 @@ class _Report:
                             "metric": COLUMN_LABELS[c],
                             "signature": str(sig) if sig else "(no signature recorded in the scores file)",
                             "reference": _reference_used(field, scores),
+                            # of the row's value: the field's, averaged over the runs like the score (build_table)
+                            "bp": fmt_diagnostic(rec.get(f"ours_{c}_bp")),
+                            "ratio": fmt_diagnostic(rec.get(f"ours_{c}_ratio")),
                         })
             elif rec["status"] == STATUS_MISSING:
                 shown = self.shown(sfile)
@@ -540,8 +584,8 @@ class _Report:
                 "updates": fmt_value(last.get("updates")),
                 "tok_per_s": fmt_value(round(last["tgt_tokens_per_s"]))
                 if _is_num(last.get("tgt_tokens_per_s")) else DASH,
-                # elapsed_s is per epoch: the training time is their sum
-                "elapsed": fmt_duration(sum(r.get("elapsed_s", 0.0) for r in mrecords) if mrecords else None),
+                # model.json's wall_s, else (an older one) the sum of the epochs' elapsed_s, marked (nmt.report.cost)
+                "elapsed": training_time_cell(*training_seconds(model_json, mrecords)),
                 "dev_ppl": fmt_metric(last.get("dev_ppl"), "ppl"),
                 "has_files": bool(mrecords or model_json),
             })
@@ -586,7 +630,7 @@ class _Report:
         return views
 
     def html(self, preset_description: str, table_views: list, figure_views: list, speed_views: list,
-             context: dict, claims_view: dict, deviations_view: dict) -> str:
+             context: dict, claims_view: dict, deviations_view: dict, environment: dict) -> str:
         env = jinja2.Environment(
             loader=jinja2.FileSystemLoader(str(TEMPLATE_DIR)),
             autoescape=True,
@@ -604,6 +648,7 @@ class _Report:
             tables=table_views,
             claims=claims_view,
             deviations=deviations_view,
+            environment=environment,
             figures=figure_views,
             speed=speed_views,
             systems=self.system_views,

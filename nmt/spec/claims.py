@@ -1,18 +1,22 @@
 """Claims files (``workflow/claims/*.yaml``): a paper's findings as data, each tied to the table it comes from.
 
 A claim compares values of one table's rows: ``SYSTEM`` (its scores file's ``metric`` field) or ``SYSTEM.FIELD``
-(another field, e.g. ``bleu_tok_unk``), or ``{gain: [A, B]}`` (A minus B). Its kind says how:
+(another field, e.g. ``bleu_tok_unk``), ``{gain: [A, B]}`` (A minus B), or ``{best_on_dev: ENSEMBLE}`` (the member
+of one of the table's ensembles with the lowest dev perplexity, chosen when the claim is judged). Its kind says how:
 
 - ``better: [A, B]``        A beats B (``direction``: higher or lower is better; by default the metric's);
 - ``best: [A, B, C, ...]``  A beats each of the others;
 - ``order: [A, B, C, ...]`` each beats the next;
+- ``each_better: [[A, B], [C, D], ...]``  A beats B and C beats D;
 - ``within: {values: [A, B], margin: m}``  A is worse than B by less than m;
 - ``equal: {values: [A, B], margin: m}``   A and B differ by less than m;
 - ``speedup: {benchmark, lengths}``         a benchmark's speed-up exceeds 1 in every cell within the lengths.
 
-Each is reduced here to its pairwise comparisons (``pairs``), whose paper differences come from the table's
-``paper`` values (or the claim's own ``paper_delta`` where the paper's numbers are not in a table). The verdicts
-are the report's job (nmt.report.claims).
+A margin says where it comes from (``margin_basis``: paper or derived, and ``margin_why``); ``operationalisation``
+records where and why the test differs from the paper's sentence, ``substitute`` a stand-in for a tool the paper
+used. Each claim is reduced here to its pairwise comparisons (``pairs``), whose paper differences come from the
+table's ``paper`` values (or the claim's own ``paper_delta`` where the paper's numbers are not in a table). The
+verdicts are the report's job (nmt.report.claims).
 """
 from __future__ import annotations
 
@@ -22,7 +26,7 @@ from typing import Any
 from .schema import first_violation, read_checked
 from .tables import KNOWN_COLUMNS
 
-COMPARED_KINDS = ("better", "best", "order", "within", "equal")
+COMPARED_KINDS = ("better", "best", "order", "each_better", "within", "equal")
 KINDS = (*COMPARED_KINDS, "speedup")
 #: Which way a metric is better, for claims that do not say.
 LOWER_IS_BETTER = ("ppl", "aer", "aer_pct", "saer", "saer_pct", "saer_hard", "saer_hard_pct", "aer_predicted",
@@ -65,7 +69,8 @@ def _parse_claim(raw: dict, tables: dict[str, dict], other_tables: set[str], whe
         raise ValueError(f"{where}: {problem}")
     claim = {"id": raw["id"], "claim": raw["claim"], "where": raw["where"], "kind": kind,
              "paper_note": raw.get("paper_note"), "table": raw.get("table"), "metric": raw.get("metric"),
-             "absent": None}
+             "operationalisation": raw.get("operationalisation"), "substitute": raw.get("substitute"),
+             "margin_basis": None, "margin_why": None, "absent": None}
     if kind == "speedup":
         low, high = raw["speedup"]["lengths"]
         if low > high:
@@ -85,33 +90,49 @@ def _parse_claim(raw: dict, tables: dict[str, dict], other_tables: set[str], whe
                          f"({', '.join(sorted(KNOWN_COLUMNS))})")
     metric = raw["metric"]
     spec = raw[kind]
-    listed = spec["values"] if kind in ("within", "equal") else spec
-    key = f"{kind}.values" if kind in ("within", "equal") else kind
-    terms = [_parse_term(term, table, metric, f"{where}: {key}[{j}]") for j, term in enumerate(listed, start=1)]
-    if kind in ("better", "within", "equal"):
-        pairs = [(terms[0], terms[1])]
-    elif kind == "best":
-        pairs = [(terms[0], other) for other in terms[1:]]
-    else:  # order
-        pairs = list(zip(terms, terms[1:]))
+    if kind == "each_better":
+        pairs = [tuple(_parse_term(term, table, metric, f"{where}: each_better[{i}][{j}]")
+                       for j, term in enumerate(pair, start=1)) for i, pair in enumerate(spec, start=1)]
+    else:
+        listed = spec["values"] if kind in ("within", "equal") else spec
+        key = f"{kind}.values" if kind in ("within", "equal") else kind
+        terms = [_parse_term(term, table, metric, f"{where}: {key}[{j}]") for j, term in enumerate(listed, start=1)]
+        if kind in ("better", "within", "equal"):
+            pairs = [(terms[0], terms[1])]
+        elif kind == "best":
+            pairs = [(terms[0], other) for other in terms[1:]]
+        else:  # order
+            pairs = list(zip(terms, terms[1:]))
     direction = raw.get("direction") or metric_direction(metric)
     sign = 1 if direction == "higher" else -1
     out_pairs = []
     for a, b in pairs:
         paper = None if a["paper"] is None or b["paper"] is None else round(a["paper"] - b["paper"], 6)
-        if paper is not None and kind in ("better", "best", "order") and sign * paper <= 0:
+        if paper is not None and kind in ("better", "best", "order", "each_better") and sign * paper <= 0:
             raise ValueError(f"{where}: the table's paper values do not say this: {a['text']} - {b['text']} = "
                              f"{paper:+.3g}, but the claim says {a['text']} is {direction} (better)")
         out_pairs.append({"a": a, "b": b, "paper_delta": paper})
     paper_delta = raw["paper_delta"] if "paper_delta" in raw else (
         out_pairs[0]["paper_delta"] if len(out_pairs) == 1 else None)
-    return {**claim, "direction": direction, "pairs": out_pairs, "paper_delta": paper_delta,
-            "margin": spec.get("margin") if kind in ("within", "equal") else None}
+    margin = {key: spec[key] for key in ("margin", "margin_basis", "margin_why")} if kind in ("within", "equal") \
+        else {"margin": None}
+    return {**claim, "direction": direction, "pairs": out_pairs, "paper_delta": paper_delta, **margin}
 
 
 def _parse_term(term: Any, table: dict, metric: str, where: str) -> dict:
     """``{text, values: [(system, field), ...], signs: [+1, -1 ...], paper}``: a value or a gain, its paper value
-    from the table's rows (None where the paper gives none)."""
+    from the table's rows (None where the paper gives none). A ``best_on_dev`` term has no values yet: ``choose``
+    ({ensemble, members, field}) says what the judge picks them from."""
+    if isinstance(term, dict) and "best_on_dev" in term:
+        ensemble, field = term["best_on_dev"], term.get("field") or metric
+        spec = (table.get("ensembles") or {}).get(ensemble)
+        if spec is None or len(spec["members"]) < 2:
+            raise ValueError(f"{where}: best_on_dev: {ensemble!r} is not an ensemble of table {table['id']}")
+        if field not in KNOWN_COLUMNS:
+            raise ValueError(f"{where}: best_on_dev: field {field!r} is not a scores field")
+        suffix = "" if field == metric else f".{field}"
+        return {"text": f"best member of {ensemble} on dev{suffix}", "values": [], "signs": [1], "paper": None,
+                "choose": {"ensemble": ensemble, "members": list(spec["members"]), "field": field, "suffix": suffix}}
     if isinstance(term, dict):
         parts = [_parse_value(v, table, metric, f"{where}.gain[{k}]") for k, v in enumerate(term["gain"], start=1)]
         paper = None if any(p["paper"] is None for p in parts) else round(parts[0]["paper"] - parts[1]["paper"], 6)
