@@ -541,7 +541,12 @@ def test_environment_and_cost_section_sums_each_tables_and_every_training(tmp_pa
               "systems": {"attn": TABLE["systems"]["attn"], "seeded": {"model": {"attention": "none"}}},
               "rows": [{"label": "attn again", "system": "attn", "paper": {}},
                        {"label": "seeded", "system": "seeded", "paper": {}}]}
-    tables = [write_yaml(tmp_path / "toy_table.yaml", TABLE), write_yaml(tmp_path / "toy_table2.yaml", second)]
+    # a table that trains nothing itself: its numbers rest on an ensemble of the other tables' base and attn
+    third = {**TABLE, "id": "toy_table3", "title": "Third toy table", "systems": {},
+             "ensembles": {"both": {"members": ["base", "attn"], "combine": "prob"}},
+             "rows": [{"label": "both", "system": "both", "paper": {}}]}
+    tables = [write_yaml(tmp_path / "toy_table.yaml", TABLE), write_yaml(tmp_path / "toy_table2.yaml", second),
+              write_yaml(tmp_path / "toy_table3.yaml", third)]
     out = tmp_path / "out"
     index = render_report(preset="demo", preset_description="", tables=tables, results_dir=results,
                           pair_for_task={"en-de": "synth"}, context={}, out_dir=out, machine=MACHINE,
@@ -556,7 +561,9 @@ def test_environment_and_cost_section_sums_each_tables_and_every_training(tmp_pa
                      ("synth", "gone"): (472.5, "metrics.jsonl", None),
                      ("synth", "seeded"): (900.0, "model.json", "cpu"),
                      ("synth", "seeded_seed2"): (450.0, "model.json", "cpu")}
-    first, other = data["tables"]
+    first, other, ensemble = data["tables"]
+    assert (ensemble["table"], ensemble["trainings"]) == ("toy_table3", 2)
+    assert ensemble["device_hours"] == pytest.approx(1.5)  # base (1 h) and attn (30 min)
     assert (first["table"], first["trainings"], first["timed"]) == ("toy_table", 3, 3)
     assert first["device_hours"] == pytest.approx((3600 + 1800 + 472.5) / 3600)  # 1.63125
     assert first["by_device"] == pytest.approx({"cpu": 1.0, "NVIDIA Test GPU": 0.5, "unknown": 0.13125})

@@ -10,7 +10,8 @@ they cost in device time.
               (`wall_s`) and where that comes from (`source`: "model.json" for its wall_s, "metrics.jsonl" for the
               sum of the epochs' elapsed_s of a model.json written before wall_s existed, which leaves out setup
               and the time lost to restarts; null when neither is there), and its device
-  tables      per table: its trainings (its systems and their seed runs, in both directions for an alignment table
+  tables      per table: the trainings its numbers rest on (its systems, its ensembles' and decodings' members and
+              the systems of other tables it uses, with their seed runs, in both directions for an alignment table
               with a reverse task), how many have a time, their device_hours in all and by_device; a system of two
               tables counts in each table's sum
   total       the same over every training of the report, each counted once
@@ -117,16 +118,26 @@ def environment_data(report_machine: dict, tables: list[dict], results_dir: Path
         systems[(pair, run)] = row
         return row
 
+    ensembles = {name: spec["members"] for table in tables for name, spec in (table.get("ensembles") or {}).items()}
     for table in tables:
         pairs = [pair_for_task[table["task"]]]
         reverse = (table.get("alignment") or {}).get("reverse_task")
         if reverse and table["id"] not in unavailable_ids and reverse in pair_for_task:
             pairs.append(pair_for_task[reverse])
-        rows = [entry(pair, system, run) for pair in pairs for system in table["systems"]
+        rows = [entry(pair, system, run) for pair in pairs for system in _rests_on(table, ensembles)
                 for run in runs.get(pair, {}).get(system, [system])]
         table_rows.append({"table": table["id"], "title": table.get("title"), **_sums(rows)})
     return {"report": report_machine, "trainings": environments, "systems": list(systems.values()),
             "tables": table_rows, "total": _sums(list(systems.values()))}
+
+
+def _rests_on(table: dict, ensembles: dict[str, list[str]]) -> list[str]:
+    """The trained systems a table's numbers rest on: its own, its ensembles' and decodings' members, and the
+    systems of other tables it uses (an alignment table's `uses`, an ensemble among them by its members)."""
+    names = [*table["systems"]]
+    for name in [*(table.get("ensembles") or {}), *((table.get("alignment") or {}).get("uses") or [])]:
+        names += ensembles.get(name, [name])
+    return list(dict.fromkeys(names))
 
 
 # -- the section's view -----------------------------------------------------------------------------------------
