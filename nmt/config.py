@@ -262,18 +262,22 @@ def prepare_for_task(config: dict, task: str) -> dict:
 
 # Keys added to `model`/`train` after systems were first trained, with the value that means "as before". A key at
 # this value is left out when settings are compared (checkpoint resume, throughput files, the workflow's
-# fingerprints), so adding a key does not retrain or re-measure anything. (`train.until_flat`, since replaced by
-# `train.plateau`, stays listed: files written while it existed carry it at null.)
+# fingerprints), so adding a key does not retrain or re-measure anything.
 LATER_DEFAULTS = {
     "model": {"arch": "luong", "attention_dim": 0, "target_foresight": False, "attention_noise": 0.0,
               "energy": "eq17", "energy_bias": -1.0},
     "train": {"init_from": None, "trainable": "all", "max_updates": 0, "guided_alignment": None, "batch_tokens": 0,
-              "engine": "fast", "precision": "auto", "cuda_graphs": "auto", "until_flat": None, "plateau": None,
-              "eval_every": 0, "keep": "last"},
+              "engine": "fast", "precision": "auto", "cuda_graphs": "auto", "plateau": None, "eval_every": 0,
+              "keep": "last"},
 }
+# Keys since removed, with the value that meant what the settings now mean without them: files written while they
+# existed (checkpoints of a paper-preset training days in) still compare equal. train.until_flat became train.plateau.
+RETIRED = {"model": {}, "train": {"until_flat": None}}
 
 
 def _at_later_default(section: str, key: str, value) -> bool:
+    if key in RETIRED[section]:
+        return value == RETIRED[section][key]
     if key not in LATER_DEFAULTS[section]:
         return False
     if key == "guided_alignment":  # off whatever its file

@@ -162,6 +162,11 @@ def test_the_follow_up_is_guided_by_the_tf_systems_links_and_needs_table1():
     small = cfg.load_params(ROOT / "params.yaml", "small")
     # without gold alignments Table 1 is not run, but the follow-up is: it needs Table 1's systems, not its gold set
     assert "workflow/tables/peter2017_guided_bleu.yaml" not in plan.unavailable_tables(small, ROOT)
-    assert plan.collect_training_model_alignments(small, ROOT) == {("de-en", "rnnsearch_tf_guided")}
+    # three seeds: each seed run of the follow-up is guided by the same seed's TF system
+    assert plan.collect_training_model_alignments(small, ROOT) == {
+        ("de-en", "rnnsearch_tf_guided"), ("de-en", "rnnsearch_tf_guided_seed2"), ("de-en", "rnnsearch_tf_guided_seed3")}
+    assert cfg.training_inputs(cfg.system_config(small, table, "rnnsearch_guided_by_tf_seed3", "follow-up"), "R") == \
+        {"links": Path("R/alignments/rnnsearch_tf_guided_seed3.train.links")}
     assert [e for e in plan.collect_evaluations(small, ROOT) if e[1].startswith("rnnsearch")] == [
-        ("de-en", name, "test") for name in ("rnnsearch", "rnnsearch_guided", "rnnsearch_guided_by_tf")]
+        ("de-en", name + seed, "test") for name in ("rnnsearch", "rnnsearch_guided", "rnnsearch_guided_by_tf")
+        for seed in ("", "_seed2", "_seed3")]

@@ -228,3 +228,15 @@ def test_every_arm_of_a_preset_trains_by_one_rule_and_is_gated_by_it(preset):
         assert len(rules) == 1 and None not in rules, rules
         within, _, keep = rules.pop()
         assert within == config["verdicts"]["converged_within"] and keep == "best"
+
+
+def test_a_checkpoint_written_while_until_flat_existed_still_compares_equal():
+    """train.until_flat was replaced by train.plateau: a paper-preset checkpoint written before carries
+    until_flat: null and must resume, not start afresh; one that used the rule must not."""
+    table = cfg.load_table(ROOT / "workflow/tables/luong2015_table1.yaml")
+    current = cfg.system_config(cfg.load_params(ROOT / "params.yaml", "paper"), table, "base")
+    older = {**current, "train": {**current["train"], "until_flat": None}}
+    older["train"].pop("plateau")
+    assert cfg.comparable_settings(older) == cfg.comparable_settings(current)
+    older["train"]["until_flat"] = {"within": 0.03, "extra_epochs": 3}
+    assert cfg.comparable_settings(older) != cfg.comparable_settings(current)

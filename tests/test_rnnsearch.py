@@ -378,7 +378,7 @@ def system_config(**sections):
     config = cfg.load_params(ROOT / "params.yaml", "tiny")
     config["model"].update(arch="rnnsearch", hidden=8, embed=8, attention_dim=6)
     config["train"].update(epochs=1, halve_after=1, batch_size=16, optimizer="adadelta", lr=1.0, clip_norm=1.0,
-                           dropout_schedule={"epochs": 1, "halve_after": 1}, plateau=None)
+                           dropout_schedule={"epochs": 1, "halve_after": 1}, plateau=None, keep="last")
     for section, values in sections.items():
         config[section].update(values)
     cfg.validate(config, "test")
