@@ -121,8 +121,8 @@ def test_comparable_is_a_margin_claim_and_names_its_stand_in(run):
     assert claim["kind"] == "within" and claim["margin"] == 0.05 and claim["margin_basis"] == "derived"
     record = adjust([run.judge().judge(claim)])[0]
     assert record["verdict"] == REPRODUCED and 0 < record["ours_delta"] < 0.05
-    assert record["verdict_label"] == ("reproduced; single run; stand-in: eflomal -m 3 (IBM-1 + HMM + fertility) in "
-                                       "place of the Berkeley aligner")
+    assert record["verdict_label"] == "reproduced; single run; with a stand-in tool"
+    assert record["substitute"] == "eflomal -m 3 (IBM-1 + HMM + fertility) in place of the Berkeley aligner"
     run.alignment("eflomal_full", 0.9)  # far better: not comparable
     record = adjust([run.judge().judge(claim)])[0]
     assert record["verdict"] == CONTRADICTED and record["verdict_label"].startswith("not reproduced at this scale")

@@ -460,7 +460,7 @@ def verdict_label(record: dict, capped: bool) -> str:
     if record["n_runs"] and max(record["n_runs"].values()) == 1:
         notes.append("single run")
     if record.get("substitute"):
-        notes.append(f"stand-in: {record['substitute']}")
+        notes.append("with a stand-in tool")  # which one: the record's `substitute`, shown beside the claim
     return text + "".join(f"; {note}" for note in notes)
 
 
