@@ -1,12 +1,14 @@
 """Figure files and what the preset's tables and figures make the workflow run: validation with messages naming
 the file and figure, cross-table ensembles, the translations and attention matrices to produce, the generated
 DVC variables, and the report's figure sections built from files (never typed in)."""
+import json
 from pathlib import Path
 
 import pytest
 import yaml
 
 from nmt import config as cfg
+from nmt import layout
 from nmt.pipeline import plan
 from nmt.data.text import write_json_atomic, write_lines_atomic
 from nmt.evaluate import bleu_by_length
@@ -232,3 +234,21 @@ def test_a_figure_whose_results_are_not_all_there_is_not_drawn_and_names_the_fil
     assert view["unavailable"].startswith("MISSING results: no ")
     assert view["unavailable"].endswith("en-de/scores/untrained.test.json")
     assert not (out / "fig6.png").exists() and view["missing"].name == "untrained.test.json"
+
+
+def test_a_figure_its_scores_cannot_give_is_not_drawn_and_says_why(run_files):
+    """A scores file without unk-replaced BLEU by length (a translation with nothing replaced, scored before
+    replacement applied to it): the section says so, the report is still made."""
+    inputs, _, out = run_files
+    out.mkdir()
+    (out / "fig6.png").write_bytes(b"stale")
+    scores = inputs.result(layout.SCORES, system="best", testset="test")
+    record = json.loads(scores.read_text())
+    record["by_length"]["unk"] = None
+    scores.write_text(json.dumps(record))
+    fig = {"id": "fig6", "kind": "bleu_by_length", "title": "t", "testset": "test", "paper_note": None,
+           "lines": [{"system": "best", "label": "best", "unk": True}]}
+    view = figure_view(fig, inputs, out, {})
+    assert view["unavailable"].endswith("best.test.json: no unk-replaced BLEU by length (evaluated without --src, "
+                                        "or a model without attention asked for 'unk: true')")
+    assert not (out / "fig6.png").exists()

@@ -237,3 +237,24 @@ def test_the_paper_preset_takes_stanfords_dictionary_for_en_de_in_both_engines(t
           "--downloads", str(tmp_path / "downloads")])
     assert json.loads(capsys.readouterr().out.strip().splitlines()[-1])["entries"] == 2
     assert read_dictionary(out) == {"Haus": "house", "Kanzlerin": "Chancellor"}
+
+
+@pytest.mark.parametrize("hyp, positions, replaced", [
+    ("a <unk> c\n", "0 1 2\n", True),  # an attention model: its <unk> replaced
+    ("a <unk> c\n", "\n", False),  # no attention, no positions: nothing to replace with
+    ("\n", "\n", True),  # an attention model that said nothing: the replaced translation is the translation
+])
+def test_evaluate_scores_the_unk_replaced_translation_where_there_is_one(tmp_path, hyp, positions, replaced):
+    from nmt.cli import main
+    files = {"hyp": hyp, "pos": positions, "src": "x y z\n", "ref": "a b c\n", "dict.tsv": "y\tb\t1\n"}
+    for name, text in files.items():
+        (tmp_path / name).write_text(text)
+    assert main(["evaluate", "--hyp", str(tmp_path / "hyp"), "--ref", str(tmp_path / "ref"), "--src",
+                 str(tmp_path / "src"), "--positions", str(tmp_path / "pos"), "--unk-dict", str(tmp_path / "dict.tsv"),
+                 "--unk-out", str(tmp_path / "unk"), "--lang", "de", "--out", str(tmp_path / "scores.json"),
+                 "--system", "s", "--testset", "test", "--preset-name", "p", "--pair", "en-de"]) == 0
+    scores = json.loads((tmp_path / "scores.json").read_text())
+    assert (scores["unk"] is not None) == replaced and (scores["bleu_tok_unk"] is not None) == replaced
+    if replaced:
+        assert (tmp_path / "unk").read_text() == hyp.replace("<unk>", "b")
+        assert scores["by_length"]["unk"] is not None

@@ -323,8 +323,10 @@ def cmd_evaluate(args) -> None:
         from ..unk import replace_file
         if not (args.unk_dict and args.src and args.unk_out):
             raise cfg.ConfigError("nmt evaluate --positions needs --unk-dict, --src and --unk-out too")
-        # A model without attention writes no positions: there is nothing to replace with.
-        if any(line.strip() for line in read_lines(args.positions, allow_empty=True)):
+        # A model without attention writes no positions: there is nothing to replace with. A translation without a
+        # word (a model that learnt nothing yet) has nothing to replace either: its replacement is itself.
+        if (any(line.strip() for line in read_lines(args.positions, allow_empty=True))
+                or not any(line.strip() for line in read_lines(args.hyp, allow_empty=True))):
             unk = {"hyp": args.unk_out, "dict": args.unk_dict,
                    **replace_file(args.hyp, args.positions, args.src, args.unk_dict, args.unk_out)}
         else:  # the translation as it is, so that --unk-out always exists (the workflow declares it)

@@ -29,6 +29,11 @@ class MissingInput(Exception):
         self.path = path
 
 
+class NotDrawable(Exception):
+    """A figure's inputs are there but cannot give it (e.g. a scores file without BLEU by length): the report says
+    why it is not drawn instead of failing."""
+
+
 class FigureInputs:
     """Where a figure's inputs are among a task's results and data (nmt.layout, below results/{preset} and
     data/{preset})."""
@@ -86,7 +91,7 @@ def bleu_by_length_view(fig: dict, inputs: FigureInputs, out_dir: Path) -> dict:
         scores = inputs.scores(ref["system"], fig["testset"])
         by_length = (scores.get("by_length") or {}).get("unk" if ref["unk"] else "plain")
         if by_length is None:
-            raise ValueError(f"{inputs.result(layout.SCORES, system=ref['system'], testset=fig['testset'])}: no "
+            raise NotDrawable(f"{inputs.result(layout.SCORES, system=ref['system'], testset=fig['testset'])}: no "
                              f"{'unk-replaced ' if ref['unk'] else ''}BLEU by length (evaluated without --src, "
                              f"or a model without attention asked for 'unk: true')")
         overall = scores["bleu_tok_unk" if ref["unk"] else "bleu_tok"]
@@ -200,4 +205,7 @@ def figure_view(fig: dict, inputs: FigureInputs | None, out_dir: Path, learning_
         (out_dir / f"{fig['id']}.png").unlink(missing_ok=True)
         view["unavailable"] = f"MISSING results: no {missing.path}"
         view["missing"] = missing.path
+    except NotDrawable as why:
+        (out_dir / f"{fig['id']}.png").unlink(missing_ok=True)
+        view["unavailable"] = str(why)
     return view
