@@ -126,6 +126,41 @@ def dvc_pipeline(workdir: Path) -> Pipeline:
     return Pipeline("dvc", workdir, [["git", "init", "-q"], ["dvc", "init", "-q"], ["dvc", "repro", "-q"]])
 
 
+# The GPU reference preset (workflow/presets/small-gpu.yaml) at toy sizes on the CPU, made as on the GPU machine one
+# seed at a time (benchmarks/reference-gpu.sh): each seed's part by Snakemake, exported into a reference directory,
+# and the report rendered from there after the run's own results are moved away. Multi30k comes from ../shared/data;
+# the toy sizes: 300 training pairs, 1x16 LSTMs, one epoch, two seeds, greedy decoding.
+REFERENCE_PRESET = "small-gpu"
+REFERENCE_SEEDS = (1, 2)
+
+
+def reference_pipeline(workdir: Path, mirror: Path, nice: int = 0) -> Pipeline:
+    scratch_copy(workdir)
+    preset_file = workdir / "workflow" / "presets" / f"{REFERENCE_PRESET}.yaml"
+    preset = yaml.safe_load(preset_file.read_text())
+    preset["data"]["mirror"] = str(mirror)
+    for task in preset["data"]["tasks"].values():
+        task["max_train"] = 300
+    preset["prepare"].update(src_vocab=300, tgt_vocab=300)
+    preset["model"].update(layers=1, hidden=16, embed=16)
+    preset["train"].update(plateau={"within": 0.01, "halvings": 1, "max_epochs": 1}, seeds=list(REFERENCE_SEEDS))
+    preset["translate"] = {"beam": 1, "batch_size": 500}
+    preset["eflomal"] = {"samplers": 1}
+    preset_file.write_text(yaml.safe_dump(preset, sort_keys=False))
+    nmt = [sys.executable, "-m", "nmt.cli"]
+    common = ["--preset", REFERENCE_PRESET]
+    commands = []
+    for seed in REFERENCE_SEEDS:
+        commands.append(["bash", "-c", f"snakemake $({' '.join(nmt)} seed-targets {' '.join(common)} --seed {seed}) "
+                                       f"--cores 2 --config preset={REFERENCE_PRESET}"])
+        commands.append([*nmt, "export-run", *common, "--seed", str(seed), "--out", "reference/results"])
+    commands += [["mv", f"results/{REFERENCE_PRESET}", "results/moved"],
+                 [*nmt, "report", *common, "--results", "reference/results", "--data", f"data/{REFERENCE_PRESET}",
+                  "--out", "reference"],
+                 [*nmt, "compare", "reference", "reference", "--json", "compare-itself.json"]]
+    return Pipeline("reference", workdir, commands, nice=nice)
+
+
 # -- the SLURM cluster ------------------------------------------------------------------------------------------
 
 def slurm_unavailable() -> str | None:

@@ -143,6 +143,20 @@ def cmd_systems(args) -> None:
             print(f"{pair}\t{system}" if args.with_pair else system)
 
 
+def cmd_seed_targets(args) -> None:
+    """The files of one seed's part of the run, one a line: `snakemake $(nmt seed-targets --seed 2)` makes them."""
+    for path in plan.seed_part(load_config(args), Path(args.params).parent, args.seed):
+        print(path)
+
+
+def cmd_export_run(args) -> None:
+    from ..pipeline.export import export_run
+    config = load_config(args)
+    results = Path(args.results or f"results/{config['preset']}")
+    done = export_run(config, Path(args.params).parent, results, Path(args.out), seeds=args.seed, replace=args.replace)
+    print(f"{args.out}: {done['copied']} files copied, {done['unchanged']} already there")
+
+
 def cmd_dvc_yaml(args) -> None:
     from ..data.text import write_text_atomic
     from ..pipeline.dvc_yaml import DEFAULT_PATH, planned_preset, render, stale_files
@@ -380,6 +394,19 @@ def cmd_report(args) -> None:
     print(index)
 
 
+def cmd_compare(args) -> None:
+    from ..report.compare import compare, format_comparison
+    for report in (args.run, args.reference):
+        for name in ("summary.json", "claims.json"):
+            if not (Path(report) / name).is_file():
+                raise UserError(f"{Path(report) / name}: missing; give the directories `nmt report` wrote "
+                                "(reports/PRESET, docs/reproductions/PRESET)")
+    result = compare(Path(args.run), Path(args.reference))
+    print(format_comparison(result, everything=args.all))
+    if args.json:
+        write_json_atomic(args.json, result)
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="nmt", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
@@ -486,6 +513,19 @@ def _plan_commands(sub) -> None:
     add_config_args(p)
     p.add_argument("--with-pair", action="store_true")
     p.set_defaults(func=cmd_systems)
+    p = sub.add_parser("seed-targets", help="the files of one seed's part of the run (a run made one seed at a time: "
+                                            "`snakemake $(nmt seed-targets --seed 2)`)")
+    add_config_args(p)
+    p.add_argument("--seed", type=int, required=True, help="one of the preset's train.seeds")
+    p.set_defaults(func=cmd_seed_targets)
+    p = sub.add_parser("export-run", help="copy a run's small files (no models) into another directory, e.g. a "
+                                          "published reference; one seed's part at a time with --seed")
+    add_config_args(p)
+    p.add_argument("--results", help="the run's results directory (default: results/PRESET)")
+    p.add_argument("--out", required=True, help="e.g. docs/reproductions/PRESET/results")
+    p.add_argument("--seed", type=int, action="append", help="only this seed's part (repeatable; default: every seed)")
+    p.add_argument("--replace", action="store_true", help="overwrite files already there with other content")
+    p.set_defaults(func=cmd_export_run)
     p = sub.add_parser("dvc-yaml", help="write dvc.yaml and workflow/dvc/*/dvc.yaml beside the params file: the "
                                         "stages of the preset params.yaml names, from its table and figure files "
                                         "(run it after changing the preset)")
@@ -621,6 +661,14 @@ def _scoring_commands(sub) -> None:
     p.add_argument("--data", required=True, help="data/{preset}")
     p.add_argument("--out", required=True, help="reports/{preset}")
     p.set_defaults(func=cmd_report)
+
+    p = sub.add_parser("compare", help="a run's report against a reference's (docs/reproductions/PRESET): the "
+                                       "numbers that differ by more than the seeds' spread, the claims that differ")
+    p.add_argument("run", help="the run's report directory (reports/PRESET)")
+    p.add_argument("reference", help="the reference's report directory")
+    p.add_argument("--all", action="store_true", help="show every number and claim, not only those that differ")
+    p.add_argument("--json", help="also write the comparison as JSON")
+    p.set_defaults(func=cmd_compare)
 
 
 def main(argv: list[str] | None = None) -> int:

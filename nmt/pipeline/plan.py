@@ -10,6 +10,7 @@ collect_figures       [(task, figure)]: the figures, their systems checked
 collect_alignments    every alignment an alignment table scores (a model's, or a statistical aligner's)
 collect_attention_maps, collect_training_alignments, collect_training_model_alignments: the other inputs
 collect_claims        the papers' claims the report judges, each checked against its table's rows
+seed_part             every file of the run that one seed makes (a run made one seed at a time)
 Each checks what it collects against the others (a row naming an untrained system is a ConfigError naming the
 file). Where each of these files lives is nmt.layout's job; how one system is configured is nmt.config's.
 """
@@ -407,3 +408,47 @@ def collect_claims(config: dict, root: str | Path = ".") -> list[dict]:
             seen[claim["id"]] = path
             claims.append(claim)
     return claims
+
+
+def preset_seeds(config: dict) -> list[int]:
+    """The seeds the preset trains every system with: train.seeds, or the one train.seed."""
+    return list(config["train"].get("seeds") or [config["train"]["seed"]])
+
+
+def seed_part(config: dict, root: str | Path, seed: int) -> list[str]:
+    """Every file of the run that belongs to one seed (a whole part of a run made piece by piece: one seed on one
+    machine, the next later): the trainings' model.json and metrics, and the translations, attention maps and
+    scores of the runs with that seed. A run of the preset's first seed is the system itself; ensembles and
+    statistical aligners belong to it too (an ensemble's members are the first seed's runs). What is left is the
+    report, made from every part."""
+    seeds = preset_seeds(config)
+    if seed not in seeds:
+        raise ConfigError(f"preset {config['preset']!r}: seed {seed} is not one of train.seeds "
+                          f"({', '.join(map(str, seeds))})")
+    preset = config["preset"]
+    systems = collect_systems(config, root)
+
+    def of_seed(task: str, name: str) -> bool:
+        match = SEED_RUN.match(name)
+        if match and match["system"] in systems.get(task, {}):
+            return int(match["seed"]) == seed
+        return seed == seeds[0]
+
+    files: dict[str, None] = {}
+    for task, names in systems.items():
+        for name in names:
+            if of_seed(task, name):
+                for template in (layout.MODEL_INFO, layout.METRICS):
+                    files[layout.path(template, preset=preset, pair=task, system=name)] = None
+    for task, name, testset in collect_evaluations(config, root):
+        if of_seed(task, name):
+            for template in (layout.TRANSLATION, layout.UNK_TRANSLATION, layout.SCORES):
+                files[layout.path(template, preset=preset, pair=task, system=name, testset=testset)] = None
+    for task, name, split in collect_attention_maps(config, root):
+        if of_seed(task, name):
+            files[layout.path(layout.ATTENTION, preset=preset, pair=task, system=name, split=split)] = None
+    for alignment in collect_alignments(config, root):
+        if of_seed(alignment["task"], alignment["name"]):
+            files[layout.path(layout.SCORES, preset=preset, pair=alignment["task"], system=alignment["name"],
+                              testset=alignment["split"])] = None
+    return list(files)

@@ -285,6 +285,7 @@ class ClaimJudge:
         hyp = scores["hyp"] if which == "plain" else (scores.get("unk") or {}).get("hyp")
         if not hyp or not scores.get("ref"):
             raise InputError(f"{sfile}: no translation file recorded for {field}")
+        hyp = self._translation(hyp, which, pair, scores)
         hyps, refs = read_parallel(Path(hyp), Path(scores["ref"]), allow_empty_src=True)
         if detok:
             lang = self.languages.get(pair)
@@ -298,6 +299,17 @@ class ClaimJudge:
                              f"{scores['ref']}: the translation changed after it was scored")
         self.sources.extend([Path(hyp), Path(scores["ref"])])
         return tokenize, stats
+
+    def _translation(self, recorded: str, which: str, pair: str, scores: dict) -> str:
+        """The scored translation: where the layout puts it in this results directory when it is there (a run
+        exported elsewhere, e.g. a published reference, keeps the paths it was scored at), else as recorded."""
+        template = layout.TRANSLATION if which == "plain" else layout.UNK_TRANSLATION
+        if scores.get("system") and scores.get("testset"):
+            here = layout.under(self.results_dir, layout.RESULTS_ROOT, template, pair=pair, system=scores["system"],
+                                testset=scores["testset"])
+            if here.is_file():
+                return str(here)
+        return recorded
 
     def _rate_counts(self, scores: dict, field: str, sfile: Path) -> tuple[np.ndarray, float, float]:
         key, scale = RATE_FIELDS[field]

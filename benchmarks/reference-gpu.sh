@@ -1,0 +1,57 @@
+#!/usr/bin/env bash
+# One seed's part of the published GPU reference run (workflow/presets/small-gpu.yaml, docs/reproductions/small-gpu)
+# on one GPU machine: Snakemake makes the part's files (`nmt seed-targets`), eight jobs sharing the GPU; then the part
+# is exported without models into OUTDIR/part-seedN.tgz, with the logs and a summary.
+#
+#   bash benchmarks/reference-gpu-prepare.sh                          # here, once: .gpu-carry/ (wheels, corpus)
+#   bash benchmarks/reference-gpu.sh SEED OUTDIR [MINUTES]            # there, carrying .gpu-carry
+#
+# MINUTES (default 8) bounds Snakemake; trainings stopped by it write their checkpoints, and the same command again
+# on the same warm machine (it keeps the working tree) resumes them. Once the part is whole, here:
+#   tar -xzf part-seedN.tgz -C docs/reproductions/small-gpu/results
+#   nmt report --preset small-gpu --results docs/reproductions/small-gpu/results --data data/small-gpu \
+#       --out docs/reproductions/small-gpu
+set -uo pipefail
+seed=${1:?seed}
+out=$(realpath -m "${2:?outdir}")
+minutes=${3:-8}
+mkdir -p "$out"
+cd "$(dirname "$0")/.."
+summary="$out/summary.txt"
+preset=small-gpu
+jobs_per_gpu=${NMT_JOBS_PER_GPU:-8}
+started=$(date +%s)
+
+{ nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader
+  python3 -c 'import torch; print("torch", torch.__version__, "cuda", torch.version.cuda, torch.cuda.get_device_name())'
+  nproc; } >> "$summary" 2>&1
+
+if ! python3 -c 'import snakemake, sacremoses, eflomal, nmt' 2>/dev/null; then
+    python3 -m pip install --quiet --no-index --find-links .gpu-carry/wheels --no-build-isolation \
+        .gpu-carry/wheels/eflomal-*.tar.gz 'snakemake>=8.20,<10' -e . > "$out/install.log" 2>&1 \
+        || { echo "install: failed (install.log)" | tee -a "$summary"; exit 1; }
+fi
+# The preset's mirror is ../shared/data: the carried copy stands in for it.
+if [ ! -d ../shared/data/multi30k ]; then
+    mkdir -p ../shared && ln -sfn "$PWD/.gpu-carry/data" ../shared/data
+fi
+
+mapfile -t targets < <(nmt seed-targets --preset "$preset" --seed "$seed")
+echo "seed $seed: ${#targets[@]} files to make, $jobs_per_gpu jobs sharing the GPU, at most $minutes min" | tee -a "$summary"
+export NMT_JOBS_PER_GPU=$jobs_per_gpu NMT_GPU_LOCK_DIR="$out/gpu-locks"
+timeout --signal=TERM --kill-after=30 "$(( minutes * 60 ))" \
+    snakemake --workflow-profile workflow/profiles/local --config preset="$preset" --resources gpu="$jobs_per_gpu" \
+    --cores "$(nproc)" --keep-going --rerun-incomplete "${targets[@]}" > "$out/snakemake.log" 2>&1
+rc=$?
+echo "snakemake: exit $rc after $(( $(date +%s) - started )) s; $(grep -c 'steps (100%) done' "$out/snakemake.log") finished" \
+    | tee -a "$summary"
+grep -h "epoch .*dev ppl\|stopped\|converged" logs/"$preset"/*/train/*.log 2>/dev/null | tail -n 60 > "$out/trainings.txt"
+
+if nmt export-run --preset "$preset" --seed "$seed" --out "$out/part" >> "$summary" 2>&1; then
+    tar -czf "$out/part-seed$seed.tgz" -C "$out/part" . && rm -rf "$out/part"
+    echo "part-seed$seed.tgz: $(du -h "$out/part-seed$seed.tgz" | cut -f1)" | tee -a "$summary"
+else
+    echo "the part is not whole yet: run the same command again on this machine" | tee -a "$summary"
+fi
+tar -czf "$out/logs.tgz" logs/"$preset" 2>/dev/null || true
+rm -rf "$NMT_GPU_LOCK_DIR"

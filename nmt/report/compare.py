@@ -1,0 +1,176 @@
+"""One run's report against another's, usually a published reference (docs/reproductions/PRESET): table by table,
+the numbers that differ by more than the spread between training seeds; claim by claim, the verdicts that differ
+and the differences that fall outside the reference's interval.
+
+Both sides are report directories as `nmt report` writes them (summary.json names the tables, TABLE.json holds a
+table's rows, claims.json the verdicts). A table number is the mean of a system's seed runs, with their sample
+standard deviation (``ours_c_sd``) and count (``n_runs``) where the preset trains several seeds. Two means differ
+when |a - b| > 2 s sqrt(1/n_a + 1/n_b), s the seeds' pooled standard deviation: about the 95% band of a difference
+of means. With no seed spread on either side (single runs) a difference cannot be judged and is shown as such.
+"""
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+from ..errors import InputError
+from .tables import read_json_object
+
+WITHIN, DIFFERS, NO_SPREAD, ONLY_RUN, ONLY_REFERENCE = "within", "differs", "no spread", "only in run", \
+    "only in reference"
+BAND = 2.0  # standard errors of the difference: about 95%
+
+
+@dataclass(frozen=True)
+class NumberComparison:
+    table: str
+    label: str
+    system: str
+    column: str
+    run: float | None
+    run_n: int
+    reference: float | None
+    reference_n: int
+    difference: float | None
+    band: float | None  # how far the means may lie apart by seed variance alone
+    status: str
+
+
+@dataclass(frozen=True)
+class ClaimComparison:
+    id: str
+    run_verdict: str | None
+    reference_verdict: str | None
+    run_delta: float | None
+    reference_interval: tuple[float, float] | None
+    inside: bool | None  # the run's difference inside the reference's 95% interval
+    status: str
+
+
+def _number(value) -> float | None:
+    return None if value is None or (isinstance(value, float) and math.isnan(value)) else float(value)
+
+
+def _spread(record: dict, column: str) -> tuple[float | None, int]:
+    """(the seeds' sample standard deviation or None, the number of runs) of a table row's column."""
+    n = int(record.get("n_runs") or 1)
+    return _number(record.get(f"ours_{column}_sd")), n
+
+
+def seed_band(sd_a: float | None, n_a: int, sd_b: float | None, n_b: int) -> float | None:
+    """BAND standard errors of the difference of two means of seed runs, from the pooled standard deviation of the
+    sides that have one; None when neither has (single runs)."""
+    known = [(sd, n) for sd, n in ((sd_a, n_a), (sd_b, n_b)) if sd is not None and n > 1]
+    if not known:
+        return None
+    pooled = math.sqrt(sum((n - 1) * sd ** 2 for sd, n in known) / sum(n - 1 for _, n in known))
+    return BAND * pooled * math.sqrt(1 / n_a + 1 / n_b)
+
+
+def _table_ids(report: Path) -> list[str]:
+    return list(read_json_object(report / "summary.json", "a report summary"))
+
+
+def _rows(report: Path, table: str) -> dict[str, dict]:
+    path = report / f"{table}.json"  # a list of row records, not an object
+    try:
+        records = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        return {}
+    except json.JSONDecodeError as err:
+        raise InputError(f"{path}: invalid JSON: {err}") from None
+    return {r["system"]: r for r in records if isinstance(r, dict) and r.get("system") and r.get("status") == "measured"}
+
+
+def compare_tables(run: Path, reference: Path) -> list[NumberComparison]:
+    """Every measured number of the tables both reports have, and the rows only one side measured."""
+    out = []
+    run_tables = _table_ids(run)
+    for table in _table_ids(reference):
+        if table not in run_tables:
+            continue
+        mine, theirs = _rows(run, table), _rows(reference, table)
+        for system in [*theirs, *(s for s in mine if s not in theirs)]:
+            a, b = mine.get(system), theirs.get(system)
+            record = a or b
+            columns = [k[len("ours_"):] for k in record if k.startswith("ours_") and not k.endswith(("_sd", "_bp", "_ratio"))]
+            for column in columns:
+                value_a = _number(a.get(f"ours_{column}")) if a else None
+                value_b = _number(b.get(f"ours_{column}")) if b else None
+                if value_a is None and value_b is None:
+                    continue
+                sd_a, n_a = _spread(a, column) if a else (None, 0)
+                sd_b, n_b = _spread(b, column) if b else (None, 0)
+                if value_a is None or value_b is None:
+                    status = ONLY_REFERENCE if value_a is None else ONLY_RUN
+                    out.append(NumberComparison(table, record["label"], system, column, value_a, n_a, value_b, n_b,
+                                                None, None, status))
+                    continue
+                band = seed_band(sd_a, n_a, sd_b, n_b)
+                difference = value_a - value_b
+                status = NO_SPREAD if band is None else (WITHIN if abs(difference) <= band else DIFFERS)
+                out.append(NumberComparison(table, record["label"], system, column, value_a, n_a, value_b, n_b,
+                                            difference, band, status))
+    return out
+
+
+def compare_claims(run: Path, reference: Path) -> list[ClaimComparison]:
+    """Each claim of the reference: the run's verdict beside it, and whether the run's difference lies inside the
+    reference's 95% interval."""
+    mine = {c["id"]: c for c in read_json_object(run / "claims.json", "a claims file").get("claims", [])}
+    out = []
+    for ref in read_json_object(reference / "claims.json", "a claims file").get("claims", []):
+        claim = mine.get(ref["id"])
+        interval = ((ref["ci_low"], ref["ci_high"]) if ref.get("ci_low") is not None and ref.get("ci_high") is not None
+                    else None)
+        delta = _number(claim.get("ours_delta")) if claim else None
+        inside = None if delta is None or interval is None else interval[0] <= delta <= interval[1]
+        if claim is None:
+            status = ONLY_REFERENCE
+        elif claim.get("verdict") != ref.get("verdict"):
+            status = DIFFERS
+        else:
+            status = WITHIN if inside in (True, None) else DIFFERS
+        out.append(ClaimComparison(ref["id"], claim.get("verdict") if claim else None, ref.get("verdict"), delta,
+                                   interval, inside, status))
+    return out
+
+
+def compare(run: Path, reference: Path) -> dict:
+    """Both comparisons and their counts, as JSON-ready data."""
+    numbers, claims = compare_tables(Path(run), Path(reference)), compare_claims(Path(run), Path(reference))
+    count = lambda items: {s: sum(i.status == s for i in items) for s in  # noqa: E731
+                           (WITHIN, DIFFERS, NO_SPREAD, ONLY_RUN, ONLY_REFERENCE) if any(i.status == s for i in items)}
+    return {"run": str(run), "reference": str(reference), "rule": f"|a - b| > {BAND:g} s sqrt(1/n_a + 1/n_b)",
+            "numbers": [asdict(n) for n in numbers], "claims": [asdict(c) for c in claims],
+            "counts": {"numbers": count(numbers), "claims": count(claims)}}
+
+
+def _fmt(value: float | None, digits: int = 2) -> str:
+    return "-" if value is None else f"{value:.{digits}f}"
+
+
+def format_comparison(result: dict, everything: bool = False) -> str:
+    """The comparison as text: the numbers and claims that differ (every one with ``everything``), then counts."""
+    lines = [f"run {result['run']} against reference {result['reference']}; a number differs when {result['rule']}"]
+    for n in result["numbers"]:
+        if everything or n["status"] not in (WITHIN, NO_SPREAD):
+            lines.append(f"{n['table']}  {n['label']} [{n['column']}]: run {_fmt(n['run'])} (n={n['run_n']}), "
+                         f"reference {_fmt(n['reference'])} (n={n['reference_n']}), difference "
+                         f"{_fmt(n['difference'])}, band {_fmt(n['band'])}: {n['status']}")
+    for c in result["claims"]:
+        if everything or c["status"] != WITHIN:
+            interval = c["reference_interval"]
+            shown = "-" if interval is None else f"[{interval[0]:+.2f}, {interval[1]:+.2f}]"
+            lines.append(f"claim {c['id']}: run {c['run_verdict']} ({_fmt(c['run_delta'])}), reference "
+                         f"{c['reference_verdict']} {shown}: {c['status']}")
+    unjudged = result["counts"]["numbers"].get(NO_SPREAD, 0)
+    if unjudged and not everything:
+        lines.append(f"{unjudged} numbers rest on single runs on both sides: no seed spread to judge them by "
+                     "(--all shows them)")
+    for what in ("numbers", "claims"):
+        counts = ", ".join(f"{k} {v}" for k, v in result["counts"][what].items()) or "none in common"
+        lines.append(f"{what}: {counts}")
+    return "\n".join(lines)

@@ -1,0 +1,159 @@
+"""A run made one seed at a time and published as a reference (docs/reproductions/PRESET): the files of a seed's
+part, exporting parts into one directory, and `nmt compare` of a run's report against the reference's."""
+import json
+import math
+import shutil
+from pathlib import Path
+
+import pytest
+
+from nmt import config as cfg
+from nmt.cli import main
+from nmt.pipeline import plan
+from nmt.pipeline.export import export_run, run_files
+from nmt.report.compare import DIFFERS, NO_SPREAD, ONLY_REFERENCE, WITHIN, compare, seed_band
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture(scope="module")
+def small_gpu():
+    return cfg.load_params(ROOT / "params.yaml", "small-gpu")
+
+
+def test_the_gpu_reference_preset_trains_luong_tables_1_to_4_with_three_seeds(small_gpu):
+    systems = plan.collect_systems(small_gpu, ROOT)
+    assert len([s for s in systems["en-de"] if "_seed" not in s]) == 14 and len(systems["de-en"]) == 4 * 3
+    assert plan.preset_seeds(small_gpu) == [1, 2, 3]
+    assert small_gpu["train"]["plateau"] == {"within": 0.01, "halvings": 2, "max_epochs": 20}
+    drawn = {fig["id"]: fig.get("unavailable") for _, fig in plan.collect_figures(small_gpu, ROOT)}
+    assert drawn["luong2015_figure5"] is None and drawn["luong2015_figure6"] is None
+    assert drawn["luong2015_table5"] is None and drawn["luong2015_figure7"]  # Multi30k has no gold alignments
+
+
+def test_the_seeds_parts_split_the_run_without_overlap(small_gpu):
+    parts = {seed: plan.seed_part(small_gpu, ROOT, seed) for seed in (1, 2, 3)}
+    assert not set(parts[1]) & set(parts[2]) and not set(parts[2]) & set(parts[3])
+    assert "results/small-gpu/en-de/models/base_seed2/metrics.jsonl" in parts[2]
+    assert "results/small-gpu/en-de/scores/local_p_general_feed_seed3.test.json" in parts[3]
+    # the ensemble's members are the first seed's runs: it belongs to the first part
+    assert "results/small-gpu/en-de/scores/ensemble_attention.test2.json" in parts[1]
+    assert not any("ensemble" in f for f in parts[2] + parts[3])
+    # every file the report reads of a trained run or a translation is in one part
+    everything = set().union(*parts.values())
+    for task, name, testset in plan.collect_evaluations(small_gpu, ROOT):
+        assert f"results/small-gpu/{task}/scores/{name}.{testset}.json" in everything
+    for task, names in plan.collect_systems(small_gpu, ROOT).items():
+        assert all(f"results/small-gpu/{task}/models/{name}/model.json" in everything for name in names)
+
+
+def test_a_seed_the_preset_does_not_train_is_one_line(capsys):
+    assert main(["seed-targets", "--params", str(ROOT / "params.yaml"), "--preset", "small-gpu", "--seed", "4"]) == 2
+    assert capsys.readouterr().err.strip() == ("nmt: error: preset 'small-gpu': seed 4 is not one of train.seeds "
+                                               "(1, 2, 3)")
+
+
+def fill(results: Path, files: list[str], text: str = "x") -> None:
+    for f in files:
+        (results / f).parent.mkdir(parents=True, exist_ok=True)
+        (results / f).write_text(f"{text} {f}\n")
+
+
+def test_parts_are_exported_one_at_a_time_and_never_mixed(tmp_path, small_gpu):
+    results, dest = tmp_path / "results", tmp_path / "reference"
+    fill(results, run_files(small_gpu, ROOT, [2]))
+    with pytest.raises(ValueError, match=r"base/model\.json: missing \(\d+ of the \d+ files to export are\)"):
+        export_run(small_gpu, ROOT, results, dest)  # seed 1's part is not there yet
+    assert not dest.exists()
+    assert export_run(small_gpu, ROOT, results, dest, seeds=[2]) == {"copied": 90, "unchanged": 0}
+    (results / "en-de/models/base_seed2/model.pt").write_bytes(b"weights")  # never exported
+    assert export_run(small_gpu, ROOT, results, dest, seeds=[2]) == {"copied": 0, "unchanged": 90}
+    assert not (dest / "en-de/models/base_seed2/model.pt").exists()
+    fill(results, run_files(small_gpu, ROOT, [1]))
+    (results / "en-de/scores/base_seed2.test.json").write_text("another run\n")
+    with pytest.raises(ValueError, match=r"base_seed2\.test\.json: already there with other content"):
+        export_run(small_gpu, ROOT, results, dest, seeds=[1, 2])
+    assert not (dest / "en-de/models/base/model.json").exists()  # nothing of seed 1 was copied either
+    assert export_run(small_gpu, ROOT, results, dest, seeds=[1, 2], replace=True) == {"copied": 96 + 1,
+                                                                                     "unchanged": 89}
+
+
+def report_dir(path: Path, rows: dict[str, list[float]], claims: dict[str, tuple]) -> Path:
+    """A report directory with one table (global_location and base, BLEU over seed runs) and claims."""
+    path.mkdir(parents=True)
+    records = []
+    for system, values in rows.items():
+        mean = sum(values) / len(values)
+        sd = math.sqrt(sum((v - mean) ** 2 for v in values) / (len(values) - 1)) if len(values) > 1 else None
+        records.append({"label": system, "system": system, "status": "measured", "paper_bleu_tok": 10.0,
+                        "ours_bleu_tok": mean, "ours_bleu_tok_sd": sd, "ours_bleu_tok_bp": 1.0,
+                        "ours_bleu_tok_ratio": 1.0, "n_runs": len(values)})
+    (path / "t1.json").write_text(json.dumps(records))
+    (path / "summary.json").write_text(json.dumps({"t1": {}}))
+    (path / "claims.json").write_text(json.dumps({"claims": [
+        {"id": cid, "verdict": verdict, "ours_delta": delta, "ci_low": low, "ci_high": high}
+        for cid, (verdict, delta, low, high) in claims.items()]}))
+    return path
+
+
+def test_seed_band_on_a_hand_computed_case():
+    # pooled sd of (1.0, n=3) and (2.0, n=3): sqrt((2*1 + 2*4) / 4) = sqrt(2.5); band 2 sqrt(2.5) sqrt(2/3)
+    assert seed_band(1.0, 3, 2.0, 3) == pytest.approx(2 * math.sqrt(2.5) * math.sqrt(2 / 3))
+    assert seed_band(None, 1, 1.5, 3) == pytest.approx(2 * 1.5 * math.sqrt(1 + 1 / 3))  # a single run against 3
+    assert seed_band(None, 1, None, 1) is None
+
+
+def test_compare_flags_what_lies_beyond_the_seeds_spread(tmp_path, capsys):
+    reference = report_dir(tmp_path / "ref", {"global_location": [20.0, 21.0, 22.0], "base": [10.0, 10.5, 11.0]},
+                           {"c-attention": ("reproduced", 10.5, 9.0, 12.0), "c-reverse": ("reproduced", 1.0, 0.2, 1.8),
+                            "c-other": ("inconclusive", 0.1, -0.5, 0.7)})
+    run = report_dir(tmp_path / "run", {"global_location": [21.5, 22.0, 23.0], "base": [14.0, 14.5, 15.0]},
+                     {"c-attention": ("reproduced", 7.0, 6.0, 8.0), "c-reverse": ("contradicted", -1.0, -2.0, -0.1)})
+    result = compare(run, reference)
+    status = {n["system"]: n["status"] for n in result["numbers"]}
+    assert status == {"global_location": WITHIN, "base": DIFFERS}  # 1.17 within 2*0.76*0.82; 4.0 beyond 0.82
+    claims = {c["id"]: c for c in result["claims"]}
+    assert claims["c-attention"]["status"] == DIFFERS and claims["c-attention"]["inside"] is False
+    assert claims["c-reverse"]["status"] == DIFFERS and claims["c-reverse"]["run_verdict"] == "contradicted"
+    assert claims["c-other"]["status"] == ONLY_REFERENCE
+    assert compare(reference, reference)["counts"] == {"numbers": {WITHIN: 2}, "claims": {WITHIN: 3}}
+
+    assert main(["compare", str(run), str(reference), "--json", str(tmp_path / "cmp.json")]) == 0
+    out = capsys.readouterr().out
+    assert "t1  base [bleu_tok]: run 14.50 (n=3), reference 10.50 (n=3), difference 4.00, band 0.82: differs" in out
+    assert "global_location" not in out  # within the spread: shown with --all only
+    assert "claim c-reverse: run contradicted (-1.00), reference reproduced [+0.20, +1.80]: differs" in out
+    assert json.loads((tmp_path / "cmp.json").read_text())["counts"]["numbers"] == {WITHIN: 1, DIFFERS: 1}
+
+
+def test_single_runs_cannot_be_judged_and_a_missing_report_is_one_line(tmp_path, capsys):
+    one = report_dir(tmp_path / "one", {"base": [10.0]}, {})
+    other = report_dir(tmp_path / "other", {"base": [12.0]}, {})
+    assert [n["status"] for n in compare(one, other)["numbers"]] == [NO_SPREAD]
+    shutil.rmtree(one)
+    one.mkdir()
+    assert main(["compare", str(one), str(other)]) == 2
+    assert capsys.readouterr().err.strip() == (f"nmt: error: {one / 'summary.json'}: missing; give the directories "
+                                               "`nmt report` wrote (reports/PRESET, docs/reproductions/PRESET)")
+
+
+@pytest.mark.pipeline("reference")
+def test_the_reference_preset_made_one_seed_at_a_time_renders_from_its_exported_parts(tiny_runs):
+    """small-gpu at toy size on the CPU, as benchmarks/reference-gpu.sh makes it on a GPU: each seed's part by
+    Snakemake, exported; the report rendered from the export alone (the run's results moved away)."""
+    workdir = tiny_runs["reference"].workdir
+    reference = workdir / "reference"
+    assert not list(reference.rglob("*.pt"))  # no models or checkpoints
+    table1 = {r["system"]: r for r in json.loads((reference / "luong2015_table1.json").read_text()) if r["system"]}
+    assert all(r["status"] == "measured" and r["n_runs"] == 2 for s, r in table1.items() if s != "ensemble_attention")
+    assert table1["ensemble_attention"]["status"] == "measured" and table1["ensemble_attention"]["n_runs"] == 1
+    claims = {c["id"]: c for c in json.loads((reference / "claims.json").read_text())["claims"]}
+    reverse = claims["luong-reverse"]
+    assert reverse["n_runs"] == {"base": 2, "base_reverse": 2} and reverse["verdict"] != "not run"
+    assert reverse["interval_method"].startswith("two-level")
+    assert claims["raffel-monotonic-eq17-near-softmax"]["verdict"] == "not run"  # not a table of this preset
+    # every translation the claims read was found in the export, where the layout puts it
+    assert [c["id"] for c in claims.values() if c["table"] == "luong2015_table1" and c["verdict"] == "not run"] == []
+    itself = json.loads((workdir / "compare-itself.json").read_text())
+    assert set(itself["counts"]["numbers"]) <= {"within", "no spread"} and itself["counts"]["numbers"]["within"]
+    assert set(itself["counts"]["claims"]) == {"within"}
