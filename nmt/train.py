@@ -2,7 +2,7 @@
 
 Determinism and resumption: the batch order of epoch e depends only on (seed, e) and the torch RNG is
 reseeded at the start of every epoch, so an epoch-end checkpoint resumes bit-identically. A mid-epoch
-checkpoint (SIGTERM/SIGUSR1, or every `checkpoint_every` updates) also stores the position in the epoch
+checkpoint (SIGTERM/SIGUSR1/SIGINT, or every `checkpoint_every` updates) also stores the position in the epoch
 and the RNG states: the CPU generator's and, on a GPU, the CUDA generator's of the run's device (dropout draws
 from it there), so a requeued GPU job draws the dropout masks an uninterrupted one draws (bit-identical as far as
 the GPU's kernels are deterministic; nmt.models.io.restore_rng_states: a checkpoint resumed on the other kind of
@@ -68,6 +68,7 @@ from .data.prepare import load_split
 from .data.text import write_atomic, write_text_atomic
 from .data.vocab import Vocab
 from .devices import pick_device, set_threads
+from .directory_lock import DirectoryLock
 from .environment import describe
 from .likelihood import corpus_nll, perplexity
 from .models.common import count_parameters
@@ -146,14 +147,15 @@ def save_atomic(obj, path: Path) -> None:
 
 
 class StopRequested:
-    """Turns SIGTERM/SIGUSR1 (SLURM pre-emption and time-limit warnings) into a flag checked after each update."""
+    """Turns SIGTERM/SIGUSR1 (SLURM pre-emption and time-limit warnings) and SIGINT (Ctrl-C) into a flag checked
+    after each update."""
 
     def __init__(self):
         self.signum: int | None = None
         self._previous = {}
 
     def __enter__(self):
-        for sig in (signal.SIGTERM, signal.SIGUSR1):
+        for sig in (signal.SIGTERM, signal.SIGUSR1, signal.SIGINT):
             self._previous[sig] = signal.signal(sig, self._handle)
         return self
 
@@ -195,7 +197,6 @@ class TrainingRun:
         self.started = time.perf_counter() if started is None else started
         self.wall_before, self.processes_before = 0.0, 0
         self.out_dir, self.system, self.dev, self.progress = out_dir, system, device, progress
-        out_dir.mkdir(parents=True, exist_ok=True)
         self.model_cfg, self.train_cfg = model_cfg, train_cfg = self.config["model"], self.config["train"]
         self.seed = train_cfg["seed"]
         self.schedule = schedule_of(train_cfg, model_cfg["dropout"])
@@ -207,6 +208,8 @@ class TrainingRun:
         self.train_src, self.train_tgt = load_split(data_dir / "train.pt")
         self.dev_src, self.dev_tgt = load_split(data_dir / "dev.pt")
         self.guided_weight, self.train_links = guided_links(train_cfg, data_dir, self.train_src, self.train_tgt)
+        # the data read, the directory is ours until the process ends: a second training aimed at it stops here
+        self.lock = DirectoryLock(out_dir, "training")
 
         torch.manual_seed(self.seed)
         self.model = model = build_model(model_cfg, len(self.src_vocab), len(self.tgt_vocab))

@@ -51,6 +51,16 @@ def files(tmp_path_factory) -> Path:
         (root / "long" / f"{split}.src").write_text(" ".join(["s1"] * 60) + "\n")
         (root / "long" / f"{split}.tgt").write_text("t1 t2\n")
     (root / "scores.json").write_text('{"bleu_tok": 12.5,\n "ppl": }\n')
+    blob = torch.load(root / "a.pt", weights_only=True)
+    for name, change in (("unknown_attention", {"attention": "bogus"}), ("no_hidden", {"hidden": None}),
+                         ("text_hidden", {"hidden": "big"})):
+        config = {k: v for k, v in {**blob["model_config"], **change}.items() if v is not None}
+        torch.save({**blob, "model_config": config}, root / f"{name}.pt")
+    (root / "badprep").mkdir()
+    for side in ("src", "tgt"):
+        Vocab(SRC_WORDS).save(root / "badprep" / f"vocab.{side}")
+    (root / "badprep" / "train.pt").write_bytes((root / "a.pt").read_bytes()[:200])  # truncated
+    (root / "badprep" / "dev.pt").write_bytes(b"not a split")
     (root / "ref2").write_text("a b .\nc d .\n")
     (root / "raw2").write_text("C d.\nA b.\n")  # the raw reference, in another order
     return root
@@ -95,6 +105,26 @@ CASES = {
         ["evaluate", "--hyp", "{d}/ref2", "--ref", "{d}/ref2", "--raw-ref", "{d}/raw2", "--lang", "de", "--out",
          "{d}/out", "--system", "s", "--testset", "test", "--preset-name", "demo", "--pair", "en-de"],
         "{d}/raw2:1: not the sentence of line 1 of {d}/ref2"),
+    "a model_config naming an unknown attention": (
+        ["translate", "--model", "{d}/unknown_attention.pt", "--src", "{d}/src", "--out", "{d}/out"],
+        "{d}/unknown_attention.pt: its model_config cannot be built (unknown model.attention 'bogus'"),
+    "a model_config without a key": (
+        ["translate", "--model", "{d}/no_hidden.pt", "--src", "{d}/src", "--out", "{d}/out"],
+        "{d}/no_hidden.pt: its model_config has no 'hidden'"),
+    "a model_config with a value of the wrong type": (
+        ["translate", "--model", "{d}/text_hidden.pt", "--src", "{d}/src", "--out", "{d}/out"],
+        "{d}/text_hidden.pt: its model_config cannot be built"),
+    "a truncated train.pt": (
+        ["train", "--params", str(ROOT / "params.yaml"), "--preset", "tiny", "--table",
+         str(ROOT / "workflow/tables/luong2015_table1.yaml"), "--system", "base", "--data", "{d}/badprep", "--out",
+         "{d}/out"], "{d}/badprep/train.pt: not a split written by nmt data prepare ("),
+    "data prepare without the training split": (
+        PREPARE[:-3] + ["dev", "test", "--raw", "{d}/raw"],
+        "nmt data prepare --splits dev test: the 'train' split must be one of them"),
+    "an output path under a file": (
+        ["evaluate", "--hyp", "{d}/ref2", "--ref", "{d}/ref2", "--lang", "de", "--out", "{d}/src/out", "--system",
+         "s", "--testset", "test", "--preset-name", "demo", "--pair", "en-de"],
+        "{d}/src: a file where a directory should be"),
     "unk replace: files of different lengths": (
         UNK + ["--positions", "{d}/pos_two_lines"], "line counts differ"),
 }

@@ -1,6 +1,7 @@
 """Training: deterministic, and a killed run resumes to exactly the result of an uninterrupted one."""
 import json
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -370,3 +371,48 @@ def test_keep_best_keeps_the_best_evaluation_and_a_killed_run_resumes_to_it(work
     subprocess.run(train_cmd(root, "unit_best", out, "prep_small"), check=True, capture_output=True)
     assert_same_run(best, final_state(out))
     assert (out / "evaluations.jsonl").read_text() == (root / "best" / "evaluations.jsonl").read_text()
+
+
+def test_ctrl_c_checkpoints_like_sigterm_says_one_line_and_resumes_exactly(workspace):
+    root, preset = workspace
+    if not (root / "ref" / "model.pt").exists():
+        subprocess.run(train_cmd(root, preset, root / "ref"), check=True, capture_output=True)
+    out = root / "interrupted"
+    proc = subprocess.Popen(train_cmd(root, preset, out), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    while proc.poll() is None and not (out / "model.json").exists():
+        time.sleep(0.02)
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 128 + signal.SIGINT, err.decode()
+    assert "Traceback" not in err.decode() and "KeyboardInterrupt" not in err.decode()
+    assert f"signal {int(signal.SIGINT)}: checkpoint written to" in err.decode()
+    result = subprocess.run(train_cmd(root, preset, out), check=True, capture_output=True, text=True)
+    assert "resuming from" in result.stderr
+    assert_same_run(final_state(root / "ref"), final_state(out))
+
+
+def test_a_second_training_into_the_same_directory_stops_at_once_and_the_first_finishes(workspace):
+    root, preset = workspace
+    if not (root / "ref" / "model.pt").exists():
+        subprocess.run(train_cmd(root, preset, root / "ref"), check=True, capture_output=True)
+    out = root / "shared"
+    first = subprocess.Popen(train_cmd(root, preset, out), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    while first.poll() is None and not (out / "model.json").exists():
+        time.sleep(0.02)
+    first.send_signal(signal.SIGSTOP)  # paused, still holding its directory: the second starts while it trains
+    try:
+        second = subprocess.run(train_cmd(root, preset, out), capture_output=True, text=True, timeout=60)
+    finally:
+        first.send_signal(signal.SIGCONT)
+    lines = second.stderr.strip().splitlines()
+    assert second.returncode == 2 and len(lines) == 1, second.stderr
+    assert lines[0] == (f"nmt: error: {out}: another training is writing here (pid {first.pid} on "
+                        f"{socket.gethostname()}); wait for it to end or stop it, then run this again")
+    assert first.wait(timeout=120) == 0
+    assert_same_run(final_state(root / "ref"), final_state(out))
+    # a lock left by a killed training holds nothing: the next one takes it over
+    again = root / "killed"
+    kill_when(train_cmd(root, preset, again), lambda: (again / "model.json").exists())
+    assert (again / ".lock").exists()
+    subprocess.run(train_cmd(root, preset, again), check=True, capture_output=True)
+    assert_same_run(final_state(root / "ref"), final_state(again))

@@ -8,6 +8,7 @@ import argparse
 import functools
 import json
 import sys
+import traceback
 from pathlib import Path
 
 from .. import config as cfg
@@ -678,4 +679,25 @@ def main(argv: list[str] | None = None) -> int:
     except UserError as err:  # (nmt.errors) its message already names the file, line or key
         print(f"nmt: error: {err}", file=sys.stderr)
         return 2
+    except OSError as err:  # reading or writing: a missing or read-only path, a full disk, a directory for a file
+        print(f"nmt: error: {os_error_line(err)}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:  # Ctrl-C outside a training (a training checkpoints and exits on its own)
+        print("nmt: interrupted", file=sys.stderr)
+        return 130
+    except Exception:  # not something a user can cause: our bug, shown whole
+        traceback.print_exc()
+        print("nmt: internal error: the traceback above is a bug in nmt; please report it with the command that "
+              "gave it", file=sys.stderr)
+        return 1
     return 0
+
+
+def os_error_line(err: OSError) -> str:
+    """An OSError as one line: the path(s) it names and the system's reason."""
+    reason = err.strerror or str(err)
+    if err.filename is None:
+        return reason
+    if err.filename2 is not None:
+        return f"{err.filename} -> {err.filename2}: {reason}"
+    return f"{err.filename}: {reason}"

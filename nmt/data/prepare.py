@@ -20,6 +20,7 @@ from pathlib import Path
 
 import torch
 
+from ..errors import InputError
 from .links import check_links, read_links
 from .text import CorpusError, read_lines, read_parallel, write_atomic, write_lines_atomic, write_text_atomic
 from .vocab import Vocab
@@ -46,16 +47,34 @@ def _save_ids(path: Path, src: list[list[int]], tgt: list[list[int]]) -> None:
 
 
 def load_split(path: str | Path) -> tuple[list[list[int]], list[list[int]]]:
-    blob = torch.load(path, weights_only=True)
+    """(source, target) sentences of a split that `nmt data prepare` binarised; InputError naming the file when it
+    is truncated, corrupt or not such a file."""
+    remedy = "prepare the data again (`nmt data prepare`, or delete it and rerun the workflow)"
+    try:
+        blob = torch.load(path, weights_only=True)
+    except (FileNotFoundError, IsADirectoryError, PermissionError):
+        raise
+    except Exception as err:  # torch.load's errors for truncated and foreign files: RuntimeError, EOFError, ...
+        first = str(err).strip().splitlines()[0][:160] if str(err).strip() else type(err).__name__
+        raise InputError(f"{path}: not a split written by nmt data prepare ({first}); {remedy}") from None
 
-    def unflat(part):
+    def unflat(side: str) -> list[list[int]]:
+        try:
+            data, lengths = blob[side]["data"].tolist(), blob[side]["lengths"].tolist()
+        except (KeyError, TypeError, AttributeError):
+            raise InputError(f"{path}: not a split written by nmt data prepare (no {side} data and lengths); "
+                             f"{remedy}") from None
+        if sum(lengths) != len(data):
+            raise InputError(f"{path}: its {side} lengths add up to {sum(lengths)} tokens, its data has "
+                             f"{len(data)}; {remedy}")
         out, pos = [], 0
-        data = part["data"].tolist()
-        for n in part["lengths"].tolist():
+        for n in lengths:
             out.append(data[pos: pos + n])
             pos += n
         return out
-    return unflat(blob["src"]), unflat(blob["tgt"])
+    if not isinstance(blob, dict):
+        raise InputError(f"{path}: not a split written by nmt data prepare (a {type(blob).__name__}); {remedy}")
+    return unflat("src"), unflat("tgt")
 
 
 def prepare(raw_dir: str | Path, out_dir: str | Path, *, splits: list[str], train_split: str = "train",
@@ -66,6 +85,9 @@ def prepare(raw_dir: str | Path, out_dir: str | Path, *, splits: list[str], trai
     `tokenized_splits`: splits kept as they are tokenised when `tokenize` is on (the RWTH gold set, whose links count
     its own words: re-tokenising it would renumber them)."""
     raw_dir, out_dir = Path(raw_dir), Path(out_dir)
+    if train_split not in splits:  # the vocabularies and the length filter come from it
+        raise InputError(f"nmt data prepare --splits {' '.join(splits)}: the {train_split!r} split must be one of them "
+                         "(the vocabularies are built from it)")
     texts = {}
     for split in splits:
         src, tgt = read_parallel(raw_dir / f"{split}.src", raw_dir / f"{split}.tgt")

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import codecs
 import json
+import errno
 import os
 import tempfile
 from pathlib import Path
@@ -136,7 +137,19 @@ def write_atomic(path: PathLike, write: Callable[[IO[bytes]], None]) -> None:
     is created if needed. The new file keeps the permission bits of the file it replaces (or the umask default).
     """
     final = Path(path)
-    final.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        _write_atomic(final, write)
+    except OSError as err:  # name the file asked for, not the temporary one (a full disk names none)
+        if err.filename is not None and Path(err.filename).parent != final.parent:
+            raise
+        raise OSError(err.errno, err.strerror or str(err), str(final)) from None
+
+
+def _write_atomic(final: Path, write: Callable[[IO[bytes]], None]) -> None:
+    try:
+        final.parent.mkdir(parents=True, exist_ok=True)
+    except FileExistsError as err:  # a file where a directory of the path should be
+        raise NotADirectoryError(errno.ENOTDIR, "a file where a directory should be", err.filename) from None
     try:
         mode = final.stat().st_mode & 0o7777
     except FileNotFoundError:

@@ -5,6 +5,8 @@ from collections import Counter
 from pathlib import Path
 from typing import Iterable
 
+from .text import write_text_atomic
+
 PAD, UNK, BOS, EOS = "<pad>", "<unk>", "<s>", "</s>"
 SPECIALS = (PAD, UNK, BOS, EOS)
 PAD_ID, UNK_ID, BOS_ID, EOS_ID = range(4)
@@ -32,7 +34,7 @@ class Vocab:
         return [self.itos[i] for i in ids]
 
     def save(self, path: str | Path) -> None:
-        Path(path).write_text("\n".join(self.itos) + "\n", encoding="utf-8")
+        write_text_atomic(path, "\n".join(self.itos) + "\n")
 
     @classmethod
     def load(cls, path: str | Path) -> "Vocab":

@@ -151,7 +151,12 @@ def load_model(path: str | Path, device: str | torch.device | None = None):
     blob = read_model_file(path)
     dev = device if isinstance(device, torch.device) else pick_device(device)
     src_vocab, tgt_vocab = Vocab(blob["src_vocab"]), Vocab(blob["tgt_vocab"])
-    model = build_model(blob["model_config"], len(src_vocab), len(tgt_vocab))
+    try:
+        model = build_model(blob["model_config"], len(src_vocab), len(tgt_vocab))
+    except KeyError as err:  # a model_config written by other software, or edited by hand
+        raise ConfigError(f"{path}: its model_config has no {err.args[0]!r}; {MODEL_REMEDY}") from None
+    except (TypeError, ValueError, AttributeError) as err:
+        raise ConfigError(f"{path}: its model_config cannot be built ({_first_line(err)}); {MODEL_REMEDY}") from None
     try:
         model.load_state_dict(blob["model"])
     except RuntimeError as err:  # parameters that do not fit the architecture its model_config describes

@@ -16,24 +16,29 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
 from ..data.text import write_bytes_atomic
+from ..errors import InputError
 
 
 def read_metrics(path: Path) -> list[dict]:
     """Read a ``metrics.jsonl`` file (one JSON object per finished epoch; blank lines ignored).
 
-    Raises ``ValueError`` naming the file and line on a malformed line.
+    Raises ``InputError`` naming the file and line on a malformed line.
     """
     path = Path(path)
     out = []
-    for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+    try:
+        text = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as e:
+        raise InputError(f"{path}: invalid UTF-8 (byte 0x{e.object[e.start]:02x} at offset {e.start})") from None
+    for n, line in enumerate(text.splitlines(), start=1):
         if not line.strip():
             continue
         try:
             obj = json.loads(line)
         except json.JSONDecodeError as e:
-            raise ValueError(f"{path}:{n}: invalid JSON: {e}") from e
+            raise InputError(f"{path}:{n}: invalid JSON: {e}") from None
         if not isinstance(obj, dict):
-            raise ValueError(f"{path}:{n}: each line must be a JSON object")
+            raise InputError(f"{path}:{n}: each line must be a JSON object")
         out.append(obj)
     return out
 

@@ -20,6 +20,7 @@ import jinja2
 from .. import layout
 from ..data.text import write_bytes_atomic
 from ..environment import describe
+from ..errors import InputError
 from .claims import claims_csv, claims_json, kendall_tau
 from .cost import environment_data, environment_view, training_seconds, training_time_cell
 from .plots import curve_points, learning_curves, read_metrics
@@ -456,11 +457,11 @@ class _Report:
         table = load_table(tpath)
         tid = table["id"]
         if tid in self.seen_ids:
-            raise ValueError(f"{tpath}: table id {tid!r} is used by more than one table file")
+            raise InputError(f"{tpath}: table id {tid!r} is used by more than one table file")
         self.seen_ids.add(tid)
         task = table["task"]
         if task not in self.pair_for_task:
-            raise ValueError(
+            raise InputError(
                 f"{tpath}: task {task!r} has no corpus pair in preset {self.preset!r} "
                 f"(pair_for_task has: {', '.join(sorted(self.pair_for_task)) or 'nothing'})"
             )
