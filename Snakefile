@@ -9,6 +9,8 @@ from nmt import config as nmtcfg
 from nmt import layout
 from nmt.align.statistical import aligner_label
 from nmt.pipeline import plan as nmtplan
+from nmt.pipeline import snakemake_locks as nmt_locks
+from snakemake.logging import logger
 
 min_version("8.0")
 
@@ -33,6 +35,13 @@ except nmtcfg.ConfigError as err:
     raise WorkflowError(str(err))
 config.clear()
 config.update(_resolved)
+
+# A run killed with its jobs leaves Snakemake's locks behind: they are taken over when the run that held them is
+# gone (nmt.pipeline.snakemake_locks), so that the same command finishes it without --unlock.
+if workflow.is_main_process:
+    _taken_over = nmt_locks.take_over_stale_locks(".snakemake")
+    if _taken_over:
+        logger.warning(_taken_over)
 
 PRESET = config["preset"]
 SYSTEMS = nmtplan.collect_systems(config, workflow.basedir)  # {task: {system: table file}}: trained

@@ -12,7 +12,7 @@
 # 2. nmt bench train --preset paper --compare-eager: Luong et al.'s 4x1000 models (50K vocabularies, batch 128) and
 #    Peter et al.'s RNNsearch, as the preset trains them (bf16, CUDA graphs where the model can have them) and by
 #    the eager fp32 path, in turn.
-# 3. The tiny preset end to end with workflow/profiles/local, every model job on CUDA (NMT_JOBS_PER_GPU jobs at a
+# 3. The tiny preset end to end with profiles/local, every model job on CUDA (NMT_JOBS_PER_GPU jobs at a
 #    time share the GPU); then every training log is checked for "device cuda" and counted for ", CUDA graphs".
 # 4. nmt bench translate --preset paper: greedy and beam search of global (general) + feed on the GPU.
 # Steps run in turn (timings are the GPU's alone); one failing does not stop the others.
@@ -56,7 +56,7 @@ step bench-train-paper 120 nmt bench train --preset paper --device cuda --compar
 
 export NMT_JOBS_PER_GPU=${NMT_JOBS_PER_GPU:-8} NMT_GPU_LOCK_DIR="$out/gpu-locks"
 snakemake -n --quiet rules --config preset=tiny > "$out/tiny-plan.txt" 2>&1
-step tiny-snakemake 150 snakemake --workflow-profile workflow/profiles/local --config preset=tiny \
+step tiny-snakemake 150 snakemake --workflow-profile profiles/local --config preset=tiny \
     --resources gpu="$NMT_JOBS_PER_GPU" --cores "$(nproc)" --keep-going
 { echo "tiny: jobs that claimed a GPU, by command (nmt/devices.py claims.log):"
   cut -f4 "$NMT_GPU_LOCK_DIR/claims.log" 2>/dev/null | awk '{print "  " $2, $3}' | sort | uniq -c

@@ -40,7 +40,7 @@ mapfile -t targets < <(nmt seed-targets --preset "$preset" --seed "$seed")
 echo "seed $seed: ${#targets[@]} files to make, $jobs_per_gpu jobs sharing the GPU, at most $minutes min" | tee -a "$summary"
 export NMT_JOBS_PER_GPU=$jobs_per_gpu NMT_GPU_LOCK_DIR="$out/gpu-locks"
 timeout --signal=TERM --kill-after=30 "$(( minutes * 60 ))" \
-    snakemake --workflow-profile workflow/profiles/local --config preset="$preset" --resources gpu="$jobs_per_gpu" \
+    snakemake --workflow-profile profiles/local --config preset="$preset" --resources gpu="$jobs_per_gpu" \
     --cores "$(nproc)" --keep-going --rerun-incomplete "${targets[@]}" > "$out/snakemake.log" 2>&1
 rc=$?
 echo "snakemake: exit $rc after $(( $(date +%s) - started )) s; $(grep -c 'steps (100%) done' "$out/snakemake.log") finished" \

@@ -1,6 +1,6 @@
 """The end-to-end runs of the tiny preset that the selected tests need (tests/pipelines.py).
 
-A test says which runs it reads with @pytest.mark.pipeline("snakemake" | "dvc" | "slurm" | "reference") and takes the
+A test says which runs it reads with @pytest.mark.pipeline("snakemake" | "dvc" | "slurm" | "reference" | "interrupted") and takes the
 `tiny_runs` fixture. Once the tests are collected, every run that a selected test names starts in the
 background, all at once, and the unit tests run meanwhile: on two cores the whole suite then takes little more
 than its longest run. `dvc repro` is that run (one stage at a time), so the others run at a lower CPU priority
@@ -48,6 +48,12 @@ class TinyRuns:
                                  daemon=True).start()
         if "snakemake" in wanted and "snakemake" not in self.unavailable:
             self.pipelines["snakemake"] = pipelines.snakemake_pipeline(self.directory / "snakemake", nice=10).start()
+        if "interrupted" in wanted:
+            if importlib.util.find_spec("snakemake") is None:
+                self.unavailable["interrupted"] = "snakemake is not installed"
+            else:
+                self.pipelines["interrupted"] = pipelines.interrupted_pipeline(self.directory / "interrupted",
+                                                                               nice=10).start()
         if "reference" in wanted:
             mirror = pipelines.ROOT.parent / "shared" / "data"
             if importlib.util.find_spec("snakemake") is None:

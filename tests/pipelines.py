@@ -47,6 +47,7 @@ def scratch_copy(dest: Path, part: bool = False) -> Path:
     for name in ("Snakefile", "params.yaml", "dvc.yaml"):
         shutil.copy2(ROOT / name, dest / name)
     shutil.copytree(ROOT / "workflow", dest / "workflow")
+    shutil.copytree(ROOT / "profiles", dest / "profiles")
     # dvc.yaml names the package sources as dependencies of its stages.
     shutil.copytree(ROOT / "nmt", dest / "nmt", ignore=shutil.ignore_patterns("__pycache__"))
     params = yaml.safe_load((dest / "params.yaml").read_text())
@@ -118,6 +119,16 @@ def snakemake_pipeline(workdir: Path, nice: int = 0) -> Pipeline:
     scratch_copy(workdir)
     return Pipeline("snakemake", workdir, [["snakemake", "-n", "--cores", "2"], ["snakemake", "--cores", "2"]],
                     nice=nice)
+
+
+def interrupted_pipeline(workdir: Path, nice: int = 0) -> Pipeline:
+    """The tiny DAG stopped twice as a user or a machine stops it, each time run again with the same command: Ctrl-C
+    (SIGINT to Snakemake and its jobs), then SIGKILL to all of them (a lost node), then to the end."""
+    scratch_copy(workdir)
+    interrupt = [sys.executable, str(ROOT / "tests" / "interrupt.py")]
+    run_all = ["snakemake", "--cores", "2"]
+    return Pipeline("interrupted", workdir, [[*interrupt, "SIGINT", "25", *run_all],
+                                             [*interrupt, "SIGKILL", "40", *run_all], run_all], nice=nice)
 
 
 def dvc_pipeline(workdir: Path) -> Pipeline:
@@ -214,7 +225,7 @@ def slurm_pipeline(workdir: Path, cluster: SlurmCluster) -> Pipeline:
     accounting database needs (job states from squeue) and quick status checks; under `timeout -k`, since a
     Snakemake waiting on a job that never ends does not stop on SIGTERM alone."""
     scratch_copy(workdir, part=True)
-    cmd = ["timeout", "-k", "30", "2400", "snakemake", "--workflow-profile", "workflow/profiles/slurm",
+    cmd = ["timeout", "-k", "30", "2400", "snakemake", "--workflow-profile", "profiles/slurm",
            "--slurm-status-command", "squeue", "--slurm-init-seconds-before-status-checks", "2"]
     return Pipeline("slurm", workdir, [cmd], env=cluster.env, timeout=2500, nice=cluster.nice)
 

@@ -1,4 +1,4 @@
-"""The SLURM profile (workflow/profiles/slurm) against a real one-node SLURM cluster with two fake GPUs
+"""The SLURM profile (profiles/slurm) against a real one-node SLURM cluster with two fake GPUs
 (tests/cluster/local_slurm.sh): the tiny preset runs through it to the report, one training job is requeued in
 the middle of its training (SIGTERM, as when SLURM pre-empts a job) and resumes from its checkpoint, and the
 tables come out byte for byte as on one machine. Also: what the profile asks a cluster for at paper scale."""
@@ -67,7 +67,7 @@ def test_a_training_job_requeued_mid_training_resumes_from_its_checkpoint(tiny_r
 
 def test_a_dry_run_at_paper_scale_lists_every_job_with_what_it_asks_the_cluster_for():
     required.module("snakemake_executor_plugin_slurm")
-    out = run(["snakemake", "-n", "--workflow-profile", "workflow/profiles/slurm", "--config", "preset=paper"],
+    out = run(["snakemake", "-n", "--workflow-profile", "profiles/slurm", "--config", "preset=paper"],
               ROOT, timeout=300).stdout
     blocks = [b for b in out.split("\n\n") if re.search(r"^(local)?rule \w+:", b, re.M)]
     rules = {}

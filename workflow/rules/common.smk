@@ -7,7 +7,7 @@ def cluster_resources(kind):
     memory in MB, wall time in minutes), plus the site's partition and account from the environment when set:
     NMT_SLURM_PARTITION (every job), NMT_SLURM_GPU_PARTITION (jobs with GPUs, if they go elsewhere),
     NMT_SLURM_ACCOUNT. Resources mean nothing to a run on one machine unless it limits them (--resources gpu=1:
-    workflow/profiles/local)."""
+    profiles/local)."""
     spec = (config.get("cluster") or {}).get(kind)
     if not spec:
         return {}
@@ -33,7 +33,7 @@ def device_option(resources):
     """What the nmt commands of a job with these resources add to say where they compute: " --device cpu" when
     the job holds no GPU, since without --device nmt computes on a free GPU whenever CUDA is available
     (nmt/devices.py) and a job must never take one outside the `gpu` resource that Snakemake counts
-    (workflow/profiles/local) and a cluster grants; nothing when it holds one (nmt then claims a GPU that no other
+    (profiles/local) and a cluster grants; nothing when it holds one (nmt then claims a GPU that no other
     nmt job uses). A rule's shell command is its text plus this, so a job with a GPU runs the command it always
     did (a changed command would make Snakemake rerun it: e.g. retrain every system)."""
     return "" if resources.get("gpu") else " --device cpu"
