@@ -174,14 +174,17 @@ def train(config: dict, data_dir: str | Path, out_dir: str | Path, *, system: st
     set_threads(threads)
     run = TrainingRun(config, Path(data_dir), Path(out_dir), system=system, device=pick_device(device),
                       progress=progress, started=started)
-    with StopRequested() as stop:
-        run.start()  # model.json is written once SIGTERM/SIGUSR1 are caught: from then on a signal ends in a checkpoint
-        while wants_epoch(run.state["epoch"], run.schedule, run.state["metrics"]):
-            if run.limit_reached() and run.state["batch"] == 0:
-                log(f"[{system}] {run.state['updates']} updates: train.max_updates reached")
-                break
-            run.epoch(stop)
-    run.finish()
+    try:
+        with StopRequested() as stop:
+            run.start()  # model.json is written once the signals are caught: from then on a signal ends in a checkpoint
+            while wants_epoch(run.state["epoch"], run.schedule, run.state["metrics"]):
+                if run.limit_reached() and run.state["batch"] == 0:
+                    log(f"[{system}] {run.state['updates']} updates: train.max_updates reached")
+                    break
+                run.epoch(stop)
+        run.finish()
+    finally:  # however it ends (a signal's checkpoint included), the directory is free again
+        run.lock.release()
     return run.state["metrics"]
 
 
@@ -208,32 +211,37 @@ class TrainingRun:
         self.train_src, self.train_tgt = load_split(data_dir / "train.pt")
         self.dev_src, self.dev_tgt = load_split(data_dir / "dev.pt")
         self.guided_weight, self.train_links = guided_links(train_cfg, data_dir, self.train_src, self.train_tgt)
-        # the data read, the directory is ours until the process ends: a second training aimed at it stops here
+        # the data read, the directory is ours until the training ends: a second training aimed at it stops here
         self.lock = DirectoryLock(out_dir, "training")
+        try:
+            torch.manual_seed(self.seed)
+            self.model = model = build_model(model_cfg, len(self.src_vocab), len(self.tgt_vocab))
+            model.init_uniform(train_cfg["init_range"])
+            credit = alignment_credit(model) if self.train_links is not None else None
 
-        torch.manual_seed(self.seed)
-        self.model = model = build_model(model_cfg, len(self.src_vocab), len(self.tgt_vocab))
-        model.init_uniform(train_cfg["init_range"])
-        credit = alignment_credit(model) if self.train_links is not None else None
-
-        # Plain data only (save_checkpoint checks): "rng" (and "cuda_rng" on a GPU) are the generators' ByteTensors.
-        self.state = {"epoch": 1, "batch": 0, "updates": 0, "metrics": [], "loss_sum": 0.0, "tokens": 0,
-                      "elapsed": 0.0, "rng": None, "evaluations": [], "best": None}
-        self.ckpt_path = out_dir / CHECKPOINT
-        ckpt = resumable_checkpoint(self.ckpt_path, self.config, system)
-        if ckpt is None and train_cfg.get("init_from"):
-            copied, fresh = initialise_from(model, train_cfg["init_from"], model_cfg, self.src_vocab, self.tgt_vocab)
-            log(f"[{system}] {len(copied)} parameters from {train_cfg['init_from']}; newly initialised: "
-                f"{', '.join(fresh) or 'none'}")
-        model.to(device)
-        self.params = trainable_parameters(model, train_cfg.get("trainable", "all"))
-        precision, self.precision_why = self._precision(ckpt)
-        self.state["precision"] = precision
-        self.update = TrainingStep(model, self.params, train_cfg, device, guided_weight=self.guided_weight,
-                                   credit=credit, precision=precision)
-        self.optimizer = self.update.optimizer
-        if ckpt is not None:
-            self._resume(ckpt, precision)
+            # Plain data only (save_checkpoint checks): "rng" (and "cuda_rng" on a GPU) are the generators'
+            # ByteTensors.
+            self.state = {"epoch": 1, "batch": 0, "updates": 0, "metrics": [], "loss_sum": 0.0, "tokens": 0,
+                          "elapsed": 0.0, "rng": None, "evaluations": [], "best": None}
+            self.ckpt_path = out_dir / CHECKPOINT
+            ckpt = resumable_checkpoint(self.ckpt_path, self.config, system)
+            if ckpt is None and train_cfg.get("init_from"):
+                copied, fresh = initialise_from(model, train_cfg["init_from"], model_cfg, self.src_vocab,
+                                                self.tgt_vocab)
+                log(f"[{system}] {len(copied)} parameters from {train_cfg['init_from']}; newly initialised: "
+                    f"{', '.join(fresh) or 'none'}")
+            model.to(device)
+            self.params = trainable_parameters(model, train_cfg.get("trainable", "all"))
+            precision, self.precision_why = self._precision(ckpt)
+            self.state["precision"] = precision
+            self.update = TrainingStep(model, self.params, train_cfg, device, guided_weight=self.guided_weight,
+                                       credit=credit, precision=precision)
+            self.optimizer = self.update.optimizer
+            if ckpt is not None:
+                self._resume(ckpt, precision)
+        except BaseException:  # a run that never started holds nothing (a caller in this process may try again)
+            self.lock.release()
+            raise
 
     def _precision(self, ckpt: dict | None) -> tuple[str, str | None]:
         """train.precision with `auto` decided for a CPU (nmt.cpu_precision: measured for this model on this

@@ -81,7 +81,8 @@ def _rows(report: Path, table: str) -> dict[str, dict]:
         return {}
     except json.JSONDecodeError as err:
         raise InputError(f"{path}: invalid JSON: {err}") from None
-    return {r["system"]: r for r in records if isinstance(r, dict) and r.get("system") and r.get("status") == "measured"}
+    return {r["system"]: r for r in records
+            if isinstance(r, dict) and r.get("system") and r.get("status") == "measured"}
 
 
 def compare_tables(run: Path, reference: Path) -> list[NumberComparison]:
@@ -95,7 +96,8 @@ def compare_tables(run: Path, reference: Path) -> list[NumberComparison]:
         for system in [*theirs, *(s for s in mine if s not in theirs)]:
             a, b = mine.get(system), theirs.get(system)
             record = a or b
-            columns = [k[len("ours_"):] for k in record if k.startswith("ours_") and not k.endswith(("_sd", "_bp", "_ratio"))]
+            columns = [k[len("ours_"):] for k in record
+                       if k.startswith("ours_") and not k.endswith(("_sd", "_bp", "_ratio"))]
             for column in columns:
                 value_a = _number(a.get(f"ours_{column}")) if a else None
                 value_b = _number(b.get(f"ours_{column}")) if b else None
