@@ -5,6 +5,8 @@ import json
 import os
 import subprocess
 import sys
+import time
+from pathlib import Path
 
 import pytest
 
@@ -33,6 +35,9 @@ def test_locks_of_a_dead_run_of_this_host_are_taken_over_and_no_others(tmp_path)
 def test_a_live_run_keeps_its_locks(tmp_path):
     live = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)", "snakemake"])
     try:
+        deadline = time.monotonic() + 20  # until the child has replaced its image (a fork still shows pytest's)
+        while b"snakemake" not in Path(f"/proc/{live.pid}/cmdline").read_bytes() and time.monotonic() < deadline:
+            time.sleep(0.01)
         (tmp_path / "locks").mkdir()
         (tmp_path / "locks" / "0.output.lock").write_text("a\n")
         (tmp_path / OWNER).write_text(json.dumps({"pid": live.pid, "host": "here"}))
