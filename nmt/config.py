@@ -21,6 +21,7 @@ from . import eflomal_runner, layout
 from .data.tasks import corpus_for_task, licence_allows
 from .errors import ConfigError
 from .spec.figures import load_figures as parse_figures
+from .spec.schema import yaml_error_line
 from .spec.tables import load_table as parse_table
 
 SCHEMA_PATH = Path(__file__).with_name("spec") / "schemas" / "params.schema.yaml"
@@ -34,7 +35,7 @@ def read_yaml(path: str | Path) -> Any:
     except FileNotFoundError:
         raise ConfigError(f"{path}: no such file") from None
     except yaml.YAMLError as err:
-        raise ConfigError(f"{path}: not valid YAML: {err}") from None
+        raise ConfigError(yaml_error_line(path, err)) from None
 
 
 def deep_merge(base: dict, override: dict) -> dict:
@@ -87,7 +88,11 @@ def merge_preset(params: dict, preset: str | None, root: Path, source: str) -> d
     if not preset_path.exists():
         known = sorted(p.stem for p in presets_dir.glob("*.yaml"))
         raise ConfigError(f"{source}: unknown preset {preset!r}; known presets: {', '.join(known)}")
+    # the defaults on their own first: a bad default that this preset happens to override is still an error
+    validate(params, source)
     overlay = read_yaml(preset_path) or {}
+    if not isinstance(overlay, dict):
+        raise ConfigError(f"{preset_path}: expected a mapping at the top level")
     config = deep_merge(params, overlay)
     config["preset"] = preset
     validate(config, f"{source} + {preset_path}")

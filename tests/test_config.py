@@ -240,3 +240,25 @@ def test_a_checkpoint_written_while_until_flat_existed_still_compares_equal():
     assert cfg.comparable_settings(older) == cfg.comparable_settings(current)
     older["train"]["until_flat"] = {"within": 0.03, "extra_epochs": 3}
     assert cfg.comparable_settings(older) != cfg.comparable_settings(current)
+
+
+def test_a_bad_default_is_an_error_even_where_the_preset_overrides_it(tmp_path):
+    params = yaml.safe_load((ROOT / "params.yaml").read_text())
+    path = write_params(tmp_path, {"train": {"lr": 0.01}},
+                        {"train": {**params["train"], "lr": -1}})  # tiny sets its own lr: the default is still wrong
+    with pytest.raises(cfg.ConfigError, match=r"params\.yaml: bad config key train\.lr: -1 is less than or equal to "
+                                              r"the minimum of 0"):
+        cfg.load_params(path)
+
+
+@pytest.mark.parametrize("text, where, reason", [
+    ("preset: tiny\ntrain: {lr: [1, 2\n", ":3:1: invalid YAML: ", "expected ',' or ']', but got '<stream end>'"),
+    ("preset: tiny\n  model: x\n", ":2:8: invalid YAML: ", "mapping values are not allowed here"),
+])
+def test_a_yaml_error_is_one_line_with_file_line_column_and_reason(tmp_path, text, where, reason):
+    (tmp_path / "params.yaml").write_text(text)
+    done = subprocess.run([sys.executable, "-m", "nmt.cli", "config", "--params", str(tmp_path / "params.yaml")],
+                          capture_output=True, text=True)
+    lines = done.stderr.strip().splitlines()
+    assert done.returncode == 2 and len(lines) == 1, done.stderr
+    assert lines[0].startswith(f"nmt: error: {tmp_path / 'params.yaml'}{where}{reason}"), lines[0]

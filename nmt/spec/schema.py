@@ -32,6 +32,15 @@ def key_path(path) -> str:
     return out
 
 
+def yaml_error_line(path: str | Path, err: yaml.YAMLError) -> str:
+    """A YAML parser's error as one line: the file, the line and column (1-based) and the parser's reason."""
+    mark = getattr(err, "problem_mark", None)
+    problem = getattr(err, "problem", None) or str(err).splitlines()[0]
+    context = getattr(err, "context", None)
+    where = f"{path}:{mark.line + 1}:{mark.column + 1}" if mark is not None else str(path)
+    return f"{where}: invalid YAML: {problem}" + (f" ({context})" if context else "")
+
+
 def read_checked(path: Path, name: str, what: str) -> Any:
     """The YAML file at ``path``, valid against schema ``name``; else a ValueError naming the file (and the key)."""
     try:
@@ -39,7 +48,7 @@ def read_checked(path: Path, name: str, what: str) -> Any:
     except OSError as e:
         raise ValueError(f"{path}: cannot read {what}: {e}") from e
     except yaml.YAMLError as e:
-        raise ValueError(f"{path}: invalid YAML: {e}") from e
+        raise ValueError(yaml_error_line(path, e)) from None
     problem = first_violation(data, name)
     if problem:
         raise ValueError(f"{path}: {problem}")
