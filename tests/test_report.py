@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import csv
+import html
 import json
 import math
 import re
@@ -605,3 +606,20 @@ def test_the_report_describes_the_machine_that_renders_it(rendered):
     assert data["report"]["software"]["python"] in index.read_text()
     assert data["total"] == {"trainings": 3, "timed": 3, "wall_s": 3 * 472.5, "device_hours": 0.39375,
                              "by_device": {"unknown": 0.39375}}
+
+
+def test_the_report_says_what_it_could_not_include_and_keeps_no_stale_figure(tmp_path):
+    """A training without metrics.jsonl loses its curve and a missing benchmark its section: the page says which,
+    with the file it lacked, and an earlier report's speed figures do not stay beside it."""
+    make_results(tmp_path)
+    (tmp_path / "results/demo/synth/models/gone/metrics.jsonl").unlink()
+    out = tmp_path / "report"
+    out.mkdir()
+    (out / "attention_speed.png").write_bytes(b"an earlier report's figure")
+    index, out = do_render(tmp_path)
+    text = re.sub(r"\s+", " ", html.unescape(re.sub(r"<[^>]+>", " ", index.read_text())))
+    assert "Not in this report: 3 parts whose input was not found." in text
+    assert "the learning curve of synth/gone: no results/demo/synth/models/gone/metrics.jsonl" in text
+    assert "the attention speed section: no results/demo/benchmarks/attention.json" in text
+    assert "the monotonic speed section: no results/demo/benchmarks/monotonic.json" in text
+    assert not (out / "attention_speed.png").exists()

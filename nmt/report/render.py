@@ -438,6 +438,7 @@ class _Report:
         self.shown_base = _shown_results_base(results_dir)
         self.sources: dict[str, dict] = {}  # shown path -> {path, sha256, kind}
         self.missing_files: list[str] = []
+        self.not_included: list[str] = []  # what this page could not show, and the file it lacked (said at the top)
         self.system_views: list[dict] = []
         self.seen_systems: set[tuple[str, str]] = set()
         self.seen_ids: set[str] = set()
@@ -566,6 +567,10 @@ class _Report:
                 self.add_source(mfile, "training metrics")
                 if curve_points(mrecords):
                     metrics_files[system] = mfile
+            else:
+                line = f"the learning curve of {pair}/{system}: no {self.shown(mfile)}"
+                if (pair, system) not in self.seen_systems and line not in self.not_included:
+                    self.not_included.append(line)
             model_json = read_json_object(jfile) if jfile.is_file() else None
             if model_json is not None:
                 self.add_source(jfile, "model")
@@ -628,6 +633,8 @@ class _Report:
             if name not in speed:  # a figure of an earlier report whose benchmark is gone
                 for png in pngs:
                     (self.out_dir / png).unlink(missing_ok=True)
+                self.not_included.append(f"the {name} speed section: no "
+                                         f"{self.shown(self.results_dir / 'benchmarks' / f'{name}.json')}")
         return views
 
     def html(self, preset_description: str, table_views: list, figure_views: list, speed_views: list,
@@ -657,6 +664,7 @@ class _Report:
             ctx=cview,
             sources=list(self.sources.values()),
             missing_files=self.missing_files,
+            not_included=self.not_included,
             results_base=self.shown_base,
             dash=DASH,
         )
