@@ -21,15 +21,18 @@ def test_locks_of_a_dead_run_of_this_host_are_taken_over_and_no_others(tmp_path)
                           text=True).stdout.strip()
     (locks / "0.input.lock").write_text("a\n")
     assert take_over_stale_locks(tmp_path, pid=10, host="here") is None  # no owner recorded: left alone
-    assert (locks / "0.input.lock").exists() and json.loads((tmp_path / OWNER).read_text()) == {"pid": 10,
-                                                                                                 "host": "here"}
+    assert (locks / "0.input.lock").exists() and not (tmp_path / OWNER).exists()
     (tmp_path / OWNER).write_text(json.dumps({"pid": int(dead), "host": "elsewhere"}))
     assert take_over_stale_locks(tmp_path, pid=11, host="here") is None  # another host's run: left alone
-    assert (locks / "0.input.lock").exists()
+    assert (locks / "0.input.lock").exists() and json.loads((tmp_path / OWNER).read_text())["host"] == "elsewhere"
     (tmp_path / OWNER).write_text(json.dumps({"pid": int(dead), "host": "here"}))
     said = take_over_stale_locks(tmp_path, pid=12, host="here")
     assert said == f"removed 1 Snakemake lock(s) left in {locks} by a run that was killed (pid {dead} on here)"
     assert not list(locks.iterdir()) and json.loads((tmp_path / OWNER).read_text())["pid"] == 12
+    # a run that ends leaves no locks: the next run records itself, whoever held the directory before
+    (tmp_path / OWNER).write_text(json.dumps({"pid": int(dead), "host": "elsewhere"}))
+    assert take_over_stale_locks(tmp_path, pid=13, host="here") is None
+    assert json.loads((tmp_path / OWNER).read_text()) == {"pid": 13, "host": "here"}
 
 
 def test_a_live_run_keeps_its_locks(tmp_path):

@@ -6,7 +6,7 @@ with SIGKILL (or a lost machine) leaves them, and every later run stops with "Di
 lock files do not say who holds them, so the Snakefile records the main Snakemake process of each run here
 (``.snakemake/nmt-owner.json``: host and pid) before Snakemake takes its locks. A later run removes the locks only
 when that owner ran on this host and is gone; locks of a live run, of another host (a shared file system) or of a
-run that recorded no owner are left alone, and Snakemake then refuses as it always does.
+run that recorded no owner are left alone (and the owner with them), and Snakemake then refuses as it always does.
 """
 from __future__ import annotations
 
@@ -49,7 +49,9 @@ def take_over_stale_locks(snakemake_dir: str | Path, pid: int | None = None, hos
     stale = [f for f in locks.glob("*.lock")] if locks.is_dir() else []
     if previous is not None and previous != pid and previous_host == host and _alive(previous):
         return None  # another run of this directory is going on: Snakemake's own lock check speaks
-    if stale and previous is not None and previous_host == host:
+    if stale and previous_host != host:
+        return None  # locks of a run that recorded no owner, or of another host's: nothing here can tell if it lives
+    if stale:
         for lock in stale:
             lock.unlink(missing_ok=True)
         said = (f"removed {len(stale)} Snakemake lock(s) left in {locks} by a run that was killed "
