@@ -26,6 +26,9 @@ started=$(date +%s)
   python3 -c 'import torch; print("torch", torch.__version__, "cuda", torch.version.cuda, torch.cuda.get_device_name())'
   nproc; } >> "$summary" 2>&1
 
+# The rules call `nmt` and Snakemake runs them: the scripts of the Python that holds torch come first on PATH.
+PATH="$(dirname "$(python3 -c 'import sys; print(sys.executable)')"):$PATH"
+export PATH
 if ! python3 -c 'import snakemake, sacremoses, eflomal, nmt' 2>/dev/null; then
     python3 -m pip install --quiet --no-index --find-links .gpu-carry/wheels --no-build-isolation \
         .gpu-carry/wheels/eflomal-*.tar.gz 'snakemake>=8.20,<10' -e . > "$out/install.log" 2>&1 \
