@@ -3,6 +3,7 @@
 # systems to train come from the preset's table files (workflow/tables/*.yaml), never from a list here.
 from pathlib import Path
 
+from snakemake.logging import logger
 from snakemake.utils import min_version
 
 from nmt import config as nmtcfg
@@ -10,7 +11,6 @@ from nmt import layout
 from nmt.align.statistical import aligner_label
 from nmt.pipeline import plan as nmtplan
 from nmt.pipeline import snakemake_locks as nmt_locks
-from snakemake.logging import logger
 
 min_version("8.0")
 

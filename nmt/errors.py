@@ -7,6 +7,13 @@ It depends on nothing, so that every layer may raise one."""
 from __future__ import annotations
 
 
+def first_line(err: object, limit: int = 160) -> str:
+    """The first non-blank line of an error's text, shortened to ``limit`` characters: what a one-line message
+    quotes of a library's (often many-line) error."""
+    line = next((ln.strip() for ln in str(err).splitlines() if ln.strip()), "")
+    return line if len(line) <= limit else line[: limit - 3] + "..."
+
+
 class UserError(Exception):
     """Bad input, not a bug: the message says which file, line or key, and what is wrong with it."""
 

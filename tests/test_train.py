@@ -142,23 +142,38 @@ def test_seeded_runs_are_identical_and_sigkill_resume_equals_uninterrupted(works
     assert_same_run(reference, final_state(out))
 
 
-def test_sigterm_writes_a_mid_epoch_checkpoint_and_resumes_exactly(workspace):
-    root, preset = workspace
-    subprocess.run(train_cmd(root, preset, root / "ref"), check=True, capture_output=True)
-    out = root / "term"
+def reference_run(root, preset):
+    """The uninterrupted training (root/ref) the interrupted ones are compared with, trained once."""
+    if not (root / "ref" / "model.pt").exists():
+        subprocess.run(train_cmd(root, preset, root / "ref"), check=True, capture_output=True)
+    return final_state(root / "ref")
+
+
+def started_training(root, preset, out):
+    """`nmt train` into `out`, returned once model.json is there: its signal handlers and its directory's lock are
+    in place (an epoch of this corpus takes a fraction of a second, so waiting longer could miss the training)."""
     proc = subprocess.Popen(train_cmd(root, preset, out), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     while proc.poll() is None and not (out / "model.json").exists():
         time.sleep(0.02)
-    # model.json appears once the signal handlers are in place; the first update then sees the request (an
-    # epoch of this corpus takes a fraction of a second, so waiting longer could miss the training)
-    proc.send_signal(signal.SIGTERM)
+    return proc
+
+
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT])  # SLURM's stop; Ctrl-C
+def test_a_signal_writes_a_mid_epoch_checkpoint_says_one_line_and_resumes_exactly(workspace, sig):
+    root, preset = workspace
+    reference = reference_run(root, preset)
+    out = root / f"stopped-{sig.name}"
+    proc = started_training(root, preset, out)
+    proc.send_signal(sig)  # the first update sees the request
     _, err = proc.communicate(timeout=60)
-    assert proc.returncode == 128 + signal.SIGTERM, err.decode()
+    assert proc.returncode == 128 + sig, err.decode()
+    assert "Traceback" not in err.decode() and "KeyboardInterrupt" not in err.decode()
+    assert f"signal {int(sig)}: checkpoint written to" in err.decode()
     state = load_checkpoint(out / "checkpoint.pt")["state"]
     assert state["batch"] > 0 or state["epoch"] > 1
     result = subprocess.run(train_cmd(root, preset, out), check=True, capture_output=True, text=True)
     assert "resuming from" in result.stderr
-    assert_same_run(final_state(root / "ref"), final_state(out))
+    assert_same_run(reference, final_state(out))
 
 
 def test_model_json_records_the_environment_and_the_wall_time(workspace, tmp_path):
@@ -188,9 +203,7 @@ def test_a_killed_and_resumed_training_sums_every_processs_wall_time(workspace):
     root, preset = workspace
     subprocess.run(train_cmd(root, preset, root / "wall_ref"), check=True, capture_output=True)
     out = root / "wall"
-    proc = subprocess.Popen(train_cmd(root, preset, out), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    while proc.poll() is None and not (out / "model.json").exists():
-        time.sleep(0.02)
+    proc = started_training(root, preset, out)
     proc.send_signal(signal.SIGTERM)
     _, err = proc.communicate(timeout=60)
     assert proc.returncode == 128 + signal.SIGTERM, err.decode()
@@ -373,32 +386,11 @@ def test_keep_best_keeps_the_best_evaluation_and_a_killed_run_resumes_to_it(work
     assert (out / "evaluations.jsonl").read_text() == (root / "best" / "evaluations.jsonl").read_text()
 
 
-def test_ctrl_c_checkpoints_like_sigterm_says_one_line_and_resumes_exactly(workspace):
-    root, preset = workspace
-    if not (root / "ref" / "model.pt").exists():
-        subprocess.run(train_cmd(root, preset, root / "ref"), check=True, capture_output=True)
-    out = root / "interrupted"
-    proc = subprocess.Popen(train_cmd(root, preset, out), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    while proc.poll() is None and not (out / "model.json").exists():
-        time.sleep(0.02)
-    proc.send_signal(signal.SIGINT)
-    _, err = proc.communicate(timeout=60)
-    assert proc.returncode == 128 + signal.SIGINT, err.decode()
-    assert "Traceback" not in err.decode() and "KeyboardInterrupt" not in err.decode()
-    assert f"signal {int(signal.SIGINT)}: checkpoint written to" in err.decode()
-    result = subprocess.run(train_cmd(root, preset, out), check=True, capture_output=True, text=True)
-    assert "resuming from" in result.stderr
-    assert_same_run(final_state(root / "ref"), final_state(out))
-
-
 def test_a_second_training_into_the_same_directory_stops_at_once_and_the_first_finishes(workspace):
     root, preset = workspace
-    if not (root / "ref" / "model.pt").exists():
-        subprocess.run(train_cmd(root, preset, root / "ref"), check=True, capture_output=True)
+    reference = reference_run(root, preset)
     out = root / "shared"
-    first = subprocess.Popen(train_cmd(root, preset, out), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    while first.poll() is None and not (out / "model.json").exists():
-        time.sleep(0.02)
+    first = started_training(root, preset, out)
     first.send_signal(signal.SIGSTOP)  # paused, still holding its directory: the second starts while it trains
     try:
         second = subprocess.run(train_cmd(root, preset, out), capture_output=True, text=True, timeout=60)
@@ -409,10 +401,10 @@ def test_a_second_training_into_the_same_directory_stops_at_once_and_the_first_f
     assert lines[0] == (f"nmt: error: {out}: another training is writing here (pid {first.pid} on "
                         f"{socket.gethostname()}); wait for it to end or stop it, then run this again")
     assert first.wait(timeout=120) == 0
-    assert_same_run(final_state(root / "ref"), final_state(out))
+    assert_same_run(reference, final_state(out))
     # a lock left by a killed training holds nothing: the next one takes it over
     again = root / "killed"
     kill_when(train_cmd(root, preset, again), lambda: (again / "model.json").exists())
     assert (again / ".lock").exists()
     subprocess.run(train_cmd(root, preset, again), check=True, capture_output=True)
-    assert_same_run(final_state(root / "ref"), final_state(again))
+    assert_same_run(reference, final_state(again))

@@ -12,7 +12,7 @@ import traceback
 from pathlib import Path
 
 from .. import config as cfg
-from .. import eflomal_runner
+from .. import eflomal_runner, layout
 from ..data.tasks import data_task
 from ..data.text import write_json_atomic
 from ..errors import UserError
@@ -153,7 +153,7 @@ def cmd_seed_targets(args) -> None:
 def cmd_export_run(args) -> None:
     from ..pipeline.export import export_run
     config = load_config(args)
-    results = Path(args.results or f"results/{config['preset']}")
+    results = Path(args.results or layout.path(layout.RESULTS_ROOT, preset=config["preset"]))
     done = export_run(config, Path(args.params).parent, results, Path(args.out), seeds=args.seed, replace=args.replace)
     print(f"{args.out}: {done['copied']} files copied, {done['unchanged']} already there")
 

@@ -20,7 +20,7 @@ from pathlib import Path
 
 import torch
 
-from ..errors import InputError
+from ..errors import InputError, first_line
 from .links import check_links, read_links
 from .text import CorpusError, read_lines, read_parallel, write_atomic, write_lines_atomic, write_text_atomic
 from .vocab import Vocab
@@ -55,8 +55,8 @@ def load_split(path: str | Path) -> tuple[list[list[int]], list[list[int]]]:
     except (FileNotFoundError, IsADirectoryError, PermissionError):
         raise
     except Exception as err:  # torch.load's errors for truncated and foreign files: RuntimeError, EOFError, ...
-        first = str(err).strip().splitlines()[0][:160] if str(err).strip() else type(err).__name__
-        raise InputError(f"{path}: not a split written by nmt data prepare ({first}); {remedy}") from None
+        raise InputError(f"{path}: not a split written by nmt data prepare ({first_line(err) or type(err).__name__}); "
+                         f"{remedy}") from None
 
     def unflat(side: str) -> list[list[int]]:
         try:

@@ -10,8 +10,8 @@ alignment between a source file and its target file.
 from __future__ import annotations
 
 import codecs
-import json
 import errno
+import json
 import os
 import tempfile
 from pathlib import Path

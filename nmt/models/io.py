@@ -28,7 +28,7 @@ from typing import Any
 
 import torch
 
-from ..errors import ConfigError, InputError
+from ..errors import ConfigError, InputError, first_line
 from ..data.text import write_atomic
 from ..data.vocab import Vocab
 from ..devices import pick_device
@@ -84,11 +84,6 @@ def _save(blob: dict, path: Path) -> None:
 
 
 # -- reading ----------------------------------------------------------------------------------------------------
-def _first_line(text: str, limit: int = 160) -> str:
-    line = next((ln.strip() for ln in str(text).splitlines() if ln.strip()), "")
-    return line if len(line) <= limit else line[: limit - 3] + "..."
-
-
 def read_file(path: str | Path, kind: str, keys: tuple[str, ...], *, context: str = "", remedy: str) -> dict:
     """The dict in a file nmt wrote, read with torch.load(weights_only=True) onto the CPU; `kind` names what it
     should be (e.g. "model file") and `keys` what it must hold. Any failure is one ConfigError line that starts
@@ -105,7 +100,7 @@ def read_file(path: str | Path, kind: str, keys: tuple[str, ...], *, context: st
             blob = torch.load(path, map_location="cpu", weights_only=True)
     except pickle.UnpicklingError as err:
         if "weights only" not in str(err).lower():
-            raise ConfigError(f"{name}: not a readable {kind} ({_first_line(err)}); {remedy}") from None
+            raise ConfigError(f"{name}: not a readable {kind} ({first_line(err)}); {remedy}") from None
         found = re.search(r"GLOBAL ([\w.]+)", str(err))
         what = f"a pickled {found.group(1)}" if found else "pickled Python objects"
         raise ConfigError(f"{name}: refused: it holds {what} (written by other software or an older nmt), and "
@@ -116,7 +111,7 @@ def read_file(path: str | Path, kind: str, keys: tuple[str, ...], *, context: st
     except PermissionError as err:
         raise ConfigError(f"{name}: cannot be read ({err.strerror or err})") from None
     except Exception as err:  # torch.load's errors for truncated and foreign files: RuntimeError, EOFError, OSError..
-        detail = type(err).__name__ + (f": {_first_line(err)}" if _first_line(err) else "")
+        detail = type(err).__name__ + (f": {first_line(err)}" if first_line(err) else "")
         raise ConfigError(f"{name}: not a readable {kind} (truncated, corrupt or not written by nmt train: "
                           f"{detail}); {remedy}") from None
     missing = [key for key in keys if not isinstance(blob, dict) or key not in blob]
@@ -156,11 +151,11 @@ def load_model(path: str | Path, device: str | torch.device | None = None):
     except KeyError as err:  # a model_config written by other software, or edited by hand
         raise ConfigError(f"{path}: its model_config has no {err.args[0]!r}; {MODEL_REMEDY}") from None
     except (TypeError, ValueError, AttributeError) as err:
-        raise ConfigError(f"{path}: its model_config cannot be built ({_first_line(err)}); {MODEL_REMEDY}") from None
+        raise ConfigError(f"{path}: its model_config cannot be built ({first_line(err)}); {MODEL_REMEDY}") from None
     try:
         model.load_state_dict(blob["model"])
     except RuntimeError as err:  # parameters that do not fit the architecture its model_config describes
-        raise ConfigError(f"{path}: its parameters do not match its model_config ({_first_line(err)}); "
+        raise ConfigError(f"{path}: its parameters do not match its model_config ({first_line(err)}); "
                           f"{MODEL_REMEDY}") from None
     model.source_path = str(path)  # named by errors, e.g. a target foresight model asked to translate
     model.to(dev).eval()

@@ -46,7 +46,7 @@ def take_over_stale_locks(snakemake_dir: str | Path, pid: int | None = None, hos
         previous, previous_host = int(owner["pid"]), str(owner["host"])
     except (OSError, ValueError, KeyError, TypeError):
         previous = previous_host = None
-    stale = [f for f in locks.glob("*.lock")] if locks.is_dir() else []
+    stale = list(locks.glob("*.lock")) if locks.is_dir() else []
     if previous is not None and previous != pid and previous_host == host and _alive(previous):
         return None  # another run of this directory is going on: Snakemake's own lock check speaks
     if stale and previous_host != host:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import math
+from collections import Counter
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
@@ -20,6 +21,7 @@ from .tables import read_json_object
 
 WITHIN, DIFFERS, NO_SPREAD, ONLY_RUN, ONLY_REFERENCE = "within", "differs", "no spread", "only in run", \
     "only in reference"
+STATUSES = (WITHIN, DIFFERS, NO_SPREAD, ONLY_RUN, ONLY_REFERENCE)
 BAND = 2.0  # standard errors of the difference: about 95%
 
 
@@ -143,11 +145,15 @@ def compare_claims(run: Path, reference: Path) -> list[ClaimComparison]:
 def compare(run: Path, reference: Path) -> dict:
     """Both comparisons and their counts, as JSON-ready data."""
     numbers, claims = compare_tables(Path(run), Path(reference)), compare_claims(Path(run), Path(reference))
-    count = lambda items: {s: sum(i.status == s for i in items) for s in  # noqa: E731
-                           (WITHIN, DIFFERS, NO_SPREAD, ONLY_RUN, ONLY_REFERENCE) if any(i.status == s for i in items)}
     return {"run": str(run), "reference": str(reference), "rule": f"|a - b| > {BAND:g} s sqrt(1/n_a + 1/n_b)",
             "numbers": [asdict(n) for n in numbers], "claims": [asdict(c) for c in claims],
-            "counts": {"numbers": count(numbers), "claims": count(claims)}}
+            "counts": {"numbers": _counts(numbers), "claims": _counts(claims)}}
+
+
+def _counts(items: list) -> dict[str, int]:
+    """{status: how many}, in the order of STATUSES, of the statuses that occur."""
+    found = Counter(item.status for item in items)
+    return {status: found[status] for status in STATUSES if found[status]}
 
 
 def _fmt(value: float | None, digits: int = 2) -> str:

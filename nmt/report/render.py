@@ -568,9 +568,8 @@ class _Report:
                 if curve_points(mrecords):
                     metrics_files[system] = mfile
             else:
-                line = f"the learning curve of {pair}/{system}: no {self.shown(mfile)}"
-                if (pair, system) not in self.seen_systems and line not in self.not_included:
-                    self.not_included.append(line)
+                if (pair, system) not in self.seen_systems:  # said once, by the first table that shows it
+                    self.not_included.append(f"the learning curve of {pair}/{system}: no {self.shown(mfile)}")
             model_json = read_json_object(jfile) if jfile.is_file() else None
             if model_json is not None:
                 self.add_source(jfile, "model")
