@@ -4,8 +4,8 @@ Why measured, not assumed: bf16 autocast pays on a CPU only where the processor 
 AVX512-BF16 or AMX, Arm's BF16) and the model's products are large enough to outweigh autocast's casts. On the
 development VM of 2026-11-26 (AMD EPYC with AVX512-BF16) the small preset's 2x256 global (general) + feed model
 updated 1.35x faster in bf16 than in fp32, while the tiny preset's 1x32 models were four times slower; on an
-AVX512-BF16 Xeon without AMX bf16 was no faster at all (README, "Training speed"). So `auto` times a few updates of
-the model itself, fp32 and bf16 in turn on random batches of its batch size and sentence length
+AVX512-BF16 Xeon without AMX bf16 was no faster at all (docs/benchmarks.md, "Training speed"). So `auto` times a
+few updates of the model itself, fp32 and bf16 in turn on random batches of its batch size and sentence length
 (nmt.update_timing), and takes bf16 when it is at least MARGIN times as fast. The updates are timed in this
 process's CPU time, not wall time: a training measures while other jobs share the machine (the demo runs two at a
 time on 2 cores), and in wall time the other jobs' bursts decided it. On 2026-11-26 the demo's RNNsearch measured

@@ -35,10 +35,10 @@ batches of several shapes; a graphed `nmt train` resumes after SIGKILL to identi
 to end with graphs (10 of its 30 trainings graphed); graphed trainings end at the dev perplexity of ungraphed ones
 within the seeds' spread (benchmarks/cuda-graphs-seeds.sh); the paper preset's graphed 4x1000 models ran at 1.4-2.3x
 the ungraphed rates of an earlier run on the same card (global (general) + feed 86.0K target tokens/s against 46.7K;
-README, "Training speed"). The first run with graphs found local-p concat's capture failing ("operation failed due
-to a previous error during capture", cause not found: local-p is left out) and illegal memory accesses, traced to the
-fused loss's shared scratch buffer being captured by a graph and freed later (fixed in nmt.models.fused_loss; none
-since).
+docs/benchmarks.md, "Training speed"). The first run with graphs found local-p concat's capture failing ("operation
+failed due to a previous error during capture", cause not found: local-p is left out) and illegal memory accesses,
+traced to the fused loss's shared scratch buffer being captured by a graph and freed later (fixed in
+nmt.models.fused_loss; none since).
 """
 from __future__ import annotations
 
