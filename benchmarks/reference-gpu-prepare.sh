@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # What benchmarks/reference-gpu.sh needs on the GPU machine and cannot fetch there (it reaches no network), put in
-# .gpu-carry/ (ignored by git) for the device tool to carry:
+# .gpu-carry/ for the device tool to carry (ignored by .gitignore, so that the runs there record a clean tree):
 #   .gpu-carry/wheels   the Python packages its image lacks (Snakemake and its dependencies, sacremoses, pooch,
 #                       jsonschema: wheels for its Python 3.12; eflomal as its source, built there); torch is
 #                       the machine's own CUDA build
@@ -12,7 +12,6 @@ cd "$(dirname "$0")/.."
 carry=.gpu-carry
 python=${PYTHON:-python3}
 rm -rf "$carry/wheels" && mkdir -p "$carry/wheels" "$carry/data"
-grep -qx "/$carry/" .git/info/exclude 2>/dev/null || echo "/$carry/" >> .git/info/exclude
 
 # connection_pool (a Snakemake dependency) is published as source only: a pure-Python wheel of it first.
 "$python" -m pip download --quiet --no-deps -d "$carry/src" connection_pool
