@@ -53,8 +53,10 @@ def _check_lengths(hyps: Sequence[str], refs: Sequence[str]) -> None:
 
 def bleu_metric(tokenize: str) -> BLEU:
     """sacreBLEU's BLEU as every score here is computed: one reference, case-sensitive, ``exp`` smoothing, no
-    effective order; ``tokenize`` 'none' (tokenised text as it is) or '13a'."""
-    return BLEU(tokenize=tokenize, smooth_method="exp", effective_order=False, lowercase=False)
+    effective order; ``tokenize`` 'none' (tokenised text as it is) or '13a'. With 'none' the text is tokenised on
+    purpose, so sacreBLEU's warning about tokenised input (``force``) is off."""
+    return BLEU(tokenize=tokenize, smooth_method="exp", effective_order=False, lowercase=False,
+                force=tokenize == "none")
 
 
 def _bleu_score(hyps: Sequence[str], refs: Sequence[str], tokenize: str) -> tuple[BLEUScore, str]:
