@@ -9,7 +9,7 @@ import pytest
 import torch
 
 from nmt import config as cfg
-from nmt.bench.estimate import estimate, measure_throughput, preset_systems, training_size
+from nmt.bench.estimate import estimate, format_estimate, measure_throughput, preset_systems, training_size
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -65,16 +65,46 @@ def test_size_comes_from_the_preset_until_the_data_is_prepared(tmp_path):
     assert training_size(tiny_config(), "en-de", tmp_path)["pairs"] == 10
 
 
-def test_a_measurement_of_another_model_is_refused(tmp_path):
+def test_a_measurement_of_another_model_is_not_used(tmp_path):
     write_prep(tmp_path, 10, 100)
     config = tiny_config()
     bench = {"preset": "tiny", "device": "t", "device_type": "cpu", "torch": "x", "date": "d",
              "measurements": {s["key"]: {"tgt_tokens_per_s": 1.0} for s in preset_systems(config, ROOT, tmp_path)}}
-    config["model"]["hidden"] *= 2
+    config["model"]["hidden"] *= 2  # the Luong systems' size; RNNsearch has its recipe's
+    rows = {(r["task"], r["system"]): r for r in estimate(config, ROOT, tmp_path, bench)["rows"]}
+    assert rows[("en-de", "global_location_feed")]["hours"] is None
+    assert rows[("de-en", "rnnsearch")]["hours"] is not None
+    for task in ("en-de", "de-en", "en-vi"):  # other vocabularies: no system is measured any more
+        (tmp_path / task / "prepared" / "prep.json").unlink()
+        (tmp_path / task / "prepared").rmdir()
+    write_prep(tmp_path, 10, 100, src_vocab=204)
     with pytest.raises(cfg.ConfigError, match="changed since the throughput was measured"):
-        estimate(config, ROOT, tmp_path, bench)
+        estimate(tiny_config(), ROOT, tmp_path, bench)
     with pytest.raises(cfg.ConfigError, match="measured for preset 'tiny', not 'demo'"):
         estimate(cfg.load_params(ROOT / "params.yaml", "demo"), ROOT, tmp_path, bench)
+
+
+def test_systems_left_unmeasured_are_named_and_kept_out_of_every_total(tmp_path):
+    write_prep(tmp_path, sentences=1000, tgt_tokens=9000)
+    config = tiny_config()
+    systems = preset_systems(config, ROOT, tmp_path)
+    measured_key = next(s["key"] for s in systems if s["system"] == "global_location_feed")
+    bench = {"preset": "tiny", "device": "test", "device_type": "cuda", "torch": "x", "date": "d",
+             "measurements": {measured_key: {"tgt_tokens_per_s": 2.5}}}
+    result = estimate(config, ROOT, tmp_path, bench)
+    measured = [r for r in result["rows"] if r["hours"] is not None]
+    assert {(r["task"], r["system"]) for r in measured} == {(s["task"], s["system"]) for s in systems
+                                                            if s["key"] == measured_key}
+    assert result["measured_systems"] == len(measured) < result["systems"]
+    assert result["total_hours"] == pytest.approx(sum(r["hours"] for r in measured))
+    by_table = {t["table"]: t for t in result["tables"]}
+    for table, entry in by_table.items():
+        rows = [r for r in result["rows"] if r["table"] == table]
+        assert entry["runs"] == len(rows) and entry["measured"] == sum(r["hours"] is not None for r in rows)
+        assert entry["hours"] == pytest.approx(sum(r["hours"] or 0 for r in rows))
+    text = format_estimate(result)
+    assert f"for the {len(measured)} measured, {result['systems'] - len(measured)} not measured" in text
+    assert any(line.startswith("en-de/base ") and line.endswith("not measured") for line in text.splitlines())
 
 
 def test_throughput_is_measured_with_real_training_updates():

@@ -89,8 +89,8 @@ def preset_systems(config: dict, root: str | Path, data_root: str | Path | None,
             resolved = cfg.system_config(config, table, system, table_path)
             resolved["train"].update(train_overrides or {})
             epochs = schedule_of(resolved["train"], resolved["model"]["dropout"]).epochs
-            out.append({"task": task, "system": system, "epochs": epochs, "size": size, "resolved": resolved,
-                        "key": cost_key(resolved, size)})
+            out.append({"task": task, "system": system, "table": Path(table_path).stem, "epochs": epochs,
+                        "size": size, "resolved": resolved, "key": cost_key(resolved, size)})
     return out
 
 
@@ -242,38 +242,57 @@ def bench_train(config: dict, root: str | Path, data_root: str | Path | None, *,
 
 
 def estimate(config: dict, root: str | Path, data_root: str | Path | None, bench: dict) -> dict:
-    """Hours per system and in total, from a `bench_train` result for the same preset."""
+    """Hours per system, per table (the table that trains it) and in total, from a `bench_train` result for the same
+    preset. A system whose cost was not measured (`nmt bench train --systems` left it out, or its model or data size
+    changed since) has hours None and is counted apart: no total includes a figure that was not measured."""
     if bench.get("preset") != config["preset"]:
         raise cfg.ConfigError(f"the throughput file was measured for preset {bench.get('preset')!r}, "
                               f"not {config['preset']!r}")
     rows = []
     for entry in preset_systems(config, root, data_root):
         measured = bench["measurements"].get(entry["key"])
-        if measured is None:
-            raise cfg.ConfigError(f"{entry['task']}/{entry['system']}: its model or data size changed since the "
-                                  f"throughput was measured; run `nmt bench train --preset {config['preset']}` again")
         size = entry["size"]
         tokens = size["tgt_words"] + size["pairs"]  # + one </s> per sentence, as training counts them
-        per_s = measured.get("tokens_per_s", measured.get("tgt_tokens_per_s"))
-        hours = entry["epochs"] * tokens / per_s / 3600
-        rows.append({"task": entry["task"], "system": entry["system"], "epochs": entry["epochs"],
-                     "train_pairs": size["pairs"], "tgt_tokens_per_epoch": tokens,
-                     "tgt_tokens_per_s": per_s, "hours": hours, "size_source": size["source"]})
+        per_s = None if measured is None else measured.get("tokens_per_s", measured.get("tgt_tokens_per_s"))
+        rows.append({"task": entry["task"], "system": entry["system"], "table": entry["table"],
+                     "epochs": entry["epochs"], "train_pairs": size["pairs"], "tgt_tokens_per_epoch": tokens,
+                     "tgt_tokens_per_s": per_s, "hours": None if per_s is None else entry["epochs"] * tokens / per_s / 3600,
+                     "size_source": size["source"]})
+    if rows and all(r["hours"] is None for r in rows):
+        raise cfg.ConfigError(f"no system of preset {config['preset']!r} has a measurement in the throughput file: "
+                              f"their models or data sizes changed since the throughput was measured; run "
+                              f"`nmt bench train --preset {config['preset']}` again")
+    tables: dict[str, dict] = {}
+    for r in rows:
+        table = tables.setdefault(r["table"], {"table": r["table"], "runs": 0, "measured": 0, "hours": 0.0})
+        table["runs"] += 1
+        if r["hours"] is not None:
+            table["measured"] += 1
+            table["hours"] += r["hours"]
+    measured = [r for r in rows if r["hours"] is not None]
     return {"preset": config["preset"], "device": bench["device"], "device_type": bench["device_type"],
             "measured_on": bench["date"], "torch": bench["torch"], "systems": len(rows),
-            "total_hours": sum(r["hours"] for r in rows), "rows": rows}
+            "measured_systems": len(measured), "total_hours": sum(r["hours"] for r in measured),
+            "tables": list(tables.values()), "rows": rows}
 
 
 def format_estimate(result: dict) -> str:
     unit = "GPU-hours" if result["device_type"] == "cuda" else "CPU-hours"
-    lines = [f"preset {result['preset']}: {result['systems']} systems to train, "
-             f"{result['total_hours']:.3g} {unit} in all (one job at a time on one device)",
-             f"throughput measured by `nmt bench train` on {result['device']}, {result['measured_on']}, "
-             f"torch {result['torch']}", "",
-             f"{'task/system':<44} {'epochs':>6} {'pairs':>10} {'tokens/epoch':>13} {'tok/s':>8} {unit:>10}"]
+    missing = result["systems"] - result["measured_systems"]
+    whole = (f"{result['total_hours']:.3g} {unit} in all" if not missing else
+             f"{result['total_hours']:.3g} {unit} for the {result['measured_systems']} measured, {missing} not measured")
+    lines = [f"preset {result['preset']}: {result['systems']} systems to train, {whole} (one job at a time on one "
+             f"device)", f"throughput measured by `nmt bench train` on {result['device']}, {result['measured_on']}, "
+             f"torch {result['torch']}", "", f"{'table':<44} {'runs':>6} {'measured':>9} {unit:>10}"]
+    for t in result["tables"]:
+        lines.append(f"{t['table']:<44} {t['runs']:>6} {t['measured']:>9} {t['hours']:>10.3g}"
+                     + ("" if t["measured"] == t["runs"] else "  (measured runs only)"))
+    lines += ["", f"{'task/system':<44} {'epochs':>6} {'pairs':>10} {'tokens/epoch':>13} {'tok/s':>8} {unit:>10}"]
     for r in result["rows"]:
+        speed, hours = ((f"{r['tgt_tokens_per_s']:>8.0f}", f"{r['hours']:>10.3g}") if r["hours"] is not None
+                        else (f"{'-':>8}", f"{'not measured':>10}"))
         lines.append(f"{r['task'] + '/' + r['system']:<44} {r['epochs']:>6} {r['train_pairs']:>10,} "
-                     f"{r['tgt_tokens_per_epoch']:>13,} {r['tgt_tokens_per_s']:>8.0f} {r['hours']:>10.3g}")
+                     f"{r['tgt_tokens_per_epoch']:>13,} {speed} {hours}")
     sources = sorted({r["size_source"] for r in result["rows"]})
     lines += ["", "training sizes from: " + "; ".join(sources),
               "not included: decoding and scoring (minutes), data download and preparation"]
