@@ -30,6 +30,7 @@ from sacrebleu.metrics.bleu import BLEUScore
 
 from nmt.data.text import PathLike, check_same_sentences, read_lines, read_parallel, write_json_atomic
 from nmt.data.tokenize import detokenize
+from nmt.errors import InputError
 
 BLEU_FIELDS = ("bleu_tok", "bleu_detok", "bleu_tok_unk", "bleu_detok_unk")
 #: What a scores file keeps beside each BLEU field F: ``F_signature``, then sacreBLEU's length diagnostics.
@@ -48,7 +49,7 @@ META_KEYS = ("system", "testset", "preset", "pair")
 
 def _check_lengths(hyps: Sequence[str], refs: Sequence[str]) -> None:
     if len(hyps) != len(refs):
-        raise ValueError(f"{len(hyps)} hypotheses but {len(refs)} references")
+        raise InputError(f"{len(hyps)} hypotheses but {len(refs)} references")
 
 
 def bleu_metric(tokenize: str) -> BLEU:
@@ -118,7 +119,7 @@ def bleu_by_length(hyps: Sequence[str], refs: Sequence[str], srcs: Sequence[str]
     "n_sentences": k, "bleu_tok": score or None when the bucket is empty}``.
     """
     if not (len(hyps) == len(refs) == len(srcs)):
-        raise ValueError(f"{len(hyps)} hypotheses, {len(refs)} references and {len(srcs)} sources: counts differ")
+        raise InputError(f"{len(hyps)} hypotheses, {len(refs)} references and {len(srcs)} sources: counts differ")
     bounds = [int(b) for b in buckets]
     if not bounds or bounds[0] <= 0 or any(a >= b for a, b in zip(bounds, bounds[1:])):
         raise ValueError(f"buckets must be positive and strictly increasing, got {tuple(buckets)}")

@@ -8,6 +8,7 @@ import torch.nn.functional as F
 
 from .data.batches import bucketed_batches, make_batch
 from .data.vocab import PAD_ID
+from .errors import ConfigError
 from .models.fused_loss import linear_cross_entropy
 
 
@@ -40,7 +41,7 @@ def alignment_loss(weights: torch.Tensor, align: torch.Tensor, credit: str = "pr
     if credit == "read":
         weights, align = weights[:, 1:], align[:, :-1]
     elif credit != "predicted":
-        raise ValueError(f"unknown credit rule {credit!r}")
+        raise ConfigError(f"unknown credit rule {credit!r}")
     log_alpha = torch.log(weights.clamp_min(torch.finfo(weights.dtype).tiny))
     return -(align.to(weights.dtype) * log_alpha).sum()
 

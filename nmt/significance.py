@@ -20,12 +20,13 @@ states the method and its assumptions.
 """
 from __future__ import annotations
 
-import os
 import math
+import os
 from typing import Sequence
 
 import numpy as np
 
+from .errors import InputError
 from .evaluate import bleu_metric
 
 DEFAULT_SAMPLES = 1000  # sacreBLEU's default number of bootstrap resamples
@@ -50,7 +51,7 @@ def bleu_statistics(hyps: Sequence[str], refs: Sequence[str], tokenize: str) -> 
     """[n_sentences, k]: sacreBLEU's sufficient statistics of each sentence (hypothesis and reference lengths,
     n-gram matches and totals) for BLEU with ``tokenize`` ('none': the tokenised text as it is; '13a')."""
     if len(hyps) != len(refs):
-        raise ValueError(f"{len(hyps)} hypotheses but {len(refs)} references")
+        raise InputError(f"{len(hyps)} hypotheses but {len(refs)} references")
     return np.asarray(bleu_metric(tokenize)._extract_corpus_statistics(list(hyps), [list(refs)]), dtype=np.int64)
 
 

@@ -83,7 +83,7 @@ def make_optimizer(params, train: dict, device: torch.device | str = "cpu", *, f
         return torch.optim.Adam(params, lr=lr, **fast)
     if name == "adadelta":
         return torch.optim.Adadelta(params, lr=lr, rho=0.95, eps=1e-6, **({"foreach": True} if fused else {}))
-    raise ValueError(f"unknown optimizer {name!r}")
+    raise ConfigError(f"unknown optimizer {name!r}")
 
 
 def clip_gradients(parameters: list[torch.Tensor], max_norm: float, device: torch.device) -> None:

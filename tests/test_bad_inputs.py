@@ -61,6 +61,9 @@ def files(tmp_path_factory) -> Path:
         Vocab(SRC_WORDS).save(root / "badprep" / f"vocab.{side}")
     (root / "badprep" / "train.pt").write_bytes((root / "a.pt").read_bytes()[:200])  # truncated
     (root / "badprep" / "dev.pt").write_bytes(b"not a split")
+    table = (ROOT / "workflow/tables/luong2015_table1.yaml").read_text(encoding="utf-8")
+    (root / "paper_key.yaml").write_text(table.replace("paper: {ppl: 10.6,", "paper: {perplexity: 10.6,", 1))
+    (root / "bogus_score.yaml").write_text(table.replace("score: location", "score: bogus", 1))
     (root / "ref2").write_text("a b .\nc d .\n")
     (root / "raw2").write_text("C d.\nA b.\n")  # the raw reference, in another order
     return root
@@ -70,6 +73,7 @@ ROOT = Path(__file__).resolve().parents[1]
 SCORE = ["align", "score", "--gold", "{d}/gold", "--out", "{d}/out"]
 PREPARE = ["data", "prepare", "--params", str(ROOT / "params.yaml"), "--task", "en-de", "--out", "{d}/out",
            "--splits", "train", "dev", "test"]
+TRAIN = ["train", "--params", str(ROOT / "params.yaml"), "--preset", "tiny"]
 UNK = ["unk", "replace", "--hyp", "{d}/hyp", "--src", "{d}/src", "--dict", "{d}/dict.tsv", "--out", "{d}/out"]
 CASES = {
     "ensemble members with different vocabularies (translate)": (
@@ -125,6 +129,12 @@ CASES = {
         ["evaluate", "--hyp", "{d}/ref2", "--ref", "{d}/ref2", "--lang", "de", "--out", "{d}/src/out", "--system",
          "s", "--testset", "test", "--preset-name", "demo", "--pair", "en-de"],
         "{d}/src: a file where a directory should be"),
+    "a table row whose paper figure is not one of the table's columns": (
+        TRAIN + ["--table", "{d}/paper_key.yaml", "--system", "base", "--data", "{d}/badprep", "--out", "{d}/out"],
+        "{d}/paper_key.yaml: row 5 ('Base'): paper key 'perplexity' is not one of the table's columns"),
+    "a table system with an unknown attention score": (
+        TRAIN + ["--table", "{d}/bogus_score.yaml", "--system", "global_location", "--data", "{d}/badprep",
+                 "--out", "{d}/out"], "{d}/bogus_score.yaml: system global_location: bad config key model.score"),
     "unk replace: files of different lengths": (
         UNK + ["--positions", "{d}/pos_two_lines"], "line counts differ"),
 }

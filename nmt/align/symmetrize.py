@@ -39,6 +39,7 @@ from bisect import insort
 from typing import Iterable, Sequence
 
 from ..data.alignments import DEFAULT_SYMMETRIZE, SYMMETRIZE_METHODS, Link
+from ..errors import ConfigError, InputError
 
 METHODS = SYMMETRIZE_METHODS
 
@@ -139,14 +140,14 @@ def symmetrize(forward: Iterable[Link], reverse: Iterable[Link], method: str = D
             _final(current, src_covered, tgt_covered, forward, both)
             _final(current, src_covered, tgt_covered, reverse, both)
         return current
-    raise ValueError(f"unknown symmetrisation method {method!r} (known: {', '.join(METHODS)})")
+    raise ConfigError(f"unknown symmetrisation method {method!r} (known: {', '.join(METHODS)})")
 
 
 def symmetrize_corpus(forward: Sequence[Iterable[Link]], reverse: Sequence[Iterable[Link]],
                       method: str = DEFAULT_SYMMETRIZE) -> list[set[Link]]:
     """`symmetrize` sentence by sentence; both directions must have the same number of sentences."""
     if len(forward) != len(reverse):
-        raise ValueError(f"{len(forward)} sentences of forward links but {len(reverse)} of reverse links")
+        raise InputError(f"{len(forward)} sentences of forward links but {len(reverse)} of reverse links")
     if method not in METHODS:
-        raise ValueError(f"unknown symmetrisation method {method!r} (known: {', '.join(METHODS)})")
+        raise ConfigError(f"unknown symmetrisation method {method!r} (known: {', '.join(METHODS)})")
     return [symmetrize(f, r, method) for f, r in zip(forward, reverse)]

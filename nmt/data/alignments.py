@@ -33,6 +33,7 @@ from typing import Callable, Iterable, NamedTuple, Sequence
 
 import numpy as np
 
+from ..errors import ConfigError, InputError
 from .text import CorpusError, read_lines, write_lines_atomic
 
 Link = tuple[int, int]  # (source index, target index), 0-based
@@ -167,7 +168,7 @@ def load_alignments(path: str | Path, fmt: str = "pharaoh", *, reverse: bool = F
         return load_talp(path, reverse=reverse)
     if fmt == "rwth":
         return load_rwth(path, reverse=reverse, skip_negative=skip_negative)
-    raise ValueError(f"unknown alignment format {fmt!r} (known: {', '.join(FORMATS)})")
+    raise ConfigError(f"unknown alignment format {fmt!r} (known: {', '.join(FORMATS)})")
 
 
 def read_pharaoh(path: str | Path, *, reverse: bool = False) -> list[Alignment]:
@@ -201,7 +202,7 @@ def _tokens(item, sure_only: bool, base: int, possible_mark: str, reverse: bool)
     for link in sorted(links):
         i, j = (link[1], link[0]) if reverse else link
         if min(i, j) < 0:
-            raise ValueError(f"link {link[0]}-{link[1]}: negative index")
+            raise InputError(f"link {link[0]}-{link[1]}: negative index")
         out.append(f"{i + base}{'-' if link in alignment.sure else possible_mark}{j + base}")
     return out
 
@@ -253,7 +254,7 @@ def check_lengths(alignments: Sequence[Alignment], src_lengths: Sequence[int], t
     12 out of range (10 source words)")``. Links are quoted 0-based, source first (as stored); `spell` adds the
     file's own spelling of the token, `lines` maps sentence k to its line (default k + 1)."""
     if len(src_lengths) != len(tgt_lengths):
-        raise ValueError(f"{len(src_lengths)} source lengths but {len(tgt_lengths)} target lengths")
+        raise InputError(f"{len(src_lengths)} source lengths but {len(tgt_lengths)} target lengths")
     check_count(alignments, len(src_lengths), path, lines=lines)
     for k, (alignment, n_src, n_tgt) in enumerate(zip(alignments, src_lengths, tgt_lengths)):
         for i, j in sorted(alignment.possible | alignment.sure):
@@ -301,8 +302,8 @@ def links_to_matrix(sure: set[Link], possible: set[Link], src_len: int, tgt_len:
     for links, value in ((possible, POSSIBLE), (sure, SURE)):  # sure last: it wins over possible
         for i, j in links:
             if not 0 <= i < src_len:
-                raise ValueError(f"link {i}-{j}: source index {i} out of range ({src_len} source words)")
+                raise InputError(f"link {i}-{j}: source index {i} out of range ({src_len} source words)")
             if not 0 <= j < tgt_len:
-                raise ValueError(f"link {i}-{j}: target index {j} out of range ({tgt_len} target words)")
+                raise InputError(f"link {i}-{j}: target index {j} out of range ({tgt_len} target words)")
             matrix[j, i] = value
     return matrix

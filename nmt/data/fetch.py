@@ -38,7 +38,7 @@ from typing import Any, Iterator
 
 import yaml
 
-from ..errors import UserError
+from ..errors import ConfigError, UserError
 
 log = logging.getLogger(__name__)
 
@@ -74,7 +74,7 @@ def _construct_mapping(loader: yaml.SafeLoader, node: yaml.MappingNode, deep: bo
     for key_node, _ in node.value:
         key = loader.construct_object(key_node, deep=deep)
         if key in seen:
-            raise ValueError(f"duplicate key {key!r} (line {key_node.start_mark.line + 1})")
+            raise ConfigError(f"duplicate key {key!r} (line {key_node.start_mark.line + 1})")
         seen.add(key)
     return loader.construct_mapping(node, deep=deep)
 
@@ -84,10 +84,10 @@ _UniqueKeyLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG,
 
 def _check_relative(value: Any, where: str, what: str) -> None:
     if not isinstance(value, str) or not value.strip():
-        raise ValueError(f"{where}: {what} must be a non-empty string, got {value!r}")
+        raise ConfigError(f"{where}: {what} must be a non-empty string, got {value!r}")
     parts = value.replace("\\", "/").split("/")
     if value.startswith(("/", "\\")) or re.match(r"^[A-Za-z]:", value) or ".." in parts or "" in parts:
-        raise ValueError(f"{where}: {what} {value!r} must be a relative path inside the directory "
+        raise ConfigError(f"{where}: {what} {value!r} must be a relative path inside the directory "
                          "(no leading '/', no '..', no empty parts)")
 
 
@@ -96,54 +96,54 @@ def _validate_sacrebleu(where: str, entry: dict) -> None:
     the upstream archive by md5 and extracts the plain text from the SGML); ``url`` names that archive."""
     sb = entry["sacrebleu"]
     if not isinstance(sb, dict) or set(sb) != _SACREBLEU_KEYS:
-        raise ValueError(f"{where}: sacrebleu must be a mapping with exactly {', '.join(sorted(_SACREBLEU_KEYS))}, "
+        raise ConfigError(f"{where}: sacrebleu must be a mapping with exactly {', '.join(sorted(_SACREBLEU_KEYS))}, "
                          f"got {sb!r}")
     if sb["side"] not in ("src", "ref"):
-        raise ValueError(f"{where}: sacrebleu.side must be src or ref, got {sb['side']!r}")
+        raise ConfigError(f"{where}: sacrebleu.side must be src or ref, got {sb['side']!r}")
     if entry.get("compression") is not None:
-        raise ValueError(f"{where}: a sacrebleu file takes no compression (sacreBLEU extracts it)")
+        raise ConfigError(f"{where}: a sacrebleu file takes no compression (sacreBLEU extracts it)")
 
 
 def _validate_file(where: str, entry: Any) -> dict:
     if not isinstance(entry, dict):
-        raise ValueError(f"{where}: expected a mapping with url, mirror and sha256, got {type(entry).__name__}")
+        raise ConfigError(f"{where}: expected a mapping with url, mirror and sha256, got {type(entry).__name__}")
     unknown = sorted(set(entry) - _FILE_KEYS_REQUIRED - _FILE_KEYS_OPTIONAL)
     if unknown:
-        raise ValueError(f"{where}: unknown key(s) {', '.join(map(repr, unknown))} "
+        raise ConfigError(f"{where}: unknown key(s) {', '.join(map(repr, unknown))} "
                          f"(allowed: {', '.join(sorted(_FILE_KEYS_REQUIRED | _FILE_KEYS_OPTIONAL))})")
     missing = sorted(_FILE_KEYS_REQUIRED - set(entry))
     if missing:
-        raise ValueError(f"{where}: missing key(s) {', '.join(map(repr, missing))} "
+        raise ConfigError(f"{where}: missing key(s) {', '.join(map(repr, missing))} "
                          "(sha256 may be null = record on first download; mirror may be null = no mirror location)")
     url = entry["url"]
     if not isinstance(url, str) or urllib.parse.urlsplit(url).scheme not in _URL_SCHEMES:
-        raise ValueError(f"{where}: url {url!r} must be a string with one of the schemes "
+        raise ConfigError(f"{where}: url {url!r} must be a string with one of the schemes "
                          f"{', '.join(sorted(_URL_SCHEMES))}")
     if entry["mirror"] is not None:
         _check_relative(entry["mirror"], where, "mirror")
     sha = entry["sha256"]
     if sha is not None and not (isinstance(sha, str) and _SHA256.match(sha)):
-        raise ValueError(f"{where}: sha256 {sha!r} is not 64 lowercase hex digits (or null)")
+        raise ConfigError(f"{where}: sha256 {sha!r} is not 64 lowercase hex digits (or null)")
     if "sacrebleu" in entry:
         _validate_sacrebleu(where, entry)
     compression = entry.get("compression")
     if compression not in _COMPRESSIONS:
-        raise ValueError(f"{where}: compression {compression!r} is not one of null, gzip, tar.gz, tar")
+        raise ConfigError(f"{where}: compression {compression!r} is not one of null, gzip, tar.gz, tar")
     member = entry.get("member")
     if compression in ("tar.gz", "tar"):
         if member is None:
-            raise ValueError(f"{where}: compression {compression} needs `member:` (the file's path in the archive)")
+            raise ConfigError(f"{where}: compression {compression} needs `member:` (the file's path in the archive)")
         _check_relative(member, where, "member")
     elif member is not None:
-        raise ValueError(f"{where}: `member:` is only meaningful with compression tar.gz or tar")
+        raise ConfigError(f"{where}: `member:` is only meaningful with compression tar.gz or tar")
     if entry.get("segments") not in (None, "xml"):
-        raise ValueError(f"{where}: segments must be xml (the text of each <seg> element, one per line: WIT3's IWSLT "
+        raise ConfigError(f"{where}: segments must be xml (the text of each <seg> element, one per line: WIT3's IWSLT "
                          f"dev and test files), got {entry['segments']!r}")
     if "lines" in entry and not (isinstance(entry["lines"], int) and entry["lines"] >= 0):
-        raise ValueError(f"{where}: lines must be a non-negative integer, got {entry['lines']!r}")
+        raise ConfigError(f"{where}: lines must be a non-negative integer, got {entry['lines']!r}")
     for key in ("encoding", "notes"):
         if key in entry and not isinstance(entry[key], str):
-            raise ValueError(f"{where}: {key} must be a string, got {entry[key]!r}")
+            raise ConfigError(f"{where}: {key} must be a string, got {entry[key]!r}")
     out = dict(entry)
     out.setdefault("compression", None)
     out.setdefault("member", None)
@@ -152,33 +152,33 @@ def _validate_file(where: str, entry: Any) -> dict:
 
 def _validate_corpus(corpus: Any, spec: Any) -> dict:
     if not isinstance(corpus, str) or not re.match(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$", corpus):
-        raise ValueError(f"corpus name {corpus!r} must be letters, digits, '_', '.' or '-'")
+        raise ConfigError(f"corpus name {corpus!r} must be letters, digits, '_', '.' or '-'")
     if not isinstance(spec, dict):
-        raise ValueError(f"corpus {corpus}: expected a mapping, got {type(spec).__name__}")
+        raise ConfigError(f"corpus {corpus}: expected a mapping, got {type(spec).__name__}")
     unknown = sorted(set(spec) - _CORPUS_KEYS_REQUIRED - _CORPUS_KEYS_OPTIONAL)
     if unknown:
-        raise ValueError(f"corpus {corpus}: unknown key(s) {', '.join(map(repr, unknown))} "
+        raise ConfigError(f"corpus {corpus}: unknown key(s) {', '.join(map(repr, unknown))} "
                          f"(allowed: {', '.join(sorted(_CORPUS_KEYS_REQUIRED | _CORPUS_KEYS_OPTIONAL))})")
     missing = sorted(_CORPUS_KEYS_REQUIRED - set(spec))
     if missing:
-        raise ValueError(f"corpus {corpus}: missing key(s) {', '.join(map(repr, missing))}")
+        raise ConfigError(f"corpus {corpus}: missing key(s) {', '.join(map(repr, missing))}")
     for key in ("description", "licence", "accept_flag", "homepage", "citation", "notes"):
         if key in spec and not (isinstance(spec[key], str) and spec[key].strip()):
-            raise ValueError(f"corpus {corpus}: {key} must be a non-empty string, got {spec[key]!r}")
+            raise ConfigError(f"corpus {corpus}: {key} must be a non-empty string, got {spec[key]!r}")
     languages = spec["languages"]
     if not (isinstance(languages, list) and languages and all(isinstance(x, str) and x for x in languages)):
-        raise ValueError(f"corpus {corpus}: languages must be a non-empty list of language codes, got {languages!r}")
+        raise ConfigError(f"corpus {corpus}: languages must be a non-empty list of language codes, got {languages!r}")
     gated = spec.get("licence_gated", False)
     if not isinstance(gated, bool):
-        raise ValueError(f"corpus {corpus}: licence_gated must be true or false, got {gated!r}")
+        raise ConfigError(f"corpus {corpus}: licence_gated must be true or false, got {gated!r}")
     files = spec["files"]
     if not isinstance(files, dict) or not files:
-        raise ValueError(f"corpus {corpus}: files must be a non-empty mapping of file name -> entry")
+        raise ConfigError(f"corpus {corpus}: files must be a non-empty mapping of file name -> entry")
     checked = {}
     for name, entry in files.items():
         where = f"corpus {corpus}, file {name}"
         if (not isinstance(name, str) or not name or name.startswith(".") or "/" in name or "\\" in name):
-            raise ValueError(f"{where}: the file name must be a plain file name (no '/', not starting with '.')")
+            raise ConfigError(f"{where}: the file name must be a plain file name (no '/', not starting with '.')")
         checked[name] = _validate_file(where, entry)
     out = dict(spec)
     out["licence_gated"] = gated
@@ -197,17 +197,17 @@ def load_registry(path: str | os.PathLike | None = None) -> dict:
     try:
         text = path.read_text(encoding="utf-8")
     except OSError as exc:
-        raise ValueError(f"{path}: cannot read the corpus registry ({exc.strerror or exc})") from None
+        raise ConfigError(f"{path}: cannot read the corpus registry ({exc.strerror or exc})") from None
     try:
         data = yaml.load(text, Loader=_UniqueKeyLoader)
     except (yaml.YAMLError, ValueError) as exc:
-        raise ValueError(f"{path}: not valid YAML: {exc}") from None
+        raise ConfigError(f"{path}: not valid YAML: {exc}") from None
     if not isinstance(data, dict) or not data:
-        raise ValueError(f"{path}: the registry must be a non-empty mapping of corpus name -> entry")
+        raise ConfigError(f"{path}: the registry must be a non-empty mapping of corpus name -> entry")
     try:
         return {corpus: _validate_corpus(corpus, spec) for corpus, spec in data.items()}
     except ValueError as exc:
-        raise ValueError(f"{path}: {exc}") from None
+        raise ConfigError(f"{path}: {exc}") from None
 
 
 def _resolve_registry(registry: dict | str | os.PathLike | None) -> dict:
@@ -241,11 +241,11 @@ def read_checksums(path: str | os.PathLike) -> dict[tuple[str, str], str]:
             continue
         parts = line.rstrip("\r").split("\t")
         if len(parts) != 3 or not _SHA256.match(parts[2]):
-            raise ValueError(f"{path}:{number}: expected 'corpus<TAB>name<TAB>sha256' (64 lowercase hex digits), "
+            raise ConfigError(f"{path}:{number}: expected 'corpus<TAB>name<TAB>sha256' (64 lowercase hex digits), "
                              f"got {line!r}")
         key = (parts[0], parts[1])
         if key in sums and sums[key] != parts[2]:
-            raise ValueError(f"{path}:{number}: {parts[0]}/{parts[1]} is listed twice with different sums")
+            raise ConfigError(f"{path}:{number}: {parts[0]}/{parts[1]} is listed twice with different sums")
         sums[key] = parts[2]
     return sums
 
@@ -458,10 +458,10 @@ def _download_sacrebleu(entry: dict, dest_dir: Path) -> Path:
 
     sb = entry["sacrebleu"]
     if sb["testset"] not in DATASETS:
-        raise ValueError(f"sacreBLEU {_sacrebleu_version()} has no test set {sb['testset']!r}")
+        raise ConfigError(f"sacreBLEU {_sacrebleu_version()} has no test set {sb['testset']!r}")
     dataset = copy.copy(DATASETS[sb["testset"]])
     if sb["langpair"] not in dataset.langpairs:
-        raise ValueError(f"sacreBLEU test set {sb['testset']} has no language pair {sb['langpair']}")
+        raise ConfigError(f"sacreBLEU test set {sb['testset']} has no language pair {sb['langpair']}")
     dataset._outdir = str(dest_dir / DOWNLOAD_DIR / "sacrebleu" / dataset.name)
     dataset._rawdir = os.path.join(dataset._outdir, "raw")
     try:

@@ -72,6 +72,7 @@ from dataclasses import dataclass, field
 from itertools import accumulate
 from pathlib import Path
 
+from ..errors import ConfigError
 from .text import write_text_atomic
 
 __all__ = ["Lexicon", "build_lexicon", "generate", "generate_pairs", "describe"]
@@ -401,11 +402,11 @@ def generate(out_dir: str | Path, seed: int = 1, n_train: int = 20000, n_dev: in
     ``clause_weights``: relative frequencies of sentences of 1, 2, ... clauses (default: 0.25, 0.23, 0.17, 0.13,
     0.10, 0.07, 0.05; fewer long sentences make a corpus quicker to learn, the longest still reach max_len)."""
     if clause_weights is not None and (not clause_weights or min(clause_weights) < 0 or sum(clause_weights) <= 0):
-        raise ValueError(f"clause_weights must be non-negative with a positive sum, got {clause_weights}")
+        raise ConfigError(f"clause_weights must be non-negative with a positive sum, got {clause_weights}")
     if not 1 <= min_len <= max_len:
-        raise ValueError(f"need 1 <= min_len <= max_len, got min_len={min_len}, max_len={max_len}")
+        raise ConfigError(f"need 1 <= min_len <= max_len, got min_len={min_len}, max_len={max_len}")
     if max_len < 3:
-        raise ValueError("max_len must be at least 3 (the shortest clause has 3 source tokens)")
+        raise ConfigError("max_len must be at least 3 (the shortest clause has 3 source tokens)")
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     lex = build_lexicon(seed)

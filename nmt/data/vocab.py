@@ -5,6 +5,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Iterable
 
+from ..errors import InputError
 from .text import write_text_atomic
 
 PAD, UNK, BOS, EOS = "<pad>", "<unk>", "<s>", "</s>"
@@ -40,5 +41,5 @@ class Vocab:
     def load(cls, path: str | Path) -> "Vocab":
         words = Path(path).read_text(encoding="utf-8").splitlines()
         if tuple(words[: len(SPECIALS)]) != SPECIALS:
-            raise ValueError(f"{path}: a vocabulary file must start with {', '.join(SPECIALS)}")
+            raise InputError(f"{path}: a vocabulary file must start with {', '.join(SPECIALS)}")
         return cls(words)

@@ -14,6 +14,8 @@ from __future__ import annotations
 import torch
 from torch import nn
 
+from ..errors import ConfigError
+
 SCORES = ("dot", "general", "concat", "location")
 
 
@@ -23,7 +25,7 @@ class GlobalAttention(nn.Module):
     def __init__(self, hidden: int, score: str, max_src_len: int):
         super().__init__()
         if score not in SCORES:
-            raise ValueError(f"unknown attention score {score!r}; choose one of {', '.join(SCORES)}")
+            raise ConfigError(f"unknown attention score {score!r}; choose one of {', '.join(SCORES)}")
         self.score = score
         self.max_src_len = max_src_len
         if score == "general":

@@ -8,6 +8,7 @@ import torch
 from torch import nn
 
 from ..data.vocab import PAD_ID
+from ..errors import ConfigError
 from .dropout import Dropout
 
 ENGINES = ("fast", "eager")
@@ -38,7 +39,7 @@ def init_uniform(model: nn.Module, init_range: float) -> None:
 def set_engine(model: nn.Module, engine: str) -> None:
     """Switch a model (Seq2Seq, RNNSearch) between the fast and the plain eager path; see Seq2Seq.engine."""
     if engine not in ENGINES:
-        raise ValueError(f"unknown engine {engine!r}; choose one of {', '.join(ENGINES)}")
+        raise ConfigError(f"unknown engine {engine!r}; choose one of {', '.join(ENGINES)}")
     object.__setattr__(model, "_engine", engine)
     for module in model.modules():
         if isinstance(module, Dropout):

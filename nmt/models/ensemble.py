@@ -18,6 +18,8 @@ from dataclasses import dataclass
 import torch
 from torch import nn
 
+from ..errors import ConfigError
+
 COMBINATIONS = ("prob", "logprob")
 
 
@@ -43,7 +45,7 @@ class Ensemble(nn.Module):
         if not models:
             raise ValueError("an ensemble needs at least one model")
         if combine not in COMBINATIONS:
-            raise ValueError(f"unknown ensemble combination {combine!r}; choose one of {', '.join(COMBINATIONS)}")
+            raise ConfigError(f"unknown ensemble combination {combine!r}; choose one of {', '.join(COMBINATIONS)}")
         self.models = nn.ModuleList(models)
         self.combine = combine
 

@@ -9,6 +9,7 @@ from typing import Callable
 
 from torch import nn
 
+from ..errors import ConfigError
 from .rnnsearch import RNNSearch
 from .seq2seq import Seq2Seq
 from .variants import variant
@@ -39,7 +40,7 @@ def architecture(model: dict) -> Architecture:
     """The entry `model.arch` names (luong when absent: configs written before `arch` existed)."""
     name = model.get("arch", "luong")
     if name not in ARCHITECTURES:
-        raise ValueError(f"unknown model.arch {name!r}; choose one of {', '.join(ARCHITECTURES)}")
+        raise ConfigError(f"unknown model.arch {name!r}; choose one of {', '.join(ARCHITECTURES)}")
     return ARCHITECTURES[name]
 
 
@@ -53,7 +54,7 @@ def build_model(model: dict, src_vocab: int, tgt_vocab: int) -> nn.Module:
             if other is arch or key in own:
                 continue
             if model.get(key, off) != off:
-                raise ValueError(f"model.{key} is implemented for model.arch: {other.name} only "
+                raise ConfigError(f"model.{key} is implemented for model.arch: {other.name} only "
                                  f"(this model is {arch.name})")
     return arch.model_class(model, src_vocab, tgt_vocab)
 

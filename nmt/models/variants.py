@@ -17,6 +17,7 @@ from typing import Callable
 
 from torch import nn
 
+from ..errors import ConfigError
 from .attention import GlobalAttention
 from .local_attention import LocalAttention
 from .monotonic import MonotonicAttention
@@ -68,7 +69,7 @@ VARIANTS: dict[str, AttentionVariant] = {v.name: v for v in (
 def variant(model: dict) -> AttentionVariant:
     name = model["attention"]
     if name not in VARIANTS:
-        raise ValueError(f"unknown model.attention {name!r}; choose one of {', '.join(VARIANTS)}")
+        raise ConfigError(f"unknown model.attention {name!r}; choose one of {', '.join(VARIANTS)}")
     return VARIANTS[name]
 
 

@@ -15,6 +15,7 @@ from matplotlib.figure import Figure
 from .. import layout
 from ..data.alignments import links_to_matrix, read_pharaoh
 from ..data.text import read_lines
+from ..errors import InputError
 from .heatmaps import attention_heatmaps
 from .plots import save_png
 
@@ -133,7 +134,7 @@ def attention_maps_view(fig: dict, inputs: FigureInputs, out_dir: Path) -> dict:
     for ref in fig["maps"]:
         matrix = inputs.attention(ref["system"], fig["split"])
         if line is not None and matrix["line"] != line:
-            raise ValueError(f"{fig['id']}: the attention maps are of different sentences ({line} and "
+            raise InputError(f"{fig['id']}: the attention maps are of different sentences ({line} and "
                              f"{matrix['line']}); they must come from the same split and length rule")
         line = matrix["line"]
         panels.append((ref["label"], matrix["src"], matrix["tgt"], matrix["weights"]))

@@ -20,7 +20,7 @@ import jinja2
 from .. import layout
 from ..data.text import write_bytes_atomic
 from ..environment import describe
-from ..errors import InputError
+from ..errors import ConfigError, InputError
 from .claims import claims_csv, claims_json, kendall_tau
 from .cost import environment_data, environment_view, training_seconds, training_time_cell
 from .plots import curve_points, learning_curves, read_metrics
@@ -625,7 +625,7 @@ class _Report:
         views = []
         for name, path in speed.items():
             if name not in SPEED_VIEWS:
-                raise ValueError(f"unknown benchmark {name!r} for the report (known: {', '.join(SPEED_VIEWS)})")
+                raise ConfigError(f"unknown benchmark {name!r} for the report (known: {', '.join(SPEED_VIEWS)})")
             build, _ = SPEED_VIEWS[name]
             views.append(build(path, self.out_dir, self.add_source(Path(path), "benchmark")))
         for name, (_, pngs) in SPEED_VIEWS.items():

@@ -23,6 +23,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from ..errors import ConfigError
 from .schema import first_violation, read_checked
 from .tables import KNOWN_COLUMNS
 
@@ -52,7 +53,7 @@ def load_claims(path, tables: dict[str, dict], other_tables: set[str] = frozense
         where = f"{path}: claims[{i}] ({raw['id']})"
         claim = _parse_claim(raw, tables, other_tables, where)
         if claim["id"] in ids:
-            raise ValueError(f"{path}: claim id {claim['id']!r} is used twice")
+            raise ConfigError(f"{path}: claim id {claim['id']!r} is used twice")
         ids.add(claim["id"])
         claims.append({**claim, "paper": data["paper"]})
     return {"paper": data["paper"], "path": str(path), "claims": claims}
@@ -61,12 +62,12 @@ def load_claims(path, tables: dict[str, dict], other_tables: set[str] = frozense
 def _parse_claim(raw: dict, tables: dict[str, dict], other_tables: set[str], where: str) -> dict:
     kinds = [k for k in KINDS if k in raw]
     if len(kinds) != 1:
-        raise ValueError(f"{where}: a claim has exactly one of {', '.join(KINDS)} (found {', '.join(kinds) or 'none'})")
+        raise ConfigError(f"{where}: a claim has exactly one of {', '.join(KINDS)} (found {', '.join(kinds) or 'none'})")
     kind = kinds[0]
     definition = "speedup" if kind == "speedup" else "compared"
     problem = first_violation(raw, "claims", definition)
     if problem:
-        raise ValueError(f"{where}: {problem}")
+        raise ConfigError(f"{where}: {problem}")
     claim = {"id": raw["id"], "claim": raw["claim"], "where": raw["where"], "kind": kind,
              "paper_note": raw.get("paper_note"), "table": raw.get("table"), "metric": raw.get("metric"),
              "operationalisation": raw.get("operationalisation"), "substitute": raw.get("substitute"),
@@ -74,7 +75,7 @@ def _parse_claim(raw: dict, tables: dict[str, dict], other_tables: set[str], whe
     if kind == "speedup":
         low, high = raw["speedup"]["lengths"]
         if low > high:
-            raise ValueError(f"{where}: speedup.lengths: {low} > {high}")
+            raise ConfigError(f"{where}: speedup.lengths: {low} > {high}")
         return {**claim, "speedup": dict(raw["speedup"]), "direction": "higher", "pairs": [],
                 "paper_delta": raw.get("paper_delta")}
     table = tables.get(raw["table"])
@@ -83,10 +84,10 @@ def _parse_claim(raw: dict, tables: dict[str, dict], other_tables: set[str], whe
                 raw.get("direction") or metric_direction(raw["metric"]), "pairs": [],
                 "paper_delta": raw.get("paper_delta"), "margin": None}
     if table is None:
-        raise ValueError(f"{where}: table: {raw['table']!r} is not one of the preset's tables "
+        raise ConfigError(f"{where}: table: {raw['table']!r} is not one of the preset's tables "
                          f"({', '.join(sorted(tables))})")
     if raw["metric"] not in KNOWN_COLUMNS:
-        raise ValueError(f"{where}: metric: {raw['metric']!r} is not a scores field "
+        raise ConfigError(f"{where}: metric: {raw['metric']!r} is not a scores field "
                          f"({', '.join(sorted(KNOWN_COLUMNS))})")
     metric = raw["metric"]
     spec = raw[kind]
@@ -109,7 +110,7 @@ def _parse_claim(raw: dict, tables: dict[str, dict], other_tables: set[str], whe
     for a, b in pairs:
         paper = None if a["paper"] is None or b["paper"] is None else round(a["paper"] - b["paper"], 6)
         if paper is not None and kind in ("better", "best", "order", "each_better") and sign * paper <= 0:
-            raise ValueError(f"{where}: the table's paper values do not say this: {a['text']} - {b['text']} = "
+            raise ConfigError(f"{where}: the table's paper values do not say this: {a['text']} - {b['text']} = "
                              f"{paper:+.3g}, but the claim says {a['text']} is {direction} (better)")
         out_pairs.append({"a": a, "b": b, "paper_delta": paper})
     paper_delta = raw["paper_delta"] if "paper_delta" in raw else (
@@ -127,9 +128,9 @@ def _parse_term(term: Any, table: dict, metric: str, where: str) -> dict:
         ensemble, field = term["best_on_dev"], term.get("field") or metric
         spec = (table.get("ensembles") or {}).get(ensemble)
         if spec is None or len(spec["members"]) < 2:
-            raise ValueError(f"{where}: best_on_dev: {ensemble!r} is not an ensemble of table {table['id']}")
+            raise ConfigError(f"{where}: best_on_dev: {ensemble!r} is not an ensemble of table {table['id']}")
         if field not in KNOWN_COLUMNS:
-            raise ValueError(f"{where}: best_on_dev: field {field!r} is not a scores field")
+            raise ConfigError(f"{where}: best_on_dev: field {field!r} is not a scores field")
         suffix = "" if field == metric else f".{field}"
         return {"text": f"best member of {ensemble} on dev{suffix}", "values": [], "signs": [1], "paper": None,
                 "choose": {"ensemble": ensemble, "members": list(spec["members"]), "field": field, "suffix": suffix}}
@@ -146,11 +147,11 @@ def _parse_value(text: str, table: dict, metric: str, where: str) -> dict:
     system, _, field = text.partition(".")
     field = field or metric
     if field not in KNOWN_COLUMNS:
-        raise ValueError(f"{where}: {text!r}: {field!r} is not a scores field")
+        raise ConfigError(f"{where}: {text!r}: {field!r} is not a scores field")
     rows = [row for row in table["rows"] if row["system"] == system]
     if not rows:
         known = sorted({row["system"] for row in table["rows"] if row["system"] is not None})
-        raise ValueError(f"{where}: unknown system {system!r}: not a row of table {table['id']} "
+        raise ConfigError(f"{where}: unknown system {system!r}: not a row of table {table['id']} "
                          f"({', '.join(known)})")
     paper = None
     for row in rows:

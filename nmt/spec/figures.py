@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from ..errors import ConfigError
 from .schema import first_violation, read_checked
 
 KINDS = ("learning_curves", "bleu_by_length", "attention_maps", "samples")  # schemas/figures.schema.yaml
@@ -34,7 +35,7 @@ def load_figures(path) -> dict:
         label = fig.get("id") if isinstance(fig.get("id"), str) else None
         fig = _parse_figure(fig, f"{path}: figure {i}" + (f" ({label})" if label else ""))
         if fig["id"] in ids:
-            raise ValueError(f"{path}: figure id {fig['id']!r} is used twice")
+            raise ConfigError(f"{path}: figure id {fig['id']!r} is used twice")
         ids.add(fig["id"])
         parsed.append(fig)
     return {"id": data["id"], "paper": data["paper"], "task": data["task"], "figures": parsed}
@@ -44,12 +45,12 @@ def _parse_figure(fig: dict, where: str) -> dict:
     """One figure, checked against its kind's definition, with defaults filled in."""
     problem = first_violation(fig, "figures", fig["kind"])
     if problem:
-        raise ValueError(f"{where}: {problem}")
+        raise ConfigError(f"{where}: {problem}")
     out = dict(fig)
     if "length" in fig:
         low, high = fig["length"]
         if low > high:
-            raise ValueError(f"{where}: length: must be [min, max] source lengths, min <= max (got {fig['length']!r})")
+            raise ConfigError(f"{where}: length: must be [min, max] source lengths, min <= max (got {fig['length']!r})")
         out["length"] = [low, high]
     if fig["kind"] in SYSTEM_LISTS:
         key = SYSTEM_LISTS[fig["kind"]]

@@ -8,6 +8,8 @@ from typing import Any
 import jsonschema
 import yaml
 
+from ..errors import ConfigError
+
 SCHEMAS_DIR = Path(__file__).with_name("schemas")
 
 
@@ -46,12 +48,12 @@ def read_checked(path: Path, name: str, what: str) -> Any:
     try:
         data = yaml.safe_load(Path(path).read_text(encoding="utf-8"))
     except OSError as e:
-        raise ValueError(f"{path}: cannot read {what}: {e}") from e
+        raise ConfigError(f"{path}: cannot read {what}: {e}") from e
     except yaml.YAMLError as e:
-        raise ValueError(yaml_error_line(path, e)) from None
+        raise ConfigError(yaml_error_line(path, e)) from None
     problem = first_violation(data, name)
     if problem:
-        raise ValueError(f"{path}: {problem}")
+        raise ConfigError(f"{path}: {problem}")
     return data
 
 

@@ -14,6 +14,7 @@ from typing import Any
 
 from ..data.alignments import DEFAULT_SYMMETRIZE
 from ..eflomal_runner import DEFAULT_MODEL
+from ..errors import ConfigError
 from .schema import read_checked
 
 #: Metric columns a table may show, in display order, with their human labels.
@@ -66,7 +67,7 @@ def load_table(path) -> dict:
     systems = {sid: overrides or {} for sid, overrides in (data["systems"] or {}).items()}
     for sid in systems:
         if SEED_RUN_NAME.match(sid):
-            raise ValueError(f"{where}: systems.{sid}: a name ending in _seedN is a seed run's (train.seeds); "
+            raise ConfigError(f"{where}: systems.{sid}: a name ending in _seedN is a seed run's (train.seeds); "
                              f"rename the system")
     ensembles = _parse_ensembles(data.get("ensembles"), systems, where)
     ensembles.update(_parse_decodings(data.get("decodings"), systems, ensembles, where))
@@ -88,7 +89,7 @@ def _parse_ensembles(ensembles: dict | None, systems: dict, where: str) -> dict[
     out = {}
     for eid, spec in (ensembles or {}).items():
         if eid in systems:
-            raise ValueError(f"{where}: {eid!r} is both a system and an ensemble")
+            raise ConfigError(f"{where}: {eid!r} is both a system and an ensemble")
         out[eid] = {"members": list(spec["members"]), "combine": spec.get("combine", "prob")}
     return out
 
@@ -102,10 +103,10 @@ def _parse_decodings(decodings: dict | None, systems: dict, ensembles: dict, whe
     out = {}
     for did, spec in (decodings or {}).items():
         if did in systems or did in ensembles:
-            raise ValueError(f"{where}: {did!r} is both a decoding and a system or ensemble")
+            raise ConfigError(f"{where}: {did!r} is both a decoding and a system or ensemble")
         decode = {key: spec[key] for key in ("beam", "monotonic") if key in spec}
         if not decode:
-            raise ValueError(f"{where}: decodings.{did} changes nothing: give 'beam' or 'monotonic' "
+            raise ConfigError(f"{where}: decodings.{did} changes nothing: give 'beam' or 'monotonic' "
                              f"(or use the system {spec['system']!r} itself)")
         out[did] = {"members": [spec["system"]], "combine": None, "decode": decode}
     return out
@@ -125,20 +126,20 @@ def _parse_alignment(spec: dict | None, systems: dict, ensembles: dict, task: st
     uses = spec.get("uses") or []
     for name in uses:
         if name in systems or name in ensembles:
-            raise ValueError(f"{where}: alignment.uses lists {name!r}, which this table defines itself")
+            raise ConfigError(f"{where}: alignment.uses lists {name!r}, which this table defines itself")
     aligners = {}
     for aid, settings in (spec.get("aligners") or {}).items():
         if aid in systems or aid in ensembles or aid in uses:
-            raise ValueError(f"{where}: {aid!r} is both an aligner and a system")
+            raise ConfigError(f"{where}: {aid!r} is both an aligner and a system")
         settings = settings or {}
         aligners[aid] = {"tool": settings.get("tool", "eflomal"), "model": settings.get("model", DEFAULT_MODEL),
                          "symmetrize": settings.get("symmetrize", DEFAULT_SYMMETRIZE)}
     reverse_task = spec.get("reverse_task")
     if reverse_task == task:
-        raise ValueError(f"{where}: alignment.reverse_task must name the other direction's task (got {reverse_task!r})")
+        raise ConfigError(f"{where}: alignment.reverse_task must name the other direction's task (got {reverse_task!r})")
     symmetrize = spec.get("symmetrize", "refined" if reverse_task else None)
     if symmetrize is not None and not reverse_task:
-        raise ValueError(f"{where}: alignment.symmetrize merges two directions: it needs alignment.reverse_task")
+        raise ConfigError(f"{where}: alignment.symmetrize merges two directions: it needs alignment.reverse_task")
     return {"uses": list(uses), "aligners": aligners, "reverse_task": reverse_task, "symmetrize": symmetrize}
 
 
@@ -148,7 +149,7 @@ def _parse_row(row: dict, i: int, columns: list[str], row_systems: list[str], al
     rwhere = f"{where}: row {i} ({row['label']!r})"
     system = row["system"]
     if system is not None and system not in row_systems:
-        raise ValueError(
+        raise ConfigError(
             f"{rwhere}: unknown system {system!r}; it is not defined in 'systems', 'ensembles', 'decodings'"
             f"{', alignment.uses or alignment.aligners' if alignment else ''} "
             f"({', '.join(row_systems) or 'none defined'})"
@@ -156,13 +157,13 @@ def _parse_row(row: dict, i: int, columns: list[str], row_systems: list[str], al
     paper = {}
     for c, v in (row["paper"] or {}).items():
         if c not in columns:
-            raise ValueError(f"{rwhere}: paper key {c!r} is not one of the table's columns {columns!r}")
+            raise ConfigError(f"{rwhere}: paper key {c!r} is not one of the table's columns {columns!r}")
         if not is_number(v):  # the schema lets .nan and .inf through
-            raise ValueError(f"{rwhere}: paper.{c} must be a finite number (got {v!r})")
+            raise ConfigError(f"{rwhere}: paper.{c} must be a finite number (got {v!r})")
         paper[c] = float(v)
     values_from = dict(row.get("values_from") or {})
     for c in values_from:
         if c not in columns:
-            raise ValueError(f"{rwhere}: values_from.{c}: not one of the table's columns {columns!r}")
+            raise ConfigError(f"{rwhere}: values_from.{c}: not one of the table's columns {columns!r}")
     return {"label": row["label"], "system": system, "paper": paper, "requires": row.get("requires"),
             "note": row.get("note"), "values_from": values_from}
