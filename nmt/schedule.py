@@ -51,6 +51,11 @@ def schedule_of(train: dict, dropout: float) -> Schedule:
     return Schedule(epochs=train["epochs"], halve_after=train["halve_after"])
 
 
+def unread_keys(train: dict) -> tuple[str, ...]:
+    """The ``train`` keys that schedule_of does not read for this section: the fixed schedule's under a plateau."""
+    return ("epochs", "halve_after", "dropout_schedule") if train.get("plateau") else ()
+
+
 def improvement(dev_ppls: list[float], upto: int | None = None) -> float | None:
     """How much the evaluation ``upto`` (0-based; default the last) lowered the best dev perplexity before it, as a
     fraction of that best (negative: it rose); None for the first evaluation, which has nothing before it."""

@@ -10,6 +10,8 @@ from collections import Counter
 import pytest
 import yaml
 
+from nmt import config as cfg
+from nmt.pipeline import plan
 from nmt.pipeline.dvc_yaml import outputs_of, plan_stages, read_stages
 from pipelines import (ROOT, assert_same_tables, check_report, evaluations, preset_config, run, scratch_copy,
                        systems)
@@ -86,6 +88,32 @@ def test_a_code_change_makes_dvc_rerun_the_stages_that_run_it(tiny_runs):
         assert names and names <= changed, (step, sorted(names - changed))
     assert not {name for name in changed if name.split(".")[0] in {"corpus", "prepare", "align_statistical",
                                                                        "unk_dictionary", "align_score"}}
+
+
+@pytest.mark.pipeline("dvc")
+@pytest.mark.parametrize("file, old, new, reruns", [
+    # a recipe's key that the preset leaves to params.yaml: that recipe's trainings (Peter et al.'s), nothing else
+    ("params.yaml", "max_updates: 250000, eval_every: 10000", "max_updates: 250000, eval_every: 5000", "rnnsearch"),
+    # a default that the preset and both recipes override: no training reads it
+    ("params.yaml", "\n  lr: 1.0\n", "\n  lr: 0.5\n", None),
+    # the preset's own key of Raffel et al.'s recipe: their trainings only
+    ("workflow/presets/tiny.yaml", "monotonic_mt:\n    model: {layers: 1, hidden: 32, embed: 32",
+     "monotonic_mt:\n    model: {layers: 1, hidden: 48, embed: 32", "monotonic_mt")])
+def test_a_changed_training_key_reruns_the_trainings_that_read_it_and_nothing_else(tiny_runs, file, old, new, reruns):
+    workdir = tiny_runs["dvc"].workdir
+    assert stage_names(run(["dvc", "status", "--json"], workdir).stdout) <= {"plan"}
+    path = workdir / file
+    text = path.read_text()
+    assert text.count(old) == 1, old
+    try:
+        path.write_text(text.replace(old, new))
+        changed = stage_names(run(["dvc", "status", "--json"], workdir).stdout) - {"plan"}
+    finally:
+        path.write_text(text)
+    config = cfg.load_params(workdir / "params.yaml")
+    expected = {f"train.{task}.{system}" for task, systems in plan.collect_systems(config, workdir).items()
+                for system, table in systems.items() if reruns and cfg.load_table(workdir / table).get("recipe") == reruns}
+    assert changed == expected and (expected or reruns is None), sorted(changed ^ expected)
 
 
 def stage_names(status_json: str) -> set[str]:

@@ -28,6 +28,7 @@ import yaml
 from .. import config as cfg
 from .. import layout
 from ..align.statistical import aligner_label
+from ..schedule import unread_keys
 from . import plan
 
 DEFAULT_PATH = Path("dvc.yaml")
@@ -46,6 +47,24 @@ def planned_preset(text: str) -> str | None:
     """The preset a dvc.yaml written by `nmt dvc-yaml` plans (read from its HEADER); None for any other text."""
     prefix = HEADER.split("{preset}", 1)[0]
     return text[len(prefix):].split(" ", 1)[0] if text.startswith(prefix) else None
+
+
+def _leaf_keys(tree: dict, prefix: str) -> list[str]:
+    """The dotted keys of a mapping's values that are not themselves non-empty mappings (DVC's params keys)."""
+    keys = []
+    for name, value in tree.items():
+        key = f"{prefix}.{name}"
+        keys += _leaf_keys(value, key) if isinstance(value, dict) and value else [key]
+    return keys
+
+
+def _sets(tree: dict, dotted: str) -> bool:
+    """Whether a mapping sets the dotted key (config layers merge key by key: nmt.config.deep_merge)."""
+    for name in dotted.split("."):
+        if not isinstance(tree, dict) or name not in tree:
+            return False
+        tree = tree[name]
+    return True
 
 
 #: the code files a command runs, given the words of the command (e.g. ("align", "extract"))
@@ -86,6 +105,38 @@ class Planner:
 
     def preset_params(self, *sections: str) -> list:
         return [*sections, {self.preset_file: list(sections)}]
+
+    def training_params(self, table_path: str, system: str) -> list:
+        """The keys of params.yaml and of the preset file that a training's config takes its values from: each
+        model and train setting from the layer that sets it last (the table's own overrides, its recipe as the
+        preset then params.yaml give it, the preset, params.yaml), so a key that a later layer overrides reruns
+        nothing, and a recipe's keys rerun only that recipe's systems. The table file itself is a dependency."""
+        table = cfg.load_table(self.root / table_path)
+        match = cfg.SEED_RUN.match(system)
+        own = table["systems"].get(system, table["systems"].get(match["system"]) if match else None) or {}
+        recipe = table.get("recipe")
+        defaults = self.yaml_file("params.yaml")
+        preset = self.yaml_file(self.preset_file)
+        layers = [("recipe", (preset.get("recipes") or {}).get(recipe) or {}, self.preset_file),
+                  ("recipe", (defaults.get("recipes") or {}).get(recipe) or {}, None),
+                  ("", preset, self.preset_file), ("", defaults, None)] if recipe else \
+            [("", preset, self.preset_file), ("", defaults, None)]
+        read: dict[str | None, list[str]] = {None: [], self.preset_file: []}
+        resolved = cfg.system_config(self.config, table, system, table_path)
+        unread = tuple(f"train.{key}" for key in unread_keys(resolved["train"]))
+        for section in ("model", "train"):
+            for key in _leaf_keys(resolved[section], section):
+                if _sets(own, key) or any(key == u or key.startswith(u + ".") for u in unread):
+                    continue
+                for kind, layer, source in layers:
+                    if _sets(layer, key):
+                        read[source].append(f"recipes.{recipe}.{key}" if kind == "recipe" else key)
+                        break
+        return [*sorted(set(read[None])), *([{self.preset_file: sorted(set(read[self.preset_file]))}]
+                                            if read[self.preset_file] else [])]
+
+    def yaml_file(self, relative: str) -> dict:
+        return yaml.safe_load((self.root / relative).read_text(encoding="utf-8")) or {}
 
     def sides(self, task: str, split: str) -> tuple[str, str]:
         """The prepared source and target files of a task's split."""
@@ -140,7 +191,7 @@ class Planner:
                  [self.path(layout.MODEL, **fields), self.path(layout.MODEL_INFO, **fields),
                   {self.path(layout.CHECKPOINT, **fields): {"persist": True}},  # a killed `dvc repro` resumes
                   self.path(layout.METRICS, **fields)],
-                 self.preset_params("model", "train", "recipes"),
+                 self.training_params(table_path, system),
                  plots=[{self.path(layout.METRICS_CSV, **fields): {"x": "updates", "y": "dev_ppl"}}])
 
     def translate_and_evaluate(self, task: str, system: str, testset: str) -> None:
