@@ -211,7 +211,7 @@ def test_the_table_schema_offers_exactly_the_choices_the_code_knows():
     assert aligner["model"]["enum"] == list(tables.ALIGNER_MODELS)
 
 
-@pytest.mark.parametrize("preset", ["demo", "tiny", "small", "paper"])
+@pytest.mark.parametrize("preset", sorted(p.stem for p in (ROOT / "workflow/presets").glob("*.yaml")))
 def test_every_arm_of_a_preset_trains_by_one_rule_and_is_gated_by_it(preset):
     """The reduced presets train every system, recipes included, by the plateau rule with the threshold the
     convergence gate judges by; the paper preset keeps the papers' fixed schedules."""
