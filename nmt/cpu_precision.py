@@ -1,18 +1,18 @@
 """`train.precision: auto` on a CPU: bf16 where an update of the model is measured faster in bf16, fp32 elsewhere.
 
 Why measured, not assumed: bf16 autocast pays on a CPU only where the processor multiplies bf16 natively (x86's
-AVX512-BF16 or AMX, Arm's BF16) and the model's products are large enough to outweigh autocast's casts. On the
-development VM of 2026-11-26 (AMD EPYC with AVX512-BF16) the small preset's 2x256 global (general) + feed model
+AVX512-BF16 or AMX, Arm's BF16) and the model's products are large enough to outweigh autocast's casts. On an AMD
+EPYC with AVX512-BF16 the small preset's 2x256 global (general) + feed model
 updated 1.35x faster in bf16 than in fp32, while the tiny preset's 1x32 models were four times slower; on an
 AVX512-BF16 Xeon without AMX bf16 was no faster at all (docs/benchmarks.md, "Training speed"). So `auto` times a
 few updates of the model itself, fp32 and bf16 in turn on random batches of its batch size and sentence length
 (nmt.update_timing), and takes bf16 when it is at least MARGIN times as fast. The updates are timed in this
 process's CPU time, not wall time: a training measures while other jobs share the machine (the demo runs two at a
-time on 2 cores), and in wall time the other jobs' bursts decided it. On 2026-11-26 the demo's RNNsearch measured
+time on 2 cores), and in wall time the other jobs' bursts decided it. The demo's RNNsearch measured
 1.12x in wall time beside other jobs (fp32 updates 33 ms, bf16 30 ms) and 0.65x alone (15 ms, 23 ms), so it trained
 in bf16 at about two thirds of fp32's speed. And the batches' sentences differ in length, as a training's do (why:
 nmt.update_timing.random_batch). Its dev perplexity after an epoch is that of fp32 within the seeds' spread
-(`nmt bench train --epoch-check`, README).
+(`nmt bench train --epoch-check`, docs/benchmarks.md).
 
 The decision is cached per processor, torch version, threads, BLAS code path and model shape
 (cache_dir()/precision), so that every training of that model on that machine makes the same choice and seeded runs
@@ -45,7 +45,7 @@ def choose(model_cfg: dict, train_cfg: dict, src_vocab: int, tgt_vocab: int, len
     machine and model shape, then read from the cache."""
     if not native_bf16():
         return "fp32", "no native bf16 products on this CPU"
-    # the method's name: decisions timed in wall time on equal-length batches (before 2026-11-26) are not reused
+    # the method's name: decisions an earlier method timed (wall time, equal-length batches) are not reused
     key = ["cpu time, unequal lengths", compiled.processor(), torch.__version__, str(torch.get_num_threads()),
            str(mkl_on_amd.active()), json.dumps(model_cfg, sort_keys=True), str(src_vocab), str(tgt_vocab), str(length),
            json.dumps({k: train_cfg.get(k) for k in ("batch_size", "batch_tokens", "optimizer", "clip_norm")},

@@ -30,15 +30,7 @@ does the same and says in one line why a model or device is not graphed; false n
 out when runs are compared (nmt.config.NOT_COMPARED): like the device, it changes how updates are launched, not
 what they compute.
 
-Status (2026-11-26, H200, torch 2.11): the graphed updates of those models equal the ungraphed ones in fp32 over
-batches of several shapes; a graphed `nmt train` resumes after SIGKILL to identical numbers; the tiny preset ran end
-to end with graphs (10 of its 30 trainings graphed); graphed trainings end at the dev perplexity of ungraphed ones
-within the seeds' spread (benchmarks/cuda-graphs-seeds.sh); the paper preset's graphed 4x1000 models ran at 1.4-2.3x
-the ungraphed rates of an earlier run on the same card (global (general) + feed 86.0K target tokens/s against 46.7K;
-docs/benchmarks.md, "Training speed"). The first run with graphs found local-p concat's capture failing ("operation
-failed due to a previous error during capture", cause not found: local-p is left out) and illegal memory accesses,
-traced to the fused loss's shared scratch buffer being captured by a graph and freed later (fixed in
-nmt.models.fused_loss; none since).
+What was checked on a GPU, and how fast it runs: docs/engine.md, "CUDA graphs".
 """
 from __future__ import annotations
 

@@ -25,8 +25,8 @@ def random_batch(batch_size: int, length: int, src_vocab: int, tgt_vocab: int, d
 
     The spread matters. The recurrent layers run packed sequences, whose batch shrinks step by step as sentences
     end; on a CPU that costs bf16 (oneDNN) far more than fp32: the demo's 2x48 base model updated faster in bf16 on
-    equal-length batches and about 2x slower on batches whose lengths differ by 2, as its real training did
-    (2026-11-26), so `train.precision: auto` had chosen bf16 for models that then trained 2-3x slower."""
+    equal-length batches and about 2x slower on batches whose lengths differ by 2, as its real training did,
+    so `train.precision: auto` had chosen bf16 for models that then trained 2-3x slower."""
     spread = min(max(1, length // 8), length - 1)
     offsets = [0] * (batch_size % 2)
     for pair in range(batch_size // 2):  # 1, 2, ..., spread words longer and as many shorter, and again

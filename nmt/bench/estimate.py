@@ -131,7 +131,7 @@ def measure_throughput(model_cfg: dict, train_cfg: dict, src_vocab: int, tgt_voc
               "precision": "fp32" if steps["fast"].dtype is None else "bf16"}
     if why:
         result["precision_choice"] = why
-    result["tgt_tokens_per_s"] = result["tokens_per_s"]  # the name `nmt estimate` read before 2026-11-24
+    result["tgt_tokens_per_s"] = result["tokens_per_s"]  # the name older throughput files use
     if compare_eager:
         eager_ms, _ = timed["eager"]
         result.update(eager_seconds_per_update=eager_ms / 1000, eager_tokens_per_s=tokens / (eager_ms / 1000),
