@@ -81,7 +81,7 @@ def europarl(tmp_path, monkeypatch):
     path = tmp_path / "corpora.yaml"
     path.write_text(yaml.safe_dump(registry, allow_unicode=True), encoding="utf-8")
     monkeypatch.setattr(fetch_module, "DEFAULT_REGISTRY", path)
-    monkeypatch.setattr(corpus_module, "DEFAULT_CHECKSUMS", tmp_path / "checksums.tsv")
+    monkeypatch.setenv("NMT_CHECKSUMS", str(tmp_path / "checksums.tsv"))
     config = cfg.load_params(ROOT / "params.yaml", "paper")
     config["data"] = {**config["data"], "accept_rwth_licence": True}
     return config

@@ -17,7 +17,8 @@ import pytest
 import yaml
 
 import required
-from nmt.data.fetch import (DEFAULT_CHECKSUMS, FetchError, fetch_corpus, fetch_file, load_registry, read_checksums,
+import nmt.data.fetch as fetch_module
+from nmt.data.fetch import (COMMITTED_CHECKSUMS, FetchError, fetch_corpus, fetch_file, load_registry, read_checksums,
                             record_checksum, sha256_file)
 
 SHARED = Path(__file__).resolve().parents[2] / "shared" / "data"
@@ -141,7 +142,7 @@ def test_registry_loads_and_every_entry_is_valid():
     europarl = registry["europarl_v7_de_en"]["files"]
     assert all(e["compression"] == "tar.gz" and e["member"] for e in europarl.values())
     # registry sums and the packaged checksum file never disagree
-    packaged = read_checksums(DEFAULT_CHECKSUMS)
+    packaged = read_checksums(COMMITTED_CHECKSUMS)
     for (c, n), s in packaged.items():
         assert registry[c]["files"][n]["sha256"] in (None, s), (c, n)
 
@@ -209,7 +210,7 @@ def test_checksum_file_is_validated_and_kept_sorted(tmp_path):
 @needs_shared
 def test_registry_sums_match_the_shared_data_files():
     registry = load_registry()
-    packaged = read_checksums(DEFAULT_CHECKSUMS)
+    packaged = read_checksums(COMMITTED_CHECKSUMS)
     verified, mirrored = [], set()
     for name, spec in registry.items():
         for fname, entry in spec["files"].items():
@@ -308,6 +309,23 @@ def test_mirror_file_with_unknown_sum_is_recorded(tmp_path, toy, caplog):
     with pytest.raises(FetchError, match="sha256 mismatch: expected " + sha(TEXT_B)):
         fetch_file("toy", "b.txt", tmp_path / "dest2", mirror=mirror, checksums=checks, allow_network=False,
                    registry=registry)
+
+
+def test_a_first_fetch_records_its_sum_in_the_users_file_and_never_in_the_package(tmp_path, toy, monkeypatch):
+    """The sum lands in the user's checksum file (NMT_CHECKSUMS here), so the package's checksums.tsv, a dependency
+    of the pipeline's stages, is never written; a sum in the repository's file is enforced as well."""
+    registry, mirror = toy
+    (mirror / "toy/b.txt").write_bytes(TEXT_B)
+    committed = COMMITTED_CHECKSUMS.read_bytes()
+    monkeypatch.setenv("NMT_CHECKSUMS", str(tmp_path / "mine" / "checksums.tsv"))
+    fetch_file("toy", "b.txt", tmp_path / "dest", mirror=mirror, allow_network=False, registry=registry)
+    assert read_checksums(tmp_path / "mine" / "checksums.tsv") == {("toy", "b.txt"): sha(TEXT_B)}
+    assert COMMITTED_CHECKSUMS.read_bytes() == committed
+    repository = tmp_path / "repository.tsv"
+    repository.write_text(f"toy\tb.txt\t{'0' * 64}\n")
+    monkeypatch.setattr(fetch_module, "COMMITTED_CHECKSUMS", repository)
+    with pytest.raises(FetchError, match="sha256 mismatch: expected " + "0" * 64):
+        fetch_file("toy", "b.txt", tmp_path / "dest2", mirror=mirror, allow_network=False, registry=registry)
 
 
 @pytest.mark.parametrize("damage", ["flip", "truncate"])

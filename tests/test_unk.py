@@ -230,7 +230,7 @@ def test_the_paper_preset_takes_stanfords_dictionary_for_en_de_in_both_engines(t
     registry["wmt14_en_de_stanford"]["files"]["dict.en-de"]["url"] = upstream.as_uri()
     (tmp_path / "corpora.yaml").write_text(yaml.safe_dump(registry, allow_unicode=True), encoding="utf-8")
     monkeypatch.setattr(fetch_module, "DEFAULT_REGISTRY", tmp_path / "corpora.yaml")
-    monkeypatch.setattr(fetch_module, "DEFAULT_CHECKSUMS", tmp_path / "checksums.tsv")
+    monkeypatch.setenv("NMT_CHECKSUMS", str(tmp_path / "checksums.tsv"))
     monkeypatch.chdir(root)
     out = tmp_path / "unk.dict"
     main(["unk", "dict", "--preset", "paper", "--task", "en-de", "--out", str(out),

@@ -44,9 +44,9 @@ def cmd_data_list(args) -> None:
 
 def cmd_data_fetch(args) -> None:
     """Fetch registry files into a directory (e.g. to fill a mirror, or to get the raw WMT newstests)."""
-    from ..data.fetch import DEFAULT_CHECKSUMS, fetch_corpus
+    from ..data.fetch import fetch_corpus
     dest = Path(args.dest) if args.dest else Path(args.downloads) / args.corpus
-    paths = fetch_corpus(args.corpus, args.files or None, dest, mirror=args.mirror, checksums=DEFAULT_CHECKSUMS,
+    paths = fetch_corpus(args.corpus, args.files or None, dest, mirror=args.mirror,
                          allow_network=not args.offline, accept_licence=args.accept_licence)
     for path in paths.values():
         print(path)
@@ -287,10 +287,9 @@ def cmd_unk_dict(args) -> None:
     config = load_config(args) if args.task else None
     release = cfg.unk_dictionary_release(config, args.task) if args.task else None
     if release is not None:  # the task corpus' own dictionary (Luong et al.'s, from the Berkeley aligner)
-        from ..data.fetch import DEFAULT_CHECKSUMS, fetch_file
+        from ..data.fetch import fetch_file
         mirror = (config["data"].get("mirror") and Path(args.params).parent / config["data"]["mirror"]) or None
-        path = fetch_file(release["corpus"], release["file"], Path(args.downloads) / release["corpus"], mirror=mirror,
-                          checksums=DEFAULT_CHECKSUMS)
+        path = fetch_file(release["corpus"], release["file"], Path(args.downloads) / release["corpus"], mirror=mirror)
         print(json.dumps(convert_release_dictionary(path, args.out)))
         return
     if not (args.src and args.tgt):

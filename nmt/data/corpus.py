@@ -14,7 +14,7 @@ from ..errors import ConfigError
 from . import synth
 from .clean import clean_training_pairs
 from .alignments import check_lengths, load_alignments, read_parallel_sentences, write_pharaoh
-from .fetch import DEFAULT_CHECKSUMS, fetch_file
+from .fetch import fetch_file
 from .tasks import corpus_for_task, licence_allows
 from .text import check_same_sentences, read_lines, read_parallel, write_lines_atomic, write_text_atomic
 
@@ -75,7 +75,7 @@ def _registry_corpus(config: dict, spec: dict, out_dir: Path, root: Path, downlo
     mirror = root / data["mirror"] if data.get("mirror") else None
 
     def fetch(corpus: str, name: str) -> Path:
-        path = fetch_file(corpus, name, downloads / corpus, mirror=mirror, checksums=DEFAULT_CHECKSUMS,
+        path = fetch_file(corpus, name, downloads / corpus, mirror=mirror,
                           allow_network=allow_network, accept_licence=data.get("accept_rwth_licence", False))
         summary["files"][f"{corpus}/{name}"] = str(path)
         return path

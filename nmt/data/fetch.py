@@ -10,9 +10,9 @@ Where a file comes from, in order:
    gzip files are decompressed and archive members extracted after the download.
 
 The expected sha256 is that of the final file (decompressed/extracted). It comes from the registry, or where the
-registry says ``null`` from the checksum file (``corpus<TAB>name<TAB>sha256`` lines, ``nmt/data/checksums.tsv``);
-when neither knows it, the first successful fetch records it there (and logs that it did), and every later fetch is
-verified against it. Every file is written under a temporary name in ``dest_dir`` and renamed into place only after
+registry says ``null`` from the checksum files (``corpus<TAB>name<TAB>sha256`` lines): the repository's
+``nmt/data/checksums.tsv`` and this user's (:func:`recorded_checksums_file`); when none knows it, the first successful
+fetch records it in the user's (and logs that it did), and every later fetch is verified against it. Every file is written under a temporary name in ``dest_dir`` and renamed into place only after
 it verified, so a corrupt or truncated file never sits under the final name.
 
 Licence-gated corpora (``licence_gated: true``) are taken from the mirror or from ``dest_dir`` only, unless the
@@ -43,7 +43,17 @@ from ..errors import ConfigError, UserError
 log = logging.getLogger(__name__)
 
 DEFAULT_REGISTRY = Path(__file__).with_name("corpora.yaml")
-DEFAULT_CHECKSUMS = Path(__file__).with_name("checksums.tsv")
+COMMITTED_CHECKSUMS = Path(__file__).with_name("checksums.tsv")  # the repository's, read only
+
+
+def recorded_checksums_file() -> Path:
+    """Where first downloads record the sums the registry lacks: a file of this user's, outside the package, so that
+    fetching a corpus changes nothing that a pipeline stage depends on (``NMT_CHECKSUMS``, else
+    ``$XDG_DATA_HOME/nmt/checksums.tsv``, else ``~/.local/share/nmt/checksums.tsv``)."""
+    if os.environ.get("NMT_CHECKSUMS"):
+        return Path(os.environ["NMT_CHECKSUMS"])
+    base = os.environ.get("XDG_DATA_HOME") or Path.home() / ".local" / "share"
+    return Path(base) / "nmt" / "checksums.tsv"
 DOWNLOAD_DIR = ".download"
 
 _SHA256 = re.compile(r"^[0-9a-f]{64}$")
@@ -278,7 +288,7 @@ def record_checksum(path: str | os.PathLike, corpus: str, name: str, sha256: str
             lines = path.read_text(encoding="utf-8").split("\n")
         except FileNotFoundError:
             lines = ["# sha256 of corpus files whose registry entry (nmt/data/corpora.yaml) says sha256: null,",
-                     "# recorded by their first download. corpus<TAB>name<TAB>sha256. Commit this file."]
+                     "# recorded by their first download on this machine. corpus<TAB>name<TAB>sha256."]
         header = [line for line in lines if line.lstrip().startswith("#")]
         sums = read_checksums(path)
         old = sums.get((corpus, name))
@@ -520,12 +530,13 @@ def xml_segments(data: bytes, where: str) -> bytes:
 # the API
 
 def fetch_file(corpus: str, name: str, dest_dir: str | os.PathLike, *, mirror: str | os.PathLike | None,
-               checksums: str | os.PathLike, allow_network: bool = True, accept_licence: bool = False,
+               checksums: str | os.PathLike | None = None, allow_network: bool = True, accept_licence: bool = False,
                progress: bool | None = None, registry: dict | str | os.PathLike | None = None) -> Path:
     """Provide ``dest_dir/name`` for one registry file, verified; return its path.
 
-    ``mirror``: a directory laid out like ../shared/data (or None); ``checksums``: the checksum file consulted for
-    sums the registry does not give and where first downloads record theirs; ``allow_network``: False = never
+    ``mirror``: a directory laid out like ../shared/data (or None); ``checksums``: the checksum file consulted (with
+    the repository's) for sums the registry does not give and where first downloads record theirs (default:
+    :func:`recorded_checksums_file`); ``allow_network``: False = never
     download; ``accept_licence``: needed to download a licence-gated corpus; ``progress``: show a download progress
     bar (None = when stderr is a terminal); ``registry``: a loaded registry or a registry file (default: packaged).
     Raises :class:`FetchError` when the file cannot be provided, with what was tried and how to provide it.
@@ -536,11 +547,11 @@ def fetch_file(corpus: str, name: str, dest_dir: str | os.PathLike, *, mirror: s
     dest_dir = Path(dest_dir)
     dest_dir.mkdir(parents=True, exist_ok=True)
     final = dest_dir / name
-    checksums = Path(checksums)
+    checksums = Path(checksums) if checksums is not None else recorded_checksums_file()
     if progress is None:
         progress = sys.stderr.isatty()
 
-    recorded = read_checksums(checksums).get((corpus, name))
+    recorded = read_checksums(COMMITTED_CHECKSUMS).get((corpus, name)) or read_checksums(checksums).get((corpus, name))
     expected = entry["sha256"] or recorded
     if entry["sha256"] and recorded and recorded != entry["sha256"]:
         log.warning("%s: %s lists sha256 %s for %s, the registry %s; the registry wins",
@@ -548,8 +559,8 @@ def fetch_file(corpus: str, name: str, dest_dir: str | os.PathLike, *, mirror: s
 
     def record(sha: str, source: str) -> None:
         record_checksum(checksums, corpus, name, sha)
-        log.warning("recorded sha256 %s for %s in %s (first fetch, from %s; it is verified from now on - "
-                    "commit that file)", sha, label, checksums, source)
+        log.warning("recorded sha256 %s for %s in %s (first fetch, from %s; it is verified from now on - to share "
+                    "it, give it in the registry, nmt/data/corpora.yaml)", sha, label, checksums, source)
 
     if _verified_already(final, expected, label):  # 1. already there
         return final
