@@ -89,6 +89,12 @@ def covers(deps: list[str], path: str) -> bool:
     return any(path == d or path.startswith(d + "/") for d in deps)
 
 
+def test_the_report_depends_on_the_whole_configuration(stages):
+    """It reads the verdicts' settings, and computes the preset's deviations from every key of it and of the paper
+    preset."""
+    assert {"params.yaml", "workflow/presets/demo.yaml", "workflow/presets/paper.yaml"} <= set(stages["report"]["deps"])
+
+
 def test_each_stage_depends_on_the_code_its_command_runs(stages):
     # the files the issue found missing from the hand-kept lists
     for name, stage in step(stages, "translate").items():

@@ -318,8 +318,11 @@ class Planner:
         outputs = [p for stage in self.stages.values() for p in outputs_of(stage)]
         self.add("report", ("report",),
                  f"nmt report {self.nmt_args} --results {results} --data {data} --out {report}",
-                 [*outputs, *self.config["tables"], *self.config["figures"], *self.config.get("claims", []),
-                  f"{self.config['presets_dir']}/paper.yaml"],  # the deviations list compares with it
+                 # the whole configuration: the verdicts' settings, the preset's description and its deviations from
+                 # the paper preset, which the report computes from every key of both
+                 list(dict.fromkeys([*outputs, *self.config["tables"], *self.config["figures"],
+                                     *self.config.get("claims", []), "params.yaml", self.preset_file,
+                                     f"{self.config['presets_dir']}/paper.yaml"])),
                  [report])
 
 
