@@ -20,7 +20,7 @@ uninterrupted one.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass, field
 
 
 @dataclass(frozen=True)
@@ -30,6 +30,11 @@ class Schedule:
     epochs: int
     halve_after: int | None = None
     plateau: dict | None = None
+    source: str = field(default="", compare=False)  # the train keys it was read from
+
+    def as_dict(self) -> dict:
+        """What `nmt config` shows of a system's effective schedule: its fields and the rule in words."""
+        return {**asdict(self), "rule": self.describe()}
 
     def describe(self) -> str:
         if self.plateau:
@@ -43,12 +48,13 @@ def schedule_of(train: dict, dropout: float) -> Schedule:
     """The schedule a system's resolved ``train`` section asks for (``dropout``: its model's dropout)."""
     plateau = train.get("plateau")
     if plateau:
-        return Schedule(epochs=plateau["max_epochs"], plateau=dict(plateau))
+        return Schedule(epochs=plateau["max_epochs"], plateau=dict(plateau), source="train.plateau")
     longer = train.get("dropout_schedule") or {}
     if dropout > 0 and longer:
         return Schedule(epochs=longer.get("epochs", train["epochs"]),
-                        halve_after=longer.get("halve_after", train["halve_after"]))
-    return Schedule(epochs=train["epochs"], halve_after=train["halve_after"])
+                        halve_after=longer.get("halve_after", train["halve_after"]),
+                        source="train.dropout_schedule (model.dropout > 0), over train.epochs and train.halve_after")
+    return Schedule(epochs=train["epochs"], halve_after=train["halve_after"], source="train.epochs, train.halve_after")
 
 
 def unread_keys(train: dict) -> tuple[str, ...]:

@@ -1,7 +1,11 @@
 """The training schedules (the papers' fixed one, the reduced presets' plateau rule) and the convergence gate, on
 hand-made learning curves."""
+import json
+from pathlib import Path
+
 import pytest
 
+from nmt.cli import main
 from nmt.schedule import Schedule, convergence, improvement, learning_rate, schedule_of, stalls, wants_epoch
 
 PLATEAU = Schedule(epochs=10, plateau={"within": 0.01, "halvings": 2, "max_epochs": 10})
@@ -72,3 +76,19 @@ def test_a_plateau_run_that_stopped_by_its_rule_passes_the_gate():
     assert convergence(metrics, PLATEAU.plateau["within"]) == {"epochs": 6, "halvings": 2,
                                                                "last_improvement": pytest.approx(-0.21 / 6.99),
                                                                "converged": True}
+
+
+def test_nmt_config_shows_the_schedule_a_system_trains_by_and_the_keys_it_comes_from(capsys):
+    """train.epochs gives way to dropout_schedule for a dropout system and to plateau in the reduced presets:
+    `nmt config` says which, so nobody has to follow the keys to the training loop."""
+    root = Path(__file__).resolve().parents[1]
+    table = str(root / "workflow/tables/luong2015_table1.yaml")
+    shown = {}
+    for preset, system in (("paper", "base_reverse_dropout"), ("paper", "base"), ("small", "base")):
+        main(["config", "--params", str(root / "params.yaml"), "--preset", preset, "--table", table, "--system", system])
+        shown[preset, system] = json.loads(capsys.readouterr().out)["schedule"]
+    assert shown["paper", "base_reverse_dropout"]["epochs"] == 12 and shown["paper", "base_reverse_dropout"]["halve_after"] == 8
+    assert shown["paper", "base_reverse_dropout"]["source"].startswith("train.dropout_schedule")
+    assert (shown["paper", "base"]["epochs"], shown["paper", "base"]["source"]) == (10, "train.epochs, train.halve_after")
+    assert shown["small", "base"]["source"] == "train.plateau" and shown["small", "base"]["plateau"]["max_epochs"] == 20
+    assert "until the dev perplexity is flat" in shown["small", "base"]["rule"]

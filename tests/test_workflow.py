@@ -91,22 +91,28 @@ def test_a_code_change_makes_dvc_rerun_the_stages_that_run_it(tiny_runs):
 
 
 @pytest.mark.pipeline("dvc")
-@pytest.mark.parametrize("file, old, new, reruns", [
+@pytest.mark.parametrize("file, key, value, reruns", [
     # a recipe's key that the preset leaves to params.yaml: that recipe's trainings (Peter et al.'s), nothing else
-    ("params.yaml", "max_updates: 250000, eval_every: 10000", "max_updates: 250000, eval_every: 5000", "rnnsearch"),
+    ("params.yaml", "recipes.rnnsearch.train.eval_every", 5000, "rnnsearch"),
     # a default that the preset and both recipes override: no training reads it
-    ("params.yaml", "\n  lr: 1.0\n", "\n  lr: 0.5\n", None),
+    ("params.yaml", "train.lr", 0.5, None),
     # the preset's own key of Raffel et al.'s recipe: their trainings only
-    ("workflow/presets/tiny.yaml", "monotonic_mt:\n    model: {layers: 1, hidden: 32, embed: 32",
-     "monotonic_mt:\n    model: {layers: 1, hidden: 48, embed: 32", "monotonic_mt")])
-def test_a_changed_training_key_reruns_the_trainings_that_read_it_and_nothing_else(tiny_runs, file, old, new, reruns):
+    ("workflow/presets/tiny.yaml", "recipes.monotonic_mt.model.hidden", 48, "monotonic_mt")])
+def test_a_changed_training_key_reruns_the_trainings_that_read_it_and_nothing_else(tiny_runs, file, key, value,
+                                                                                   reruns):
     workdir = tiny_runs["dvc"].workdir
     assert stage_names(run(["dvc", "status", "--json"], workdir).stdout) <= {"plan"}
     path = workdir / file
     text = path.read_text()
-    assert text.count(old) == 1, old
+    changed_config = yaml.safe_load(text)
+    *parents, last = key.split(".")
+    section = changed_config
+    for name in parents:
+        section = section[name]
+    assert last in section and section[last] != value, key
+    section[last] = value
     try:
-        path.write_text(text.replace(old, new))
+        path.write_text(yaml.safe_dump(changed_config, sort_keys=False))
         changed = stage_names(run(["dvc", "status", "--json"], workdir).stdout) - {"plan"}
     finally:
         path.write_text(text)
