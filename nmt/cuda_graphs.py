@@ -45,9 +45,12 @@ from .data.vocab import PAD_ID
 from .errors import ConfigError, UserError
 from .models.fused_loss import linear_cross_entropy
 from .models.seq2seq import EncoderOutput
+from .models.variants import VARIANTS
 
 BUCKET = 8
-GRAPHED = {"global": ("dot", "general", "concat", "location"), "local-m": ("dot", "general", "concat")}
+def graphed() -> dict[str, tuple[str, ...]]:
+    """{attention: its scores that are graphed}, as the variant registry declares them."""
+    return {name: v.graphed_scores for name, v in VARIANTS.items() if v.graphed_scores}
 
 
 class CaptureError(UserError):
@@ -76,9 +79,9 @@ def unsupported(model: nn.Module, *, engine: str, guided: bool, token_batches: b
     if not getattr(model, "input_feed", False):
         return "a decoder without input feeding is one cuDNN call already"
     attention, score = config.get("attention"), config.get("score")
-    if score not in GRAPHED.get(attention, ()):
+    if score not in graphed().get(attention, ()):
         return (f"attention {attention} with score {score} is not graphed (only "
-                + "; ".join(f"{a}: {', '.join(scores)}" for a, scores in GRAPHED.items()) + ")")
+                + "; ".join(f"{a}: {', '.join(scores)}" for a, scores in graphed().items()) + ")")
     if guided:
         return "guided alignment reads the attention weights"
     if token_batches:

@@ -12,7 +12,7 @@ from nmt.models.fused_loss import linear_cross_entropy
 from nmt.train_step import TrainingStep
 from test_fast_engine import LUONG, RNNSEARCH, batch, make_model, name
 
-GRAPHED = [o for o in LUONG if o.get("score") in cuda_graphs.GRAPHED.get(o.get("attention"), ())
+GRAPHED = [o for o in LUONG if o.get("score") in cuda_graphs.graphed().get(o.get("attention"), ())
            and o.get("input_feed", True)]
 LOCAL_P = [o for o in LUONG if o.get("attention") == "local-p"]
 

@@ -41,20 +41,23 @@ class AttentionVariant:
     credit: Callable[[dict], str]               # "read" or "predicted" (module doc)
     label: Callable[[dict], str]
     keys: tuple[str, ...]                       # the model config keys the layer reads, beyond hidden
+    # the scores whose input-feeding decoder update may be replayed from CUDA graphs (nmt.cuda_graphs): each was
+    # checked on a GPU to equal the ungraphed update (tests/test_cuda_graphs.py); () = never graphed
+    graphed_scores: tuple[str, ...] = ()
 
 
-def _local(mode: str) -> AttentionVariant:
+def _local(mode: str, graphed_scores: tuple[str, ...]) -> AttentionVariant:
     return AttentionVariant(
         mode, lambda m: LocalAttention(m["hidden"], m["score"], mode, m.get("window", 10), m["reverse"]),
-        _by_score, _scored_label, ("score", "window", "reverse"))
+        _by_score, _scored_label, ("score", "window", "reverse"), graphed_scores)
 
 
 VARIANTS: dict[str, AttentionVariant] = {v.name: v for v in (
     AttentionVariant("none", lambda m: None, _by_score, _scored_label, ()),
     AttentionVariant("global", lambda m: GlobalAttention(m["hidden"], m["score"], m["max_src_len"]),
-                     _by_score, _scored_label, ("score", "max_src_len")),
-    _local("local-m"),
-    _local("local-p"),
+                     _by_score, _scored_label, ("score", "max_src_len"), ("dot", "general", "concat", "location")),
+    _local("local-m", ("dot", "general", "concat")),
+    _local("local-p", ()),  # its capture fails ("operation failed due to a previous error during capture")
     AttentionVariant(
         "monotonic",
         lambda m: MonotonicAttention(m["hidden"], m.get("energy", "eq17"), m.get("attention_dim") or None,
