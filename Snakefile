@@ -18,6 +18,9 @@ min_version("8.0")
 configfile: "params.yaml"
 
 
+report: "workflow/report/workflow.rst"  # `snakemake --report report.zip`: nmt's report with Snakemake's provenance
+
+
 # `--config` may only pick the preset: every `nmt` command re-reads params.yaml and the preset itself, so
 # any other override would change what Snakemake tracks but not what the commands do.
 _overrides = set(workflow.config_settings.overwrite_config) - {"preset"}
@@ -75,4 +78,4 @@ include: "workflow/rules/report.smk"
 
 rule all:
     input:
-        layout.path(layout.REPORT_PAGE, preset=PRESET),
+        layout.path(layout.REPORT, preset=PRESET),

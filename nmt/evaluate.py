@@ -17,6 +17,10 @@ Beside every BLEU field ``F`` of a scores file: ``F_bp`` (sacreBLEU's brevity pe
 the tokens of that field's tokeniser), all read off the ``BLEUScore`` sacreBLEU returns for that score: a reader
 sees whether a BLEU difference comes from translations that are too short.
 
+Beside BLEU, ``chrf`` (and ``chrf_unk`` of the unk-replaced translation): sacreBLEU's chrF2 (character 6-grams,
+beta 2, whitespace ignored; Popovic, 2015) on the same tokenised files as ``bleu_tok``, each with its signature:
+what ``sacrebleu REF -i HYP -m chrf`` prints for them. BLEU stays the papers' metric; chrF is shown beside it.
+
 Note: with ``effective_order=False`` a corpus without any 4-gram (all sentences shorter than 4 tokens) scores 0,
 even if the hypothesis equals the reference.
 """
@@ -25,7 +29,7 @@ from __future__ import annotations
 import math
 from typing import Any, Sequence
 
-from sacrebleu.metrics import BLEU
+from sacrebleu.metrics import BLEU, CHRF
 from sacrebleu.metrics.bleu import BLEUScore
 
 from nmt.data.text import PathLike, check_same_sentences, read_lines, read_parallel, write_json_atomic
@@ -43,7 +47,8 @@ def _bleu_keys(field: str) -> tuple[str, ...]:
 
 SCORE_KEYS = ("system", "testset", "preset", "pair", "n_sentences", *_bleu_keys("bleu_tok"),
               *_bleu_keys("bleu_detok"), "bleu_detok_reference", "ppl", "hyp", "ref",
-              *_bleu_keys("bleu_tok_unk"), *_bleu_keys("bleu_detok_unk"), "unk", "by_length")
+              *_bleu_keys("bleu_tok_unk"), *_bleu_keys("bleu_detok_unk"), "chrf", "chrf_signature", "chrf_unk",
+              "chrf_unk_signature", "unk", "by_length")
 META_KEYS = ("system", "testset", "preset", "pair")
 
 
@@ -71,6 +76,18 @@ def _bleu_score(hyps: Sequence[str], refs: Sequence[str], tokenize: str) -> tupl
 def _bleu(hyps: Sequence[str], refs: Sequence[str], tokenize: str) -> tuple[float, str]:
     score, signature = _bleu_score(hyps, refs, tokenize)
     return float(score.score), signature
+
+
+def chrf(hyps: Sequence[str], refs: Sequence[str]) -> tuple[float, str]:
+    """sacreBLEU's chrF2 with its defaults (sacrebleu -m chrf): ``(score in 0..100, signature)``."""
+    _check_lengths(hyps, refs)
+    metric = CHRF()
+    return float(metric.corpus_score(list(hyps), [list(refs)]).score), str(metric.get_signature())
+
+
+def _chrf_fields(field: str, lines: Sequence[str] | None, refs: Sequence[str]) -> dict[str, Any]:
+    score, signature = chrf(lines, refs) if lines is not None else (None, None)
+    return {field: score, f"{field}_signature": signature}
 
 
 def _bleu_fields(field: str, result: tuple[BLEUScore, str] | None) -> dict[str, Any]:
@@ -202,6 +219,7 @@ def evaluate_files(hyp_path: PathLike, ref_path: PathLike, *, lang: str, ppl: fl
                                  {"kind": "detokenised", "path": str(ref_path)}),
         "ppl": ppl, "hyp": str(hyp_path), "ref": str(ref_path),
         **_bleu_fields("bleu_tok_unk", None), **_bleu_fields("bleu_detok_unk", None),
+        **_chrf_fields("chrf", hyps, refs), **_chrf_fields("chrf_unk", None, refs),
         "unk": unk, "by_length": None,
     })
     srcs = read_parallel(src_path, ref_path)[0] if src_path is not None else None
@@ -211,6 +229,7 @@ def evaluate_files(hyp_path: PathLike, ref_path: PathLike, *, lang: str, ppl: fl
         replaced, _ = read_parallel(unk["hyp"], ref_path, allow_empty_src=True)
         scores.update(_bleu_fields("bleu_tok_unk", _bleu_score(replaced, refs, "none")))
         scores.update(_bleu_fields("bleu_detok_unk", detok_bleu(replaced)))
+        scores.update(_chrf_fields("chrf_unk", replaced, refs))
         if srcs is not None:
             scores["by_length"]["unk"] = bleu_by_length(replaced, refs, srcs)
     if out_path is not None:

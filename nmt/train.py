@@ -43,6 +43,7 @@ Files in the output directory:
   model.pt        the final model with everything needed to translate (vocabularies, config): with train.keep best
                   the best evaluation's (best.pt, written as the run goes)
   metrics.jsonl   one line per finished epoch (rewritten from the checkpoint, never duplicated); metrics.csv
+  tensorboard/    the live curves' event files (nmt.curves; with the tensorboard package)
   model.json      resolved config, parameter count and vocabulary sizes; `environment` (nmt.environment.describe:
                   machine, software, commit, and the training's device) and, once model.pt is written, `wall_s`:
                   the training's wall time from the start of setup to model.pt, summed over every process that
@@ -61,6 +62,7 @@ import torch
 from tqdm import tqdm
 
 from . import cpu_precision, mkl_on_amd
+from .curves import Curves
 from .config import ConfigError, comparable_settings
 from .data.batches import epoch_batches, make_batch
 from .data.links import load_training_links
@@ -184,7 +186,7 @@ def train(config: dict, data_dir: str | Path, out_dir: str | Path, *, system: st
                 run.epoch(stop)
         run.finish()
     finally:  # however it ends (a signal's checkpoint included), the directory is free again
-        run.lock.release()
+        run.close()
     return run.state["metrics"]
 
 
@@ -269,7 +271,8 @@ class TrainingRun:
             write_metrics(self.out_dir / "metrics.jsonl", self.state["metrics"])
 
     def start(self) -> None:
-        """model.json (what is trained, how, on what) and the log line that says it."""
+        """model.json (what is trained, how, on what), the log line that says it, and the live curves."""
+        self.curves = Curves(self.out_dir, self.system, resume_from=self.state["updates"], log=log)
         self.meta = {"system": self.system, "config": self.config, "parameters": count_parameters(self.model),
                      "trainable_parameters": sum(p.numel() for p in self.params),
                      "src_vocab": len(self.src_vocab), "tgt_vocab": len(self.tgt_vocab), "epochs": self.schedule.epochs,
@@ -280,6 +283,13 @@ class TrainingRun:
         self._write_meta()
         log(f"[{self.system}] {start_line(self.meta, self.schedule, self.update)}"
             + (f" ({self.precision_why})" if self.precision_why else ""))
+
+    def close(self) -> None:
+        """The event files flushed and the output directory's lock released."""
+        curves = getattr(self, "curves", None)  # none before start()
+        if curves is not None:
+            curves.close()
+        self.lock.release()
 
     def _write_meta(self) -> None:
         write_text_atomic(self.out_dir / "model.json", json.dumps(self.meta, indent=2, sort_keys=True) + "\n")
@@ -306,6 +316,7 @@ class TrainingRun:
         state = self.state
         entry = {"epoch": epoch, "updates": state["updates"], "dev_ppl": dev_ppl}
         state["evaluations"].append(entry)
+        self.curves.evaluation(state["updates"], dev_ppl)
         if self.eval_every:
             write_text_atomic(self.out_dir / "evaluations.jsonl",
                               "".join(json.dumps(e, sort_keys=True) + "\n" for e in state["evaluations"]))
@@ -349,6 +360,9 @@ class TrainingRun:
                 break
             self._train_batch(batches[position], sums)
             bar.update(1)
+            if self.curves.wants_running(state["updates"]):
+                sums.read()
+                self.curves.running(state["updates"], state["loss_sum"], state["tokens"])
             state["elapsed"] = time.perf_counter() - started
             if stop.signum is not None:
                 sums.read()
@@ -370,6 +384,7 @@ class TrainingRun:
         record = epoch_record(epoch, lr, state, dev_nll, dev_tokens, elapsed, guided=self.train_links is not None)
         state["metrics"].append(record)
         self.evaluated(epoch, record["dev_ppl"])
+        self.curves.epoch(state["updates"], record)
         write_metrics(self.out_dir / "metrics.jsonl", state["metrics"])
         log(f"[{system}] epoch {epoch}: lr {lr:g}, train ppl {record['train_ppl']:.2f}, "
             f"dev ppl {record['dev_ppl']:.2f}, {record['tgt_tokens_per_s']:.0f} tgt tok/s")

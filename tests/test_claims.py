@@ -13,7 +13,7 @@ import yaml
 from sacrebleu.significance import estimate_ci
 
 from nmt import config as cfg
-from nmt import significance
+from nmt import evaluate, significance
 from nmt.errors import ConfigError, InputError
 from nmt.pipeline.plan import collect_claims
 from nmt.report.claims import (CONTRADICTED, INCONCLUSIVE, NOT_RUN, REPRODUCED, ClaimJudge, adjust, claims_csv,
@@ -227,6 +227,28 @@ def test_verdicts_on_hand_made_scores_files(toy_run):
     # the same inputs give the same numbers (the bootstrap is seeded)
     again = {c["id"]: judge.judge(c) for c in claims}
     assert again == judged
+
+
+def test_a_bleu_claim_shows_the_chrf_difference_beside_it(toy_run, tmp_path):
+    """claims.json carries chrF's difference of the same two terms (each system's chrF from its scores file), with
+    no interval and no part in the verdict; None where a scores file has no chrF."""
+    judge, claims, _ = toy_run
+    scores_dir = tmp_path / "results" / "toy" / "en-de" / "scores"
+    chrf = {}
+    for system in ("strong", "weak"):
+        sfile = scores_dir / f"{system}.test.json"
+        scores = json.loads(sfile.read_text())
+        refs = (tmp_path / "data" / "test.tgt").read_text().splitlines()
+        for field, hyp in (("chrf", scores["hyp"]), ("chrf_unk", scores["unk"]["hyp"])):
+            chrf[system, field] = scores[field] = evaluate.chrf(Path(hyp).read_text().splitlines(), refs)[0]
+        sfile.write_text(json.dumps(scores))
+    judged = {c["id"]: judge.judge(c) for c in claims}
+    assert judged["strong-beats-weak"]["ours_delta_chrf"] == pytest.approx(chrf["strong", "chrf"] - chrf["weak", "chrf"])
+    assert judged["unk-gain"]["ours_delta_chrf"] == pytest.approx(
+        (chrf["weak", "chrf_unk"] - chrf["weak", "chrf"]) - (chrf["strong", "chrf_unk"] - chrf["strong", "chrf"]))
+    assert judged["twin-beats-strong"]["ours_delta_chrf"] is None  # twin's scores file has none
+    assert judged["aer-order"]["ours_delta_chrf"] is None
+    assert judged["strong-beats-weak"]["verdict"] == REPRODUCED
 
 
 def test_a_translation_changed_after_scoring_is_an_error(toy_run):

@@ -224,6 +224,25 @@ def test_brevity_penalty_and_length_ratio_equal_the_sacrebleu_command_line(tmp_p
     assert scores["bleu_detok_unk_hyp_len"] != scores["bleu_tok_unk_hyp_len"]  # 13a tokens: "&apos; s" is one, "'s"
 
 
+def test_chrf_equals_the_sacrebleu_command_line(tmp_path):
+    """chrf and chrf_unk are what `sacrebleu REF -i HYP -m chrf` prints for the same tokenised files, with its
+    signature; without an unk-replaced translation chrf_unk is null."""
+    hyp, unk, ref, out = tmp_path / "h.tok", tmp_path / "h.unk.tok", tmp_path / "r.tok", tmp_path / "s.json"
+    write_lines_atomic(hyp, SHORT_HYPS)
+    write_lines_atomic(unk, LONG_HYPS)
+    write_lines_atomic(ref, TOK_REFS)
+    evaluate_files(hyp, ref, lang="de", ppl=None, meta=META, unk={"hyp": str(unk)}, out_path=out)
+    scores = json.loads(out.read_text(encoding="utf-8"))
+    for field, path in (("chrf", hyp), ("chrf_unk", unk)):
+        printed = json.loads(subprocess.run([str(SACREBLEU), str(ref), "-i", str(path), "-m", "chrf", "-f", "json",
+                                             "-w", "6"], check=True, capture_output=True, text=True).stdout)
+        assert scores[field] == pytest.approx(printed["score"], abs=5e-7), field
+        assert scores[f"{field}_signature"] == printed["signature"] and printed["name"] == "chrF2"
+    assert 0 < scores["chrf"] < 100 and scores["chrf"] != scores["chrf_unk"]
+    plain = evaluate_files(hyp, ref, lang="de", ppl=None, meta=META)
+    assert plain["chrf"] == scores["chrf"] and plain["chrf_unk"] is None and plain["chrf_unk_signature"] is None
+
+
 def test_length_diagnostics_are_null_without_their_bleu(tmp_path):
     hyp, ref = tmp_path / "h", tmp_path / "r"
     write_lines_atomic(hyp, TOK_REFS)

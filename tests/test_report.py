@@ -109,12 +109,12 @@ def do_render(tmp_path: Path, out_name: str = "report", context: dict | None = N
 def test_real_table_loads():
     t = load_table(REAL_TABLE)
     assert t["id"] == "luong2015_table1"
-    assert t["columns"] == ["ppl", "bleu_tok"]
+    assert t["columns"] == ["ppl", "bleu_tok", "chrf"]
     assert len(t["rows"]) == 12
     assert all(r["system"] is None or r["system"] in t["systems"] or r["system"] in t["ensembles"]
                for r in t["rows"])
     assert t["rows"][4]["paper"] == {"ppl": 10.6, "bleu_tok": 11.3}
-    assert t["rows"][10]["values_from"] == {"bleu_tok": "bleu_tok_unk", "ppl": None}
+    assert t["rows"][10]["values_from"] == {"bleu_tok": "bleu_tok_unk", "chrf": "chrf_unk", "ppl": None}
     # the paper's 8 attention models: this table's three and five of Table 4 (checked by collect_ensembles)
     assert len(t["ensembles"]["ensemble_attention"]["members"]) == 8
 
@@ -274,6 +274,24 @@ def test_seed_runs_show_the_mean_brevity_penalty_and_length_ratio(tmp_path):
                           pair_for_task={"en-de": "synth"}, context={}, out_dir=tmp_path / "out",
                           runs={"synth": runs})
     assert _signature_rows(index.read_text())[("attn", "BLEU (tok)")] == ["0.850", "0.861"]
+
+
+def test_a_value_some_runs_lack_is_missing_not_the_mean_of_the_others(tmp_path):
+    """A seed run scored before chrF existed: the row's chrF is missing (its BLEU, which every run has, is the mean),
+    never the mean of the runs that have it."""
+    results = make_results(tmp_path)
+    scores_dir = results / "synth" / "scores"
+    for run, bleu, chrf in (("attn", 12.0, None), ("attn_seedB", 13.0, 40.0)):
+        (scores_dir / f"{run}.test.json").write_text(json.dumps(
+            {"system": run, "testset": "test", "preset": "demo", "pair": "synth", "ppl": 9.0, "bleu_tok": bleu,
+             "bleu_tok_signature": SIG_TOK, **({"chrf": chrf} if chrf is not None else {})}))
+    table = yaml.safe_load(yaml.safe_dump(TABLE))
+    table["columns"] = [*table["columns"], "chrf"]
+    table_file = write_yaml(tmp_path / "toy_table.yaml", table)
+    df = build_table(load_table(table_file), scores_dir, "synth", "demo",
+                     runs={"attn": ["attn", "attn_seedB"]}).set_index("label")
+    assert df.loc["Base + attention", "ours_bleu_tok"] == pytest.approx(12.5)
+    assert math.isnan(df.loc["Base + attention", "ours_chrf"])
 
 
 def test_a_brevity_penalty_that_is_not_a_number_is_a_user_error(tmp_path):

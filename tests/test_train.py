@@ -10,11 +10,13 @@ from pathlib import Path
 import pytest
 import torch
 import yaml
+from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
 
 from nmt.data.prepare import prepare
 from nmt.data.synth import generate
 from nmt import config as cfg
 from nmt.bench.estimate import epoch_check
+from nmt.curves import CURVES_DIR, RUNNING_EVERY
 from nmt.models.io import load_checkpoint, read_model_file
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -140,6 +142,44 @@ def test_seeded_runs_are_identical_and_sigkill_resume_equals_uninterrupted(works
     assert not (out / "model.pt").exists()
     subprocess.run(train_cmd(root, preset, out), check=True, capture_output=True)
     assert_same_run(reference, final_state(out))
+
+
+def scalars(out, tag: str) -> list[tuple[int, float]]:
+    """(update, value) of one curve, as TensorBoard reads the event files of the training in `out`."""
+    curves = EventAccumulator(str(out / CURVES_DIR))
+    curves.Reload()
+    return [(event.step, event.value) for event in curves.Scalars(tag)]
+
+
+def test_live_curves_hold_metrics_jsonl_s_numbers_and_a_killed_run_resumes_them(workspace):
+    """The event files TensorBoard reads: the dev and train perplexities of metrics.jsonl at each epoch's update
+    count, the running train perplexity every RUNNING_EVERY updates; a run killed mid-epoch and resumed has the same
+    points, none twice."""
+    root, _ = workspace
+    preset = "unit_curves"  # batches of 2: 200 updates an epoch, so a kill mid-epoch comes after running points that
+    settings = yaml.safe_load((root / "presets" / "unit.yaml").read_text())  # the resumed run logs again
+    settings["train"]["batch_size"] = 2
+    (root / "presets" / f"{preset}.yaml").write_text(yaml.safe_dump(settings))
+    out = root / "curves"
+    subprocess.run(train_cmd(root, preset, out), check=True, capture_output=True)
+    metrics = [json.loads(line) for line in (out / "metrics.jsonl").read_text().splitlines()]
+    dev = scalars(out, "dev/ppl")
+    assert [step for step, _ in dev] == [m["updates"] for m in metrics]
+    assert [value for _, value in dev] == pytest.approx([m["dev_ppl"] for m in metrics], rel=1e-6)  # float32
+    assert [value for _, value in scalars(out, "train/ppl")] == pytest.approx([m["train_ppl"] for m in metrics],
+                                                                              rel=1e-6)
+    running = scalars(out, "train/running_ppl")
+    assert running and all(step % RUNNING_EVERY == 0 for step, _ in running)
+
+    killed = root / "curves_killed"
+    kill_when(train_cmd(root, preset, killed),
+              lambda: epochs_recorded(killed) >= 1 and (killed / "checkpoint.pt").exists(),
+              pause=lambda: half_an_epoch(killed), poll=0.02)
+    subprocess.run(train_cmd(root, preset, killed), check=True, capture_output=True)
+    for tag in ("dev/ppl", "train/ppl", "train/running_ppl"):
+        resumed = scalars(killed, tag)
+        assert [step for step, _ in resumed] == [step for step, _ in scalars(out, tag)], tag
+        assert [value for _, value in resumed] == pytest.approx([value for _, value in scalars(out, tag)]), tag
 
 
 def reference_run(root, preset):

@@ -5,7 +5,9 @@ import posixpath
 import re
 import shlex
 import sys
+import zipfile
 from collections import Counter
+from pathlib import Path
 
 import pytest
 import yaml
@@ -66,6 +68,24 @@ def test_dvc_repro_gives_the_same_report(tiny_runs):
     verdicts = json.loads(run(["dvc", "metrics", "show", "--json"], workdir).stdout)
     counts = next(iter(verdicts.values()))["data"]["reports/tiny/claims.json"]["data"]["summary"]  # the claims' counts
     assert counts["claims"] == counts["reproduced"] + counts["contradicted"] + counts["inconclusive"] + counts["not_run"]
+
+
+@pytest.mark.pipeline("snakemake")
+def test_snakemake_s_own_report_carries_nmt_s_report_with_its_provenance(tiny_runs, tmp_path):
+    """`snakemake --report` on the finished run: a zip holding nmt's report (the page, its figures, tables and
+    claims) and Snakemake's record of every rule's command and the jobs' runtimes."""
+    workdir = tiny_runs["snakemake"].workdir
+    bundle = tmp_path / "report.zip"
+    run(["snakemake", "--report", str(bundle)], workdir)
+    with zipfile.ZipFile(bundle) as archive:
+        names = archive.namelist()
+        index = next(name for name in names if name.endswith("/index.html"))  # our page, with its files beside it
+        ours = {Path(name).name for name in names if Path(name).parent == Path(index).parent}
+        page = next(name for name in names if name.endswith("/report.html"))  # Snakemake's own
+        provenance = archive.read(page).decode("utf-8")
+    assert {"index.html", "claims.json", "claims.csv", "luong2015_table1.csv", "luong2015_figure6.png"} <= ours, ours
+    assert "Paper tables and claims" in provenance and "nmt report" in provenance  # its category and its command
+    assert '"rule": "train"' in provenance and '"rule": "translate"' in provenance  # every job, with its runtime
 
 
 @pytest.mark.pipeline("dvc")

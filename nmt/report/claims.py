@@ -62,13 +62,16 @@ VERDICTS = (REPRODUCED, CONTRADICTED, INCONCLUSIVE, NOT_RUN)
 ALPHA = 0.05  # each verdict's level, and the family-wise level of the adjusted verdicts (the 95% intervals)
 #: claims.csv's columns, in order (claims.json has these and the comparisons of each claim)
 CSV_FIELDS = ("id", "paper", "claim", "where", "table", "metric", "kind", "paper_delta", "ours_delta", "ci_low",
-              "ci_high", "paper_inside", "margin", "margin_basis", "p_for", "p_against", "p_adjusted", "verdict_raw",
+              "ci_high", "ours_delta_chrf", "paper_inside", "margin", "margin_basis", "p_for", "p_against", "p_adjusted", "verdict_raw",
               "verdict_adjusted", "verdict", "verdict_label", "converged", "interval_method", "n_runs", "substitute",
               "scope", "reason")
 
 #: scores field -> (the translation it scores, sacreBLEU tokenisation, detokenise first)
 BLEU_FIELDS = {"bleu_tok": ("plain", "none", False), "bleu_tok_unk": ("unk", "none", False),
                "bleu_detok": ("plain", "13a", True), "bleu_detok_unk": ("unk", "13a", True)}
+#: BLEU field -> the chrF field of the same translation, whose difference a claim shows beside BLEU's (no interval:
+#: BLEU is the papers' metric and the verdict's)
+CHRF_OF = {"bleu_tok": "chrf", "bleu_detok": "chrf", "bleu_tok_unk": "chrf_unk", "bleu_detok_unk": "chrf_unk"}
 #: scores field -> (its per-sentence counts in an alignment scores file, scale)
 RATE_FIELDS = {"aer": ("aer", 1.0), "aer_pct": ("aer", 100.0), "aer_predicted": ("aer_predicted", 1.0),
                "aer_predicted_pct": ("aer_predicted", 100.0), "saer": ("saer", 1.0), "saer_pct": ("saer", 100.0),
@@ -122,6 +125,7 @@ class ClaimJudge:
                                                    "paper_delta", "paper_note", "margin", "margin_basis",
                                                    "margin_why", "operationalisation", "substitute")}
         record.update({"direction": claim["direction"], "ours_delta": None, "ci_low": None, "ci_high": None,
+                       "ours_delta_chrf": None,
                        "paper_inside": None, "p_for": None, "p_against": None, "p_adjusted": None,
                        "verdict_raw": NOT_RUN, "verdict_adjusted": NOT_RUN, "verdict": NOT_RUN, "verdict_label": None,
                        "reason": None, "comparisons": [], "weakest": None, "interval": None,
@@ -150,7 +154,9 @@ class ClaimJudge:
                  for comparison in claim["pairs"]]
         values = {value for pair_ in pairs for term in (pair_["a"], pair_["b"]) for value in term["values"]}
         full, samples, n_sentences, n_runs = self._resampled(values, table, pair)
-        comparisons = [self._comparison(claim, comparison, full, samples) for comparison in pairs]
+        comparisons = [{**self._comparison(claim, comparison, full, samples),
+                        "ours_delta_chrf": self._chrf_delta(comparison, pair, table["testset"])}
+                       for comparison in pairs]
         weakest_index = max(range(len(comparisons)), key=lambda i: (comparisons[i]["p_for"], -i))
         weakest = comparisons[weakest_index]
         k = len(comparisons)
@@ -163,7 +169,7 @@ class ClaimJudge:
             "sentence bootstrap: one run per system"
         return {"verdict_raw": verdict_of(p_for, p_against), "p_for": p_for, "p_against": p_against,
                 "ours_delta": weakest["ours_delta"], "ci_low": weakest["ci_low"], "ci_high": weakest["ci_high"],
-                "paper_delta": paper_delta, "paper_inside": inside(paper_delta, weakest["ci_low"], weakest["ci_high"]),
+                "ours_delta_chrf": weakest["ours_delta_chrf"], "paper_delta": paper_delta, "paper_inside": inside(paper_delta, weakest["ci_low"], weakest["ci_high"]),
                 "comparisons": comparisons, "weakest": weakest_index, "n_runs": n_runs,
                 "converged": gate["converged"], "systems_convergence": gate["systems"],
                 "interval_method": method, "resamples": self.n_samples,
@@ -178,6 +184,27 @@ class ClaimJudge:
         return {"a": comparison["a"]["text"], "b": comparison["b"]["text"], "paper_delta": comparison["paper_delta"],
                 "ours_delta": delta, "ci_low": low, "ci_high": high, "p_for": p_for, "p_against": p_against,
                 "paper_inside": inside(comparison["paper_delta"], low, high), "verdict": verdict_of(p_for, p_against)}
+
+    def _chrf_delta(self, comparison: dict, pair: str, testset: str) -> float | None:
+        """The chrF difference of the comparison's two terms, as BLEU's is taken (each system the mean of its runs);
+        None where a value is not BLEU or a scores file has no chrF (one written before it existed)."""
+        a, b = (self._chrf_term(comparison[side], pair, testset) for side in ("a", "b"))
+        return None if a is None or b is None else a - b
+
+    def _chrf_term(self, term: dict, pair: str, testset: str) -> float | None:
+        scores_dir = layout.under(self.results_dir, layout.RESULTS_ROOT, layout.SCORES_DIR, pair=pair)
+        total = 0.0
+        for sign, (system, field) in zip(term["signs"], term["values"]):
+            if field not in CHRF_OF:
+                return None
+            values = []
+            for run in self._runs(pair, system):
+                sfile = scores_dir / layout.relative(layout.SCORES_DIR, layout.SCORES, system=run, testset=testset)
+                values.append(read_json_object(sfile, "a scores file").get(CHRF_OF[field]) if sfile.is_file() else None)
+            if any(value is None for value in values):
+                return None
+            total += sign * float(np.mean(values))
+        return total
 
     def _chosen(self, term: dict, pair: str) -> dict:
         """A term as compared: a ``best_on_dev`` term resolved to the ensemble member with the lowest dev

@@ -27,8 +27,8 @@ from .plots import curve_points, learning_curves, read_metrics
 from .figures import FigureInputs, figure_view
 from .speed import ATTENTION_FIGURES, MONOTONIC_FIGURES, attention_speed_view, monotonic_speed_view
 from .tables import (
-    BLEU_COLUMNS,
     COLUMN_LABELS,
+    SIGNED_COLUMNS,
     STATUS_MEASURED,
     STATUS_MISSING,
     build_table,
@@ -528,7 +528,7 @@ class _Report:
                 table_summary[system] = metrics
                 for c in columns:
                     field = table_row.get("values_from", {}).get(c, c)
-                    if c in BLEU_COLUMNS and field is not None and _is_num(scores.get(field)):
+                    if c in SIGNED_COLUMNS and field is not None and _is_num(scores.get(field)):
                         sig = scores.get(f"{field}_signature")
                         signatures.append({
                             "system": system,

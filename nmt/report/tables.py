@@ -18,9 +18,9 @@ import pandas as pd
 
 from .. import layout
 from ..errors import InputError
-from ..spec.tables import BLEU_COLUMNS, COLUMN_LABELS, KNOWN_COLUMNS, is_number, load_table
+from ..spec.tables import BLEU_COLUMNS, COLUMN_LABELS, KNOWN_COLUMNS, SIGNED_COLUMNS, is_number, load_table
 
-__all__ = ["BLEU_COLUMNS", "COLUMN_LABELS", "load_table", "build_table", "read_json_object", "read_scores", "scores_path",
+__all__ = ["BLEU_COLUMNS", "COLUMN_LABELS", "SIGNED_COLUMNS", "load_table", "build_table", "read_json_object", "read_scores", "scores_path",
            "dataframe_records"]
 
 STATUS_MEASURED = "measured"
@@ -133,7 +133,9 @@ def build_table(table: dict, scores_dir: Path, pair: str, preset: str, unavailab
             rec[f"paper_{c}"] = float(p) if p is not None else math.nan
             field = row.get("values_from", {}).get(c, c)  # e.g. the "+ unk replace" row: bleu_tok_unk
             values = [s.get(field) for s in scores] if field is not None else []
-            values = [float(v) for v in values if v is not None]
+            # every run or none: a run whose scores file lacks the field (written before it existed) makes the
+            # row's value missing rather than the mean of the others
+            values = [float(v) for v in values] if values and all(v is not None for v in values) else []
             rec[f"ours_{c}"] = sum(values) / len(values) if values else math.nan
             if seeded:
                 rec[f"ours_{c}_sd"] = _sample_sd(values)

@@ -24,6 +24,8 @@ COLUMN_LABELS: dict[str, str] = {
     "bleu_detok": "BLEU (detok)",
     "bleu_tok_unk": "BLEU (tok, +unk repl.)",
     "bleu_detok_unk": "BLEU (detok, +unk repl.)",
+    "chrf": "chrF2",
+    "chrf_unk": "chrF2 (+unk repl.)",
     "aer": "AER",
     "aer_predicted": "AER (a_t to y_t)",
     "saer": "SAER",
@@ -36,8 +38,10 @@ COLUMN_LABELS: dict[str, str] = {
     "recall": "recall",
 }
 KNOWN_COLUMNS = frozenset(COLUMN_LABELS)
-#: Columns whose scores file carries a sacreBLEU signature under ``{column}_signature``.
+#: BLEU columns: the scores file carries sacreBLEU's signature and length diagnostics of each.
 BLEU_COLUMNS = frozenset(c for c in COLUMN_LABELS if c.startswith("bleu"))
+#: Columns whose scores file carries a sacreBLEU signature under ``{column}_signature`` (BLEU and chrF).
+SIGNED_COLUMNS = BLEU_COLUMNS | {"chrf", "chrf_unk"}
 
 ENSEMBLE_COMBINATIONS = ("prob", "logprob")
 MONOTONIC_MODES = ("soft", "hard")

@@ -15,9 +15,9 @@ rule report:
         attention_speed=layout.path(layout.BENCHMARK, preset=PRESET, name="attention"),
         monotonic_speed=layout.path(layout.BENCHMARK, preset=PRESET, name="monotonic"),
     output:
-        html=layout.REPORT_PAGE,
-        summary=layout.REPORT_SUMMARY,
-        claims=layout.REPORT_CLAIMS,
+        # the whole directory, so that `snakemake --report` carries the page with its figures and files
+        report=report(directory(layout.REPORT), htmlindex="index.html", category="Paper tables and claims",
+                      caption="../report/tables.rst"),
     params:
         results=layout.RESULTS_ROOT,
         data=layout.DATA_ROOT,
@@ -27,4 +27,4 @@ rule report:
         "logs/{preset}/report.log",
     shell:
         "nmt report {NMT_ARGS} --results {params.results} --data {params.data}"
-        " --out $(dirname {output.html}) > {log} 2>&1"
+        " --out {output.report} > {log} 2>&1"
