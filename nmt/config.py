@@ -273,7 +273,7 @@ LATER_DEFAULTS = {
               "energy": "eq17", "energy_bias": -1.0},
     "train": {"init_from": None, "trainable": "all", "max_updates": 0, "guided_alignment": None, "batch_tokens": 0,
               "engine": "fast", "precision": "auto", "cuda_graphs": "auto", "plateau": None, "eval_every": 0,
-              "keep": "last"},
+              "keep": "last", "best_by": "dev_ppl"},
 }
 # Keys since removed, with the value that meant what the settings now mean without them: files written while they
 # existed (checkpoints of a paper-preset training days in) still compare equal. train.until_flat became train.plateau.

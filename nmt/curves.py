@@ -49,9 +49,12 @@ class Curves:
         if self.wants_running(updates) and tokens:
             self.writer.add_scalar("train/running_ppl", math.exp(loss_sum / tokens), updates)
 
-    def evaluation(self, updates: int, dev_ppl: float) -> None:
-        if self.writer is not None:
-            self.writer.add_scalar("dev/ppl", dev_ppl, updates)
+    def evaluation(self, updates: int, dev_ppl: float, dev_bleu: float | None = None) -> None:
+        if self.writer is None:
+            return
+        self.writer.add_scalar("dev/ppl", dev_ppl, updates)
+        if dev_bleu is not None:  # train.best_by: dev_bleu
+            self.writer.add_scalar("dev/bleu", dev_bleu, updates)
 
     def epoch(self, updates: int, record: dict) -> None:
         """An epoch's record (metrics.jsonl's line): its train perplexity, learning rate and speed."""

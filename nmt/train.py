@@ -67,11 +67,13 @@ from .config import ConfigError, comparable_settings
 from .data.batches import epoch_batches, make_batch
 from .data.links import load_training_links
 from .data.prepare import load_split
-from .data.text import write_atomic, write_text_atomic
+from .data.text import read_lines, write_atomic, write_text_atomic
 from .data.vocab import Vocab
+from .decode.translate import ensure_can_translate, translate_ids
 from .devices import pick_device, set_threads
 from .directory_lock import DirectoryLock
 from .environment import describe
+from .evaluate import bleu_tokenized
 from .likelihood import corpus_nll, perplexity
 from .models.common import count_parameters
 from .models.io import (load_checkpoint, plain, read_init_from, restore_rng_states, rng_states, save_checkpoint,
@@ -207,11 +209,15 @@ class TrainingRun:
         self.schedule = schedule_of(train_cfg, model_cfg["dropout"])
         self.max_updates = train_cfg.get("max_updates", 0)
         self.keep, self.eval_every = train_cfg.get("keep", "last"), train_cfg.get("eval_every", 0)
+        self.best_by = train_cfg.get("best_by", "dev_ppl") if self.keep == "best" else None
         self.checkpoint_every = train_cfg.get("checkpoint_every", 0)
 
         self.src_vocab, self.tgt_vocab = Vocab.load(data_dir / "vocab.src"), Vocab.load(data_dir / "vocab.tgt")
         self.train_src, self.train_tgt = load_split(data_dir / "train.pt")
         self.dev_src, self.dev_tgt = load_split(data_dir / "dev.pt")
+        # best_by: dev_bleu scores a greedy decode of the dev set against its tokenised text
+        self.dev_refs = (dev_references(data_dir, self.dev_tgt, self.tgt_vocab) if self.best_by == "dev_bleu"
+                         else None)
         self.guided_weight, self.train_links = guided_links(train_cfg, data_dir, self.train_src, self.train_tgt)
         # the data read, the directory is ours until the training ends: a second training aimed at it stops here
         self.lock = DirectoryLock(out_dir, "training")
@@ -219,6 +225,8 @@ class TrainingRun:
             torch.manual_seed(self.seed)
             self.model = model = build_model(model_cfg, len(self.src_vocab), len(self.tgt_vocab))
             model.init_uniform(train_cfg["init_range"])
+            if self.dev_refs is not None:
+                ensure_can_translate(model)  # a target-foresight model has no translation to score
             credit = alignment_credit(model) if self.train_links is not None else None
 
             # Plain data only (save_checkpoint checks): "rng" (and "cuda_rng" on a GPU) are the generators'
@@ -311,19 +319,31 @@ class TrainingRun:
         """The dev set's summed NLL and its target tokens (in evaluation mode; training mode is the caller's)."""
         return corpus_nll(self.model, self.dev_src, self.dev_tgt, self.train_cfg["batch_size"], self.dev)
 
-    def evaluated(self, epoch: int, dev_ppl: float) -> None:
-        """An evaluation of the dev perplexity: recorded; with keep: best, the best so far kept as best.pt."""
+    def dev_bleu(self) -> float:
+        """Tokenised BLEU of a greedy decode of the dev set (train.best_by: dev_bleu), in evaluation mode (training
+        mode is the caller's); decoding draws no random numbers, so the training's generators are untouched."""
+        self.model.eval()
+        hyps = translate_ids(self.model, self.dev_src, beam=1, batch_size=self.train_cfg["batch_size"],
+                             max_len_ratio=2.0, device=self.dev, progress=False)
+        return bleu_tokenized([" ".join(self.tgt_vocab.decode(h.tokens)) for h in hyps], self.dev_refs)[0]
+
+    def evaluated(self, epoch: int, dev_ppl: float) -> dict:
+        """An evaluation: the dev perplexity (and with best_by: dev_bleu the dev BLEU) recorded; with keep: best, the
+        best so far by best_by kept as best.pt. Returns the evaluation's record."""
         state = self.state
         entry = {"epoch": epoch, "updates": state["updates"], "dev_ppl": dev_ppl}
+        if self.dev_refs is not None:
+            entry["dev_bleu"] = self.dev_bleu()
         state["evaluations"].append(entry)
-        self.curves.evaluation(state["updates"], dev_ppl)
+        self.curves.evaluation(state["updates"], dev_ppl, entry.get("dev_bleu"))
         if self.eval_every:
             write_text_atomic(self.out_dir / "evaluations.jsonl",
                               "".join(json.dumps(e, sort_keys=True) + "\n" for e in state["evaluations"]))
-        if self.keep == "best" and (state["best"] is None or dev_ppl < state["best"]["dev_ppl"]):
+        if self.keep == "best" and better(entry, state["best"], self.best_by):
             save_model(self.out_dir / BEST, self.model, self.src_vocab, self.tgt_vocab, self.config,
                        system=self.system, model_config=self.model_cfg)
             state["best"] = entry
+        return entry
 
     def _begin_epoch(self, epoch: int) -> float:
         """The epoch's learning rate set, and its generators seeded (or, mid-epoch, restored from the checkpoint)."""
@@ -383,7 +403,9 @@ class TrainingRun:
         dev_nll, dev_tokens = self.dev_perplexity()
         record = epoch_record(epoch, lr, state, dev_nll, dev_tokens, elapsed, guided=self.train_links is not None)
         state["metrics"].append(record)
-        self.evaluated(epoch, record["dev_ppl"])
+        evaluation = self.evaluated(epoch, record["dev_ppl"])
+        if "dev_bleu" in evaluation:
+            record["dev_bleu"] = evaluation["dev_bleu"]
         self.curves.epoch(state["updates"], record)
         write_metrics(self.out_dir / "metrics.jsonl", state["metrics"])
         log(f"[{system}] epoch {epoch}: lr {lr:g}, train ppl {record['train_ppl']:.2f}, "
@@ -408,8 +430,9 @@ class TrainingRun:
         best, out_dir = self.state["best"], self.out_dir
         if self.keep == "best" and best is not None:
             write_atomic(out_dir / FINAL, lambda handle: handle.write((out_dir / BEST).read_bytes()))
-            log(f"[{self.system}] model.pt: the best evaluation, epoch {best['epoch']}, {best['updates']} updates, "
-                f"dev ppl {best['dev_ppl']:.2f}")
+            by_bleu = f", dev BLEU {best['dev_bleu']:.2f}" if "dev_bleu" in best else ""
+            log(f"[{self.system}] model.pt: the best evaluation by {self.best_by}, epoch {best['epoch']}, "
+                f"{best['updates']} updates, dev ppl {best['dev_ppl']:.2f}{by_bleu}")
             self.meta["kept"] = best
         else:
             save_model(out_dir / FINAL, self.model, self.src_vocab, self.tgt_vocab, self.config, system=self.system,
@@ -427,6 +450,27 @@ def guided_links(train_cfg: dict, data_dir: Path, train_src: list, train_tgt: li
     links_path = Path(guided["file"])
     return weight, load_training_links(links_path if links_path.is_absolute() else data_dir / links_path,
                                        train_src, train_tgt)
+
+
+def better(entry: dict, best: dict | None, best_by: str | None) -> bool:
+    """Whether an evaluation beats the best so far: by the lowest dev perplexity, or (best_by: dev_bleu) the highest
+    dev BLEU; a tie keeps the earlier one."""
+    if best is None:
+        return True
+    if best_by == "dev_bleu":
+        return entry["dev_bleu"] > best["dev_bleu"]
+    return entry["dev_ppl"] < best["dev_ppl"]
+
+
+def dev_references(data_dir: Path, dev_tgt: list[list[int]], vocab: Vocab) -> list[str]:
+    """The dev set's tokenised target text (dev.tgt, as `nmt data prepare` writes it beside dev.pt); from the ids
+    where it is not there (rare words then read <unk>)."""
+    text = data_dir / "dev.tgt"
+    if text.is_file():
+        refs = read_lines(text)
+        if len(refs) == len(dev_tgt):
+            return refs
+    return [" ".join(vocab.decode(ids)) for ids in dev_tgt]
 
 
 def resumable_checkpoint(ckpt_path: Path, config: dict, system: str) -> dict | None:

@@ -17,7 +17,9 @@ from nmt.data.synth import generate
 from nmt import config as cfg
 from nmt.bench.estimate import epoch_check
 from nmt.curves import CURVES_DIR, RUNNING_EVERY
+from nmt.evaluate import bleu_tokenized
 from nmt.models.io import load_checkpoint, read_model_file
+from nmt.train import better
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -424,6 +426,55 @@ def test_keep_best_keeps_the_best_evaluation_and_a_killed_run_resumes_to_it(work
     subprocess.run(train_cmd(root, "unit_best", out, "prep_small"), check=True, capture_output=True)
     assert_same_run(best, final_state(out))
     assert (out / "evaluations.jsonl").read_text() == (root / "best" / "evaluations.jsonl").read_text()
+
+
+def test_the_best_evaluation_is_the_one_best_by_asks_for_where_perplexity_and_bleu_disagree():
+    evaluations = [{"epoch": 1, "updates": 10, "dev_ppl": 9.0, "dev_bleu": 11.0},
+                   {"epoch": 2, "updates": 20, "dev_ppl": 7.5, "dev_bleu": 12.0},   # the lowest perplexity
+                   {"epoch": 3, "updates": 30, "dev_ppl": 7.9, "dev_bleu": 14.5},   # the highest BLEU
+                   {"epoch": 4, "updates": 40, "dev_ppl": 8.2, "dev_bleu": 14.5}]   # a tie keeps the earlier one
+    for best_by, expected in (("dev_ppl", 20), ("dev_bleu", 30), (None, 20)):  # None: keep last ranks by ppl too
+        best = None
+        for entry in evaluations:
+            if better(entry, best, best_by):
+                best = entry
+        assert best["updates"] == expected, best_by
+
+
+def test_keep_best_by_dev_bleu_keeps_the_highest_dev_bleu_and_a_killed_run_resumes_to_it(workspace):
+    """train.best_by: dev_bleu: every evaluation greedily decodes the dev set and scores it; model.pt is the one with
+    the highest dev BLEU, which `nmt translate --beam 1` of dev.src with it reproduces; metrics.jsonl records each
+    epoch's; a run killed without warning resumes to the same files."""
+    root, _ = workspace
+    generate(root / "raw_bleu", seed=5, n_train=60, n_dev=30, n_test=5, n_align=5, max_len=15)
+    prepare(root / "raw_bleu", root / "prep_bleu", splits=["train", "dev", "test"], src_lang="en", tgt_lang="de",
+            max_len=15, src_vocab=300, tgt_vocab=300)
+    preset = yaml.safe_load((root / "presets" / "unit.yaml").read_text())
+    preset["model"].update(hidden=32, embed=32)
+    preset["train"].update(epochs=10, halve_after=10, lr=0.05, dropout_schedule={"epochs": 10, "halve_after": 10},
+                           keep="best", eval_every=4, best_by="dev_bleu")
+    (root / "presets" / "unit_bleu.yaml").write_text(yaml.safe_dump(preset))
+    out = root / "bleu"
+    subprocess.run(train_cmd(root, "unit_bleu", out, "prep_bleu"), check=True, capture_output=True)
+    evaluations = [json.loads(line) for line in (out / "evaluations.jsonl").read_text().splitlines()]
+    assert all("dev_bleu" in e for e in evaluations) and len({e["dev_bleu"] for e in evaluations}) > 1
+    kept = max(evaluations, key=lambda e: (e["dev_bleu"], -e["updates"]))  # the first of the highest
+    assert json.loads((out / "model.json").read_text())["kept"] == kept
+    assert kept != min(evaluations, key=lambda e: e["dev_ppl"])  # this run overfits: the two rules disagree
+    assert all("dev_bleu" in m for m in final_state(out)[0])
+    hyp = root / "bleu_dev.hyp"
+    subprocess.run([sys.executable, "-m", "nmt.cli", "translate", "--model", str(out / "model.pt"), "--src",
+                    str(root / "prep_bleu" / "dev.src"), "--out", str(hyp), "--beam", "1", "--batch-size", "8",
+                    "--threads", "1", "--device", "cpu"], check=True, capture_output=True)
+    assert bleu_tokenized(hyp.read_text().splitlines(), (root / "prep_bleu" / "dev.tgt").read_text().splitlines())[0] \
+        == pytest.approx(kept["dev_bleu"])
+
+    killed = root / "bleu_killed"
+    kill_when(train_cmd(root, "unit_bleu", killed, "prep_bleu"),
+              lambda: (killed / "best.pt").exists() and epochs_recorded(killed) >= 4, poll=0.005)
+    subprocess.run(train_cmd(root, "unit_bleu", killed, "prep_bleu"), check=True, capture_output=True)
+    assert_same_run(final_state(out), final_state(killed))
+    assert (killed / "evaluations.jsonl").read_text() == (out / "evaluations.jsonl").read_text()
 
 
 def test_a_second_training_into_the_same_directory_stops_at_once_and_the_first_finishes(workspace):
