@@ -385,6 +385,24 @@ def test_epoch_check_trains_both_paths_once_per_seed(workspace, tmp_path):
     assert check["dev_ppl_ratio"] == pytest.approx(check["fast"]["dev_ppl"] / check["eager"]["dev_ppl"])
 
 
+def prepared_by_heart(root: Path) -> None:
+    """prep_small: 60 training pairs, which a 32-unit model learns by heart, so that its dev perplexity rises at
+    the end (made once for the tests that need it)."""
+    if not (root / "prep_small" / "dev.pt").exists():
+        generate(root / "raw_small", seed=5, n_train=60, n_dev=30, n_test=5, n_align=5, max_len=15)
+        prepare(root / "raw_small", root / "prep_small", splits=["train", "dev", "test"], src_lang="en",
+                tgt_lang="de", max_len=15, src_vocab=300, tgt_vocab=300)
+
+
+def overfitting_preset(root: Path, name: str, epochs: int, **train) -> None:
+    """A preset for prep_small: the unit preset at 32 units, `epochs` epochs at a fixed rate, and `train`'s keys."""
+    preset = yaml.safe_load((root / "presets" / "unit.yaml").read_text())
+    preset["model"].update(hidden=32, embed=32)
+    preset["train"].update(epochs=epochs, halve_after=epochs, lr=0.05,
+                           dropout_schedule={"epochs": epochs, "halve_after": epochs}, **train)
+    (root / "presets" / f"{name}.yaml").write_text(yaml.safe_dump(preset))
+
+
 def test_keep_best_keeps_the_best_evaluation_and_a_killed_run_resumes_to_it(workspace):
     """train.keep: best on a run whose dev perplexity rises at the end (60 training pairs, learnt by heart):
     model.pt holds the parameters of the evaluation with the lowest dev perplexity, among the epochs' ends and the
@@ -393,15 +411,9 @@ def test_keep_best_keeps_the_best_evaluation_and_a_killed_run_resumes_to_it(work
     from nmt.likelihood import corpus_nll, perplexity
     from nmt.models.io import load_models
     root, _ = workspace
-    generate(root / "raw_small", seed=5, n_train=60, n_dev=30, n_test=5, n_align=5, max_len=15)
-    prepare(root / "raw_small", root / "prep_small", splits=["train", "dev", "test"], src_lang="en", tgt_lang="de",
-            max_len=15, src_vocab=300, tgt_vocab=300)
-    preset = yaml.safe_load((root / "presets" / "unit.yaml").read_text())
-    preset["model"].update(hidden=32, embed=32)
-    preset["train"].update(epochs=14, halve_after=14, lr=0.05, dropout_schedule={"epochs": 14, "halve_after": 14})
-    (root / "presets" / "unit_last.yaml").write_text(yaml.safe_dump(preset))
-    preset["train"].update(keep="best", eval_every=3)
-    (root / "presets" / "unit_best.yaml").write_text(yaml.safe_dump(preset))
+    prepared_by_heart(root)
+    overfitting_preset(root, "unit_last", epochs=14)
+    overfitting_preset(root, "unit_best", epochs=14, keep="best", eval_every=3)
     subprocess.run(train_cmd(root, "unit_last", root / "last", "prep_small"), check=True, capture_output=True)
     subprocess.run(train_cmd(root, "unit_best", root / "best", "prep_small"), check=True, capture_output=True)
     last, best = final_state(root / "last"), final_state(root / "best")
@@ -446,16 +458,10 @@ def test_keep_best_by_dev_bleu_keeps_the_highest_dev_bleu_and_a_killed_run_resum
     the highest dev BLEU, which `nmt translate --beam 1` of dev.src with it reproduces; metrics.jsonl records each
     epoch's; a run killed without warning resumes to the same files."""
     root, _ = workspace
-    generate(root / "raw_bleu", seed=5, n_train=60, n_dev=30, n_test=5, n_align=5, max_len=15)
-    prepare(root / "raw_bleu", root / "prep_bleu", splits=["train", "dev", "test"], src_lang="en", tgt_lang="de",
-            max_len=15, src_vocab=300, tgt_vocab=300)
-    preset = yaml.safe_load((root / "presets" / "unit.yaml").read_text())
-    preset["model"].update(hidden=32, embed=32)
-    preset["train"].update(epochs=10, halve_after=10, lr=0.05, dropout_schedule={"epochs": 10, "halve_after": 10},
-                           keep="best", eval_every=4, best_by="dev_bleu")
-    (root / "presets" / "unit_bleu.yaml").write_text(yaml.safe_dump(preset))
+    prepared_by_heart(root)
+    overfitting_preset(root, "unit_bleu", epochs=10, keep="best", eval_every=4, best_by="dev_bleu")
     out = root / "bleu"
-    subprocess.run(train_cmd(root, "unit_bleu", out, "prep_bleu"), check=True, capture_output=True)
+    subprocess.run(train_cmd(root, "unit_bleu", out, "prep_small"), check=True, capture_output=True)
     evaluations = [json.loads(line) for line in (out / "evaluations.jsonl").read_text().splitlines()]
     assert all("dev_bleu" in e for e in evaluations) and len({e["dev_bleu"] for e in evaluations}) > 1
     kept = max(evaluations, key=lambda e: (e["dev_bleu"], -e["updates"]))  # the first of the highest
@@ -464,15 +470,15 @@ def test_keep_best_by_dev_bleu_keeps_the_highest_dev_bleu_and_a_killed_run_resum
     assert all("dev_bleu" in m for m in final_state(out)[0])
     hyp = root / "bleu_dev.hyp"
     subprocess.run([sys.executable, "-m", "nmt.cli", "translate", "--model", str(out / "model.pt"), "--src",
-                    str(root / "prep_bleu" / "dev.src"), "--out", str(hyp), "--beam", "1", "--batch-size", "8",
+                    str(root / "prep_small" / "dev.src"), "--out", str(hyp), "--beam", "1", "--batch-size", "8",
                     "--threads", "1", "--device", "cpu"], check=True, capture_output=True)
-    assert bleu_tokenized(hyp.read_text().splitlines(), (root / "prep_bleu" / "dev.tgt").read_text().splitlines())[0] \
+    assert bleu_tokenized(hyp.read_text().splitlines(), (root / "prep_small" / "dev.tgt").read_text().splitlines())[0] \
         == pytest.approx(kept["dev_bleu"])
 
     killed = root / "bleu_killed"
-    kill_when(train_cmd(root, "unit_bleu", killed, "prep_bleu"),
+    kill_when(train_cmd(root, "unit_bleu", killed, "prep_small"),
               lambda: (killed / "best.pt").exists() and epochs_recorded(killed) >= 4, poll=0.005)
-    subprocess.run(train_cmd(root, "unit_bleu", killed, "prep_bleu"), check=True, capture_output=True)
+    subprocess.run(train_cmd(root, "unit_bleu", killed, "prep_small"), check=True, capture_output=True)
     assert_same_run(final_state(out), final_state(killed))
     assert (killed / "evaluations.jsonl").read_text() == (out / "evaluations.jsonl").read_text()
 
