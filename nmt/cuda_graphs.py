@@ -48,6 +48,8 @@ from .models.seq2seq import EncoderOutput
 from .models.variants import VARIANTS
 
 BUCKET = 8
+
+
 def graphed() -> dict[str, tuple[str, ...]]:
     """{attention: its scores that are graphed}, as the variant registry declares them."""
     return {name: v.graphed_scores for name, v in VARIANTS.items() if v.graphed_scores}
@@ -78,10 +80,10 @@ def unsupported(model: nn.Module, *, engine: str, guided: bool, token_batches: b
         return "only Luong et al.'s decoders are graphed"
     if not getattr(model, "input_feed", False):
         return "a decoder without input feeding is one cuDNN call already"
-    attention, score = config.get("attention"), config.get("score")
-    if score not in graphed().get(attention, ()):
+    attention, score, graphable = config.get("attention"), config.get("score"), graphed()
+    if score not in graphable.get(attention, ()):
         return (f"attention {attention} with score {score} is not graphed (only "
-                + "; ".join(f"{a}: {', '.join(scores)}" for a, scores in graphed().items()) + ")")
+                + "; ".join(f"{a}: {', '.join(scores)}" for a, scores in graphable.items()) + ")")
     if guided:
         return "guided alignment reads the attention weights"
     if token_batches:

@@ -254,10 +254,10 @@ def estimate(config: dict, root: str | Path, data_root: str | Path | None, bench
         size = entry["size"]
         tokens = size["tgt_words"] + size["pairs"]  # + one </s> per sentence, as training counts them
         per_s = None if measured is None else measured.get("tokens_per_s", measured.get("tgt_tokens_per_s"))
+        hours = None if per_s is None else entry["epochs"] * tokens / per_s / 3600
         rows.append({"task": entry["task"], "system": entry["system"], "table": entry["table"],
                      "epochs": entry["epochs"], "train_pairs": size["pairs"], "tgt_tokens_per_epoch": tokens,
-                     "tgt_tokens_per_s": per_s, "hours": None if per_s is None else entry["epochs"] * tokens / per_s / 3600,
-                     "size_source": size["source"]})
+                     "tgt_tokens_per_s": per_s, "hours": hours, "size_source": size["source"]})
     if rows and all(r["hours"] is None for r in rows):
         raise cfg.ConfigError(f"no system of preset {config['preset']!r} has a measurement in the throughput file: "
                               f"their models or data sizes changed since the throughput was measured; run "
@@ -279,8 +279,9 @@ def estimate(config: dict, root: str | Path, data_root: str | Path | None, bench
 def format_estimate(result: dict) -> str:
     unit = "GPU-hours" if result["device_type"] == "cuda" else "CPU-hours"
     missing = result["systems"] - result["measured_systems"]
-    whole = (f"{result['total_hours']:.3g} {unit} in all" if not missing else
-             f"{result['total_hours']:.3g} {unit} for the {result['measured_systems']} measured, {missing} not measured")
+    total = f"{result['total_hours']:.3g} {unit}"
+    whole = f"{total} in all" if not missing else \
+        f"{total} for the {result['measured_systems']} measured, {missing} not measured"
     lines = [f"preset {result['preset']}: {result['systems']} systems to train, {whole} (one job at a time on one "
              f"device)", f"throughput measured by `nmt bench train` on {result['device']}, {result['measured_on']}, "
              f"torch {result['torch']}", "", f"{'table':<44} {'runs':>6} {'measured':>9} {unit:>10}"]

@@ -12,8 +12,8 @@ Where a file comes from, in order:
 The expected sha256 is that of the final file (decompressed/extracted). It comes from the registry, or where the
 registry says ``null`` from the checksum files (``corpus<TAB>name<TAB>sha256`` lines): the repository's
 ``nmt/data/checksums.tsv`` and this user's (:func:`recorded_checksums_file`); when none knows it, the first successful
-fetch records it in the user's (and logs that it did), and every later fetch is verified against it. Every file is written under a temporary name in ``dest_dir`` and renamed into place only after
-it verified, so a corrupt or truncated file never sits under the final name.
+fetch records it in the user's (and logs that it did), and every later fetch is verified against it. Every file is
+written under a temporary name in ``dest_dir`` and renamed into place only after it verified, so a corrupt or truncated file never sits under the final name.
 
 Licence-gated corpora (``licence_gated: true``) are taken from the mirror or from ``dest_dir`` only, unless the
 caller passes ``accept_licence=True``; they are never downloaded silently.

@@ -80,6 +80,8 @@ class Planner:
         self.preset = config["preset"]
         self.nmt_args = f"--params params.yaml --preset {self.preset}"  # as the Snakefile's NMT_ARGS
         self.preset_file = f"{config.get('presets_dir', 'workflow/presets')}/{self.preset}.yaml"
+        # the two files as written, before merging: which keys each one sets (DVC's params name a file's own keys)
+        self.written = {None: self._read_yaml("params.yaml"), self.preset_file: self._read_yaml(self.preset_file)}
         self.stamp = self.path(layout.DVC_PLAN_STAMP)
         self.ensembles = plan.collect_ensembles(config, root)
         self.stages: dict[str, dict] = {}
@@ -100,29 +102,26 @@ class Planner:
 
     def preset_keys(self, *keys: str) -> list[str]:
         """Those of `keys` the preset file sets (DVC stops on a params key that a file lacks)."""
-        sets = yaml.safe_load((self.root / self.preset_file).read_text(encoding="utf-8")) or {}
-        return [key for key in keys if key in sets]
+        return [key for key in keys if key in self.written[self.preset_file]]
 
     def preset_params(self, *sections: str) -> list:
         return [*sections, {self.preset_file: list(sections)}]
 
-    def training_params(self, table_path: str, system: str) -> list:
+    def training_params(self, table: dict, resolved: dict, system: str) -> list:
         """The keys of params.yaml and of the preset file that a training's config takes its values from: each
         model and train setting from the layer that sets it last (the table's own overrides, its recipe as the
         preset then params.yaml give it, the preset, params.yaml), so a key that a later layer overrides reruns
-        nothing, and a recipe's keys rerun only that recipe's systems. The table file itself is a dependency."""
-        table = cfg.load_table(self.root / table_path)
+        nothing, and a recipe's keys rerun only that recipe's systems. The table file itself is a dependency.
+        ``resolved``: the system's config, as nmt.config.system_config gives it."""
         match = cfg.SEED_RUN.match(system)
         own = table["systems"].get(system, table["systems"].get(match["system"]) if match else None) or {}
         recipe = table.get("recipe")
-        defaults = self.yaml_file("params.yaml")
-        preset = self.yaml_file(self.preset_file)
+        defaults, preset = self.written[None], self.written[self.preset_file]
         layers = [("recipe", (preset.get("recipes") or {}).get(recipe) or {}, self.preset_file),
                   ("recipe", (defaults.get("recipes") or {}).get(recipe) or {}, None),
                   ("", preset, self.preset_file), ("", defaults, None)] if recipe else \
             [("", preset, self.preset_file), ("", defaults, None)]
         read: dict[str | None, list[str]] = {None: [], self.preset_file: []}
-        resolved = cfg.system_config(self.config, table, system, table_path)
         unread = tuple(f"train.{key}" for key in unread_keys(resolved["train"]))
         for section in ("model", "train"):
             for key in _leaf_keys(resolved[section], section):
@@ -135,7 +134,7 @@ class Planner:
         return [*sorted(set(read[None])), *([{self.preset_file: sorted(set(read[self.preset_file]))}]
                                             if read[self.preset_file] else [])]
 
-    def yaml_file(self, relative: str) -> dict:
+    def _read_yaml(self, relative: str) -> dict:
         return yaml.safe_load((self.root / relative).read_text(encoding="utf-8")) or {}
 
     def sides(self, task: str, split: str) -> tuple[str, str]:
@@ -179,7 +178,8 @@ class Planner:
 
     def train(self, task: str, system: str, table_path: str) -> None:
         model_dir = self.path(layout.MODEL_DIR, pair=task, system=system)
-        resolved = cfg.system_config(self.config, cfg.load_table(self.root / table_path), system, table_path)
+        table = cfg.load_table(self.root / table_path)
+        resolved = cfg.system_config(self.config, table, system, table_path)
         inputs = cfg.training_inputs(resolved, self.path(layout.RESULTS, pair=task))
         options = "".join(f" {INPUT_FLAGS[key]} {p.as_posix()}" for key, p in inputs.items())
         prepared = self.path(layout.PREPARED, pair=task)
@@ -191,7 +191,7 @@ class Planner:
                  [self.path(layout.MODEL, **fields), self.path(layout.MODEL_INFO, **fields),
                   {self.path(layout.CHECKPOINT, **fields): {"persist": True}},  # a killed `dvc repro` resumes
                   self.path(layout.METRICS, **fields)],
-                 self.training_params(table_path, system),
+                 self.training_params(table, resolved, system),
                  plots=[{self.path(layout.METRICS_CSV, **fields): {"x": "updates", "y": "dev_ppl"}}])
 
     def translate_and_evaluate(self, task: str, system: str, testset: str) -> None:

@@ -62,9 +62,9 @@ VERDICTS = (REPRODUCED, CONTRADICTED, INCONCLUSIVE, NOT_RUN)
 ALPHA = 0.05  # each verdict's level, and the family-wise level of the adjusted verdicts (the 95% intervals)
 #: claims.csv's columns, in order (claims.json has these and the comparisons of each claim)
 CSV_FIELDS = ("id", "paper", "claim", "where", "table", "metric", "kind", "paper_delta", "ours_delta", "ci_low",
-              "ci_high", "ours_delta_chrf", "paper_inside", "margin", "margin_basis", "p_for", "p_against", "p_adjusted", "verdict_raw",
-              "verdict_adjusted", "verdict", "verdict_label", "converged", "interval_method", "n_runs", "substitute",
-              "scope", "reason")
+              "ci_high", "ours_delta_chrf", "paper_inside", "margin", "margin_basis", "p_for", "p_against",
+              "p_adjusted", "verdict_raw", "verdict_adjusted", "verdict", "verdict_label", "converged",
+              "interval_method", "n_runs", "substitute", "scope", "reason")
 
 #: scores field -> (the translation it scores, sacreBLEU tokenisation, detokenise first)
 BLEU_FIELDS = {"bleu_tok": ("plain", "none", False), "bleu_tok_unk": ("unk", "none", False),
@@ -169,7 +169,8 @@ class ClaimJudge:
             "sentence bootstrap: one run per system"
         return {"verdict_raw": verdict_of(p_for, p_against), "p_for": p_for, "p_against": p_against,
                 "ours_delta": weakest["ours_delta"], "ci_low": weakest["ci_low"], "ci_high": weakest["ci_high"],
-                "ours_delta_chrf": weakest["ours_delta_chrf"], "paper_delta": paper_delta, "paper_inside": inside(paper_delta, weakest["ci_low"], weakest["ci_high"]),
+                "ours_delta_chrf": weakest["ours_delta_chrf"], "paper_delta": paper_delta,
+                "paper_inside": inside(paper_delta, weakest["ci_low"], weakest["ci_high"]),
                 "comparisons": comparisons, "weakest": weakest_index, "n_runs": n_runs,
                 "converged": gate["converged"], "systems_convergence": gate["systems"],
                 "interval_method": method, "resamples": self.n_samples,
@@ -192,14 +193,13 @@ class ClaimJudge:
         return None if a is None or b is None else a - b
 
     def _chrf_term(self, term: dict, pair: str, testset: str) -> float | None:
-        scores_dir = layout.under(self.results_dir, layout.RESULTS_ROOT, layout.SCORES_DIR, pair=pair)
         total = 0.0
         for sign, (system, field) in zip(term["signs"], term["values"]):
             if field not in CHRF_OF:
                 return None
             values = []
             for run in self._runs(pair, system):
-                sfile = scores_dir / layout.relative(layout.SCORES_DIR, layout.SCORES, system=run, testset=testset)
+                sfile = self._scores_file(pair, run, testset)
                 values.append(read_json_object(sfile, "a scores file").get(CHRF_OF[field]) if sfile.is_file() else None)
             if any(value is None for value in values):
                 return None
@@ -275,8 +275,7 @@ class ClaimJudge:
         (computed once per run and field: many claims compare the same systems)."""
         key = (pair, table["testset"], run, field)
         if key not in self._run_samples:
-            scores_dir = layout.under(self.results_dir, layout.RESULTS_ROOT, layout.SCORES_DIR, pair=pair)
-            kind, data = self._statistics(scores_dir, run, field, table, pair)
+            kind, data = self._statistics(run, field, table, pair)
             if kind == "bleu":
                 tokenize, stats = data
                 indices = resample_indices(len(stats), self.n_samples, self.seed)
@@ -292,8 +291,12 @@ class ClaimJudge:
                 self._run_samples[key] = ((full, scale * error_rate_resamples(counts, indices)), len(counts))
         return self._run_samples[key]
 
-    def _statistics(self, scores_dir: Path, run: str, field: str, table: dict, pair: str) -> tuple[str, Any]:
-        sfile = scores_dir / layout.relative(layout.SCORES_DIR, layout.SCORES, system=run, testset=table["testset"])
+    def _scores_file(self, pair: str, run: str, testset: str) -> Path:
+        return (layout.under(self.results_dir, layout.RESULTS_ROOT, layout.SCORES_DIR, pair=pair)
+                / layout.relative(layout.SCORES_DIR, layout.SCORES, system=run, testset=testset))
+
+    def _statistics(self, run: str, field: str, table: dict, pair: str) -> tuple[str, Any]:
+        sfile = self._scores_file(pair, run, table["testset"])
         if not sfile.is_file():
             raise NotRun(f"no scores for {run} on {table['testset']} (results/{self.preset}/{pair}/scores)")
         scores = read_json_object(sfile, "a scores file")

@@ -20,8 +20,8 @@ from .. import layout
 from ..errors import InputError
 from ..spec.tables import BLEU_COLUMNS, COLUMN_LABELS, KNOWN_COLUMNS, SIGNED_COLUMNS, is_number, load_table
 
-__all__ = ["BLEU_COLUMNS", "COLUMN_LABELS", "SIGNED_COLUMNS", "load_table", "build_table", "read_json_object", "read_scores", "scores_path",
-           "dataframe_records"]
+__all__ = ["BLEU_COLUMNS", "COLUMN_LABELS", "SIGNED_COLUMNS", "load_table", "build_table", "read_json_object",
+           "read_scores", "scores_path", "dataframe_records"]
 
 STATUS_MEASURED = "measured"
 STATUS_MISSING = "missing"
