@@ -1,6 +1,6 @@
 # The whole pipeline as a Snakemake DAG: `snakemake --cores all` (demo preset by default).
-# Another preset: `snakemake --cores all --config preset=tiny`. Every rule calls one `nmt` command; the
-# systems to train come from the preset's table files (workflow/tables/*.yaml), never from a list here.
+# Another preset: `snakemake --cores all --config preset=tiny`. Every job runs the `nmt` commands of its record
+# (nmt.pipeline.jobs), built from the preset's table files (workflow/tables/*.yaml), never from a list here.
 from pathlib import Path
 
 from snakemake.logging import logger
@@ -8,8 +8,7 @@ from snakemake.utils import min_version
 
 from nmt import config as nmtcfg
 from nmt import layout
-from nmt.align.statistical import aligner_label
-from nmt.pipeline import plan as nmtplan
+from nmt.pipeline import jobs as nmtjobs
 from nmt.pipeline import snakemake_locks as nmt_locks
 
 min_version("8.0")
@@ -47,33 +46,19 @@ if workflow.is_main_process:
         logger.warning(_taken_over)
 
 PRESET = config["preset"]
-SYSTEMS = nmtplan.collect_systems(config, workflow.basedir)  # {task: {system: table file}}: trained
-ENSEMBLES = nmtplan.collect_ensembles(config, workflow.basedir)  # {task: {ensemble: members}}: decoded together
-TABLES = {t: nmtcfg.load_table(t) for t in config["tables"]}
-EVALUATIONS = nmtplan.collect_evaluations(config, workflow.basedir)  # [(task, system, testset)] shown
-ATTENTION_MAPS = nmtplan.collect_attention_maps(config, workflow.basedir)  # {(task, system, split): length}
-ALIGNMENTS = {(a["task"], a["name"], a["split"]): a for a in nmtplan.collect_alignments(config, workflow.basedir)}
-TRAINING_ALIGNMENTS = nmtplan.collect_training_alignments(config, workflow.basedir)  # {(task, aligner): settings}
-nmtplan.collect_claims(config, workflow.basedir)  # a claim naming an unknown system stops here, not at the report
-SPLITS = {task: nmtcfg.task_splits(config, task) for task in SYSTEMS}  # what each task's corpus provides
-NMT_ARGS = f"--params params.yaml --preset {PRESET}"
+# every job of the preset, with its commands and files; a table, figure or claims file naming what the plan lacks
+# stops the workflow here with one line naming it
+try:
+    JOBS = nmtjobs.build_jobs(config, workflow.basedir)
+except nmtcfg.ConfigError as err:
+    raise WorkflowError(str(err))
 
 wildcard_constraints:
     preset=PRESET,
-    pair="|".join(SYSTEMS) or "none",
-    system="[A-Za-z0-9_]+",
-    testset="[A-Za-z0-9_]+",
 
 
 include: "workflow/rules/common.smk"
-include: "workflow/rules/data.smk"
-include: "workflow/rules/train.smk"
-include: "workflow/rules/translate.smk"
-include: "workflow/rules/evaluate.smk"
-include: "workflow/rules/figures.smk"
-include: "workflow/rules/align.smk"
-include: "workflow/rules/bench.smk"
-include: "workflow/rules/report.smk"
+include: "workflow/rules/jobs.smk"
 
 
 rule all:

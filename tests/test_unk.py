@@ -211,18 +211,17 @@ def test_the_paper_preset_takes_stanfords_dictionary_for_en_de_in_both_engines(t
     import nmt.data.fetch as fetch_module
     from nmt import config as cfg
     from nmt.cli import main
-    from nmt.pipeline.dvc_yaml import Planner
+    from nmt.pipeline.jobs import build_jobs
     root = Path(__file__).resolve().parents[1]
     paper = cfg.load_params(root / "params.yaml", "paper")
     assert cfg.unk_dictionary_release(paper, "en-de") == {"corpus": "wmt14_en_de_stanford", "file": "dict.en-de"}
     assert cfg.unk_dictionary_release(paper, "de-en") is None  # no released De->En dictionary: eflomal
     assert cfg.unk_dictionary_release(cfg.load_params(root / "params.yaml", "demo"), "en-de") is None
-    planner = Planner(paper, root, lambda command: [])
-    planner.data("en-de")
-    planner.data("de-en")
-    assert planner.stages["unk_dictionary.en-de"]["cmd"] == (
+    jobs = build_jobs(paper, root)
+    assert jobs.find("unk_dictionary", {"pair": "en-de"}).shell(1, "") == (
         "nmt unk dict --params params.yaml --preset paper --task en-de --out results/paper/en-de/unk/dictionary.tsv")
-    assert planner.stages["unk_dictionary.de-en"]["cmd"].startswith("nmt unk dict --src data/paper/de-en/prepared/")
+    assert jobs.find("unk_dictionary", {"pair": "de-en"}).shell(1, "").startswith(
+        "nmt unk dict --src data/paper/de-en/prepared/")
     # the command fetches the release (here a hand-made one in its place) and converts it
     upstream = tmp_path / "dict.en-de"
     upstream.write_text(BERKELEY_TABLE, encoding="utf-8")

@@ -1,7 +1,6 @@
 """End to end: the tiny preset through Snakemake and through DVC, in scratch copies of the repository
 (the runs themselves: tests/pipelines.py, started together by tests/conftest.py)."""
 import json
-import posixpath
 import re
 import shlex
 import sys
@@ -14,7 +13,8 @@ import yaml
 
 from nmt import config as cfg
 from nmt.pipeline import plan
-from nmt.pipeline.dvc_yaml import outputs_of, plan_stages, read_stages
+from nmt.pipeline.dvc_yaml import plan_stages, read_stages
+from nmt.pipeline.jobs import Job, build_jobs
 from pipelines import (ROOT, assert_same_tables, check_report, evaluations, preset_config, run, scratch_copy,
                        systems)
 
@@ -202,8 +202,10 @@ def dry_run_jobs(workdir) -> list[dict]:
         if rule and shell:
             resources = re.search(r"resources: (.*)", block)
             outputs = re.search(r"^\s+output: (.*)$", block, re.M)
+            inputs = re.search(r"^\s+input: (.*)$", block, re.M)
             jobs.append({"rule": rule.group(1), "shell": shell.group(1),
                          "outputs": outputs.group(1).split(", ") if outputs else [],
+                         "inputs": inputs.group(1).split(", ") if inputs else [],
                          "resources": dict(re.findall(r"(\w+)=([^,\s]+)", resources.group(1) if resources else ""))})
     return jobs
 
@@ -275,40 +277,19 @@ def test_a_preset_that_decodes_without_gpus_decodes_on_the_cpu(tmp_path):
         assert rules[rule]["devices"] == {"cpu"}, rule
 
 
-def job_commands(shell: str) -> list[tuple]:
-    """The `nmt` commands of a job's or stage's shell line as argparse reads them: the command's words, then its
-    options with their values in any order; each $(dirname PATH) evaluated."""
-    shell = re.sub(r"\$\(dirname ([^()\s]+)\)", lambda m: posixpath.dirname(m.group(1)), shell)
-    commands = []
-    for words in nmt_commands(shell):
-        first = next((i for i, w in enumerate(words) if w.startswith("--")), len(words))
-        options = []
-        for word in words[first:]:
-            if word.startswith("--"):
-                options.append([word])
-            else:
-                options[-1].append(word)
-        commands.append((words[:first], sorted(options)))
-    return commands
-
-
-def stage_for_each_job(jobs: list[dict], stages: dict[str, dict]) -> dict[int, str]:
-    """{job index: the stage that writes its outputs}; a stage's out may be a directory the job writes into."""
-    owner = {out: name for name, stage in stages.items() for out in outputs_of(stage)}
-    found = {}
-    for i, job in enumerate(jobs):
-        names = {owner[o] for out in job["outputs"] for o in owner if out == o or out.startswith(o + "/")}
-        assert len(names) == 1, f"rule {job['rule']} writing {job['outputs']}: stages {sorted(names)}"
-        found[i] = names.pop()
-    return found
+def rule_of(job: Job) -> str:
+    """The Snakemake rule that runs a job: its step's, or STEP_TASK for a step of one rule per job."""
+    return job.step.name if job.step.outputs else f"{job.step.name}_{dict(job.fields)['pair'].replace('-', '_')}"
 
 
 @pytest.mark.parametrize("preset, seeds", [("tiny", None), ("demo", None), ("paper", None), ("tiny", [1, 2])])
-def test_every_dvc_stage_runs_the_command_of_the_snakemake_job_that_writes_its_files(tmp_path, preset, seeds):
-    """The two engines run one plan: each Snakemake job has one DVC stage with the same outputs, named after its
-    rule, whose nmt commands are the job's word for word; no stage is left without a job. With train.seeds, both
-    train every system once per seed, and decode, score and align each run; with unk.credit, both tell every
-    decoding."""
+def test_every_snakemake_job_and_every_dvc_stage_is_one_job_record(tmp_path, preset, seeds):
+    """The two engines run one list of jobs (nmt.pipeline.jobs): Snakemake's dry run has one job per record, run by
+    its step's rule, writing the record's outputs from its inputs with its commands (its own thread count, the
+    device option of its resources and its log added); dvc.yaml has one stage per record, named by it (what
+    `nmt dvc-yaml` writes from the records is checked by tests/test_dvc_pipeline.py). With train.seeds, both
+    train every system once per seed, and decode, score and align each run; with unk.credit, every decoding is
+    told it."""
     workdir = scratch_copy(tmp_path / preset)
     params = yaml.safe_load((workdir / "params.yaml").read_text())
     (workdir / "params.yaml").write_text(yaml.safe_dump({**params, "preset": preset}, sort_keys=False))
@@ -319,23 +300,24 @@ def test_every_dvc_stage_runs_the_command_of_the_snakemake_job_that_writes_its_f
         spec["unk"] = {"credit": "predicted"}
         preset_file.write_text(yaml.safe_dump(spec, sort_keys=False))
     run([sys.executable, "-m", "nmt.cli", "dvc-yaml"], workdir)
-    stages = {name: stage for name, stage in read_stages(workdir).items() if name not in DVC_ONLY}
-    jobs = [job for job in dry_run_jobs(workdir) if job["rule"] != "all"]
-    matched = stage_for_each_job(jobs, stages)
-    assert sorted(matched.values()) == sorted(stages), "stages without a job, or with several"
-    for i, name in matched.items():
-        job, cmd = jobs[i], stages[name]["cmd"]
-        rule = re.sub(r"^(corpus|prepare)_\w+$", r"\1", job["rule"])  # one rule of each per task
-        assert rule == name.split(".")[0], (job["rule"], name)
-        dvc_commands = [words for line in ([cmd] if isinstance(cmd, str) else cmd) for words in job_commands(line)]
-        assert dvc_commands == job_commands(job["shell"]), name
+    records = list(build_jobs(cfg.load_params(workdir / "params.yaml"), workdir))
+    by_outputs = {frozenset(job.outputs): job for job in records}
+    dry_run = [job for job in dry_run_jobs(workdir) if job["rule"] != "all"]
+    assert len(dry_run) == len(records) == len(by_outputs)
+    for found in dry_run:
+        job = by_outputs[frozenset(found["outputs"])]
+        assert found["rule"] == rule_of(job), job.name
+        assert set(found["inputs"]) == set(job.inputs), job.name
+        device = "" if int(found["resources"].get("gpu", 0)) else " --device cpu"
+        assert found["shell"] == f"{job.shell(1, device)} > {job.log} 2>&1", job.name
+    stages = {name for name in read_stages(workdir) if name not in DVC_ONLY}
+    assert stages == {job.name for job in records}
     if seeds:
-        trained = {name.split(".")[2] for name in stages if name.startswith("train.")}
+        trained = {job.name.split(".")[2] for job in records if job.step.name == "train"}
         assert {"base", "base_seed2", "rnnsearch_tf_frozen_seed2", "monotonic_eq17_seed2"} <= trained
         assert len(trained) == 2 * len({name for name in trained if "_seed" not in name})
-        frozen = next(stage for name, stage in stages.items() if name == "train.de-en.rnnsearch_tf_frozen_seed2")
-        assert "--init-from results/tiny/de-en/models/rnnsearch_seed2/model.pt" in frozen["cmd"]
+        frozen = next(job for job in records if job.name == "train.de-en.rnnsearch_tf_frozen_seed2")
+        assert "--init-from results/tiny/de-en/models/rnnsearch_seed2/model.pt" in frozen.shell(1, "")
         for decoded in ("translate.en-vi.monotonic_eq17_hard_seed2.test", "align_score.de-en.rnnsearch_seed2.align"):
             assert decoded in stages
-        assert all(" --credit predicted " in stage["cmd"] for name, stage in stages.items()
-                   if name.startswith("translate."))
+        assert all(" --credit predicted " in job.shell(1, "") for job in records if job.step.name == "translate")

@@ -2,9 +2,9 @@
 
 DVC reads dvc.yaml as plain YAML and cannot call Python, nor pick a file or a list by a parameter's value
 (no interpolated `vars` paths, no nested `${a.${b}}`, no list interpolated into `deps`), so the stages of the
-preset, each with its own dependencies, are written out here from the same plan the Snakefile reads
-(nmt.pipeline.plan's collect_* over the table and figure files) and the same layout (nmt.layout). What each stage's
-command runs is read off the code (nmt.cli.code_deps), so a code change reruns exactly the stages it can change.
+preset are written out here, one per job of nmt.pipeline.jobs: the records whose commands and files the
+Snakefile's rules run too. What each stage's command runs is read off the code (nmt.cli.code_deps), so a code
+change reruns exactly the stages it can change.
 
 Changing the preset is two steps, `preset:` in params.yaml and `nmt dvc-yaml`; the first stage, ``plan``, runs
 `nmt dvc-yaml --check` on every `dvc repro`, so a forgotten second step (or a table file changed since) stops
@@ -25,11 +25,8 @@ from typing import Callable
 
 import yaml
 
-from .. import config as cfg
 from .. import layout
-from ..align.statistical import aligner_label
-from ..schedule import unread_keys
-from . import plan
+from .jobs import Job, build_jobs
 
 DEFAULT_PATH = Path("dvc.yaml")
 STEPS_DIR = Path("workflow/dvc")  # STEPS_DIR/STEP/dvc.yaml: the stages of one step
@@ -49,281 +46,38 @@ def planned_preset(text: str) -> str | None:
     return text[len(prefix):].split(" ", 1)[0] if text.startswith(prefix) else None
 
 
-def _leaf_keys(tree: dict, prefix: str) -> list[str]:
-    """The dotted keys of a mapping's values that are not themselves non-empty mappings (DVC's params keys)."""
-    keys = []
-    for name, value in tree.items():
-        key = f"{prefix}.{name}"
-        keys += _leaf_keys(value, key) if isinstance(value, dict) and value else [key]
-    return keys
-
-
-def _sets(tree: dict, dotted: str) -> bool:
-    """Whether a mapping sets the dotted key (config layers merge key by key: nmt.config.deep_merge)."""
-    for name in dotted.split("."):
-        if not isinstance(tree, dict) or name not in tree:
-            return False
-        tree = tree[name]
-    return True
-
-
 #: the code files a command runs, given the words of the command (e.g. ("align", "extract"))
 CodeDeps = Callable[[tuple[str, ...]], list[str]]
-INPUT_FLAGS = {"init_from": "--init-from", "links": "--guided-links"}
 
 
-class Planner:
-    """Builds the stages of one preset, named `STEP.TASK.NAME...` (`dvc repro --glob 'train.*'` runs a step)."""
-
-    def __init__(self, config: dict, root: Path, code_deps: CodeDeps):
-        self.config, self.root, self.code_deps = config, root, code_deps
-        self.preset = config["preset"]
-        self.nmt_args = f"--params params.yaml --preset {self.preset}"  # as the Snakefile's NMT_ARGS
-        self.preset_file = f"{config.get('presets_dir', 'workflow/presets')}/{self.preset}.yaml"
-        # the two files as written, before merging: which keys each one sets (DVC's params name a file's own keys)
-        self.written = {None: self._read_yaml("params.yaml"), self.preset_file: self._read_yaml(self.preset_file)}
-        self.stamp = self.path(layout.DVC_PLAN_STAMP)
-        self.ensembles = plan.collect_ensembles(config, root)
-        self.stages: dict[str, dict] = {}
-
-    def path(self, template: str, **fields) -> str:
-        return layout.path(template, preset=self.preset, **fields)
-
-    def add(self, name: str, command: tuple[str, ...], cmd: str | list[str], deps: list[str], outs: list,
-            params: list | None = None, **more) -> None:
-        assert name not in self.stages, name
-        stage = {"cmd": cmd, "deps": [self.stamp, *deps, *self.code_deps(command)]}
-        if params:
-            stage["params"] = params
-        if outs:
-            stage["outs"] = outs
-        stage.update(more)
-        self.stages[name] = stage
-
-    def preset_keys(self, *keys: str) -> list[str]:
-        """Those of `keys` the preset file sets (DVC stops on a params key that a file lacks)."""
-        return [key for key in keys if key in self.written[self.preset_file]]
-
-    def preset_params(self, *sections: str) -> list:
-        return [*sections, {self.preset_file: list(sections)}]
-
-    def training_params(self, table: dict, resolved: dict, system: str) -> list:
-        """The keys of params.yaml and of the preset file that a training's config takes its values from: each
-        model and train setting from the layer that sets it last (the table's own overrides, its recipe as the
-        preset then params.yaml give it, the preset, params.yaml), so a key that a later layer overrides reruns
-        nothing, and a recipe's keys rerun only that recipe's systems. The table file itself is a dependency.
-        ``resolved``: the system's config, as nmt.config.system_config gives it."""
-        match = cfg.SEED_RUN.match(system)
-        own = table["systems"].get(system, table["systems"].get(match["system"]) if match else None) or {}
-        recipe = table.get("recipe")
-        defaults, preset = self.written[None], self.written[self.preset_file]
-        layers = [("recipe", (preset.get("recipes") or {}).get(recipe) or {}, self.preset_file),
-                  ("recipe", (defaults.get("recipes") or {}).get(recipe) or {}, None),
-                  ("", preset, self.preset_file), ("", defaults, None)] if recipe else \
-            [("", preset, self.preset_file), ("", defaults, None)]
-        read: dict[str | None, list[str]] = {None: [], self.preset_file: []}
-        unread = tuple(f"train.{key}" for key in unread_keys(resolved["train"]))
-        for section in ("model", "train"):
-            for key in _leaf_keys(resolved[section], section):
-                if _sets(own, key) or any(key == u or key.startswith(u + ".") for u in unread):
-                    continue
-                for kind, layer, source in layers:
-                    if _sets(layer, key):
-                        read[source].append(f"recipes.{recipe}.{key}" if kind == "recipe" else key)
-                        break
-        return [*sorted(set(read[None])), *([{self.preset_file: sorted(set(read[self.preset_file]))}]
-                                            if read[self.preset_file] else [])]
-
-    def _read_yaml(self, relative: str) -> dict:
-        return yaml.safe_load((self.root / relative).read_text(encoding="utf-8")) or {}
-
-    def sides(self, task: str, split: str) -> tuple[str, str]:
-        """The prepared source and target files of a task's split."""
-        return tuple(self.path(layout.PREPARED_SIDE, pair=task, split=split, side=side) for side in ("src", "tgt"))
-
-    def models(self, task: str, name: str) -> list[str]:
-        """model.pt of a system, of a decoding of one, or of every member of an ensemble."""
-        paths, _ = plan.model_files(self.ensembles.get(task, {}), name, self.path(layout.MODELS, pair=task))
-        return [p.as_posix() for p in paths]
-
-    # -- stages ----------------------------------------------------------------------------------------------
-    def plan(self) -> None:
-        self.stages["plan"] = {
-            "cmd": f"nmt dvc-yaml --check --params params.yaml --stamp {self.stamp}",
+def plan_stage(preset: str) -> dict:
+    """The stage that checks, on every `dvc repro`, that the stage files are the preset's plan."""
+    stamp = layout.path(layout.DVC_PLAN_STAMP, preset=preset)
+    return {"cmd": f"nmt dvc-yaml --check --params params.yaml --stamp {stamp}",
             "always_changed": True,  # a few seconds on every run: the plan must be the preset's
-            "outs": [{self.stamp: {"cache": False}}]}
+            "outs": [{stamp: {"cache": False}}]}
 
-    def data(self, task: str) -> None:
-        raw, prepared = self.path(layout.RAW, pair=task), self.path(layout.PREPARED, pair=task)
-        self.add(f"corpus.{task}", ("data", "get"), f"nmt data get {self.nmt_args} --task {task} --out {raw}",
-                 [], [raw], ["preset", {self.preset_file: ["data"]}])
-        splits = " ".join(cfg.task_splits(self.config, task))
-        self.add(f"prepare.{task}", ("data", "prepare"),
-                 f"nmt data prepare {self.nmt_args} --task {task} --raw {raw} --out {prepared} --splits {splits}",
-                 [raw], [prepared], self.preset_params("prepare"))
-        train_src, train_tgt = self.sides(task, "train")
-        dictionary = self.path(layout.UNK_DICTIONARY, pair=task)
-        if cfg.unk_dictionary_release(self.config, task):  # the task corpus' own (unk.dictionary: stanford)
-            self.add(f"unk_dictionary.{task}", ("unk", "dict"),
-                     f"nmt unk dict {self.nmt_args} --task {task} --out {dictionary}",
-                     [], [dictionary], ["preset", "unk", {self.preset_file: self.preset_keys("data", "unk")}])
-        else:
-            self.add(f"unk_dictionary.{task}", ("unk", "dict"),
-                     f"nmt unk dict --src {train_src} --tgt {train_tgt} --out {dictionary}{self.samplers}",
-                     [prepared], [dictionary])
 
-    @property
-    def samplers(self) -> str:
-        return f" --samplers {cfg.eflomal_samplers(self.config)}"
-
-    def train(self, task: str, system: str, table_path: str) -> None:
-        model_dir = self.path(layout.MODEL_DIR, pair=task, system=system)
-        table = cfg.load_table(self.root / table_path)
-        resolved = cfg.system_config(self.config, table, system, table_path)
-        inputs = cfg.training_inputs(resolved, self.path(layout.RESULTS, pair=task))
-        options = "".join(f" {INPUT_FLAGS[key]} {p.as_posix()}" for key, p in inputs.items())
-        prepared = self.path(layout.PREPARED, pair=task)
-        fields = {"pair": task, "system": system}
-        self.add(f"train.{task}.{system}", ("train",),
-                 f"nmt train {self.nmt_args} --table {table_path} --system {system} --data {prepared} "
-                 f"--out {model_dir}{options} --threads 1",
-                 [*(p.as_posix() for p in inputs.values()), prepared, table_path],
-                 [self.path(layout.MODEL, **fields), self.path(layout.MODEL_INFO, **fields),
-                  {self.path(layout.CHECKPOINT, **fields): {"persist": True}},  # a killed `dvc repro` resumes
-                  self.path(layout.METRICS, **fields)],
-                 self.training_params(table, resolved, system),
-                 plots=[{self.path(layout.METRICS_CSV, **fields): {"x": "updates", "y": "dev_ppl"}}])
-
-    def translate_and_evaluate(self, task: str, system: str, testset: str) -> None:
-        """Decoding a system, a table's decoding of one or an ensemble, and scoring it, as the Snakemake rules
-        do: the models and how they are combined and searched are in the command, so a change reruns it."""
-        fields = {"pair": task, "system": system, "testset": testset}
-        src, ref = self.sides(task, testset)
-        hyp, positions = self.path(layout.TRANSLATION, **fields), self.path(layout.POSITIONS, **fields)
-        models = self.models(task, system)
-        ensembles = self.ensembles.get(task, {})
-        decode = " ".join(f"--{key} {value}" for key, value in sorted(plan.decode_options(ensembles, system).items()))
-        self.add(f"translate.{task}.{system}.{testset}", ("translate",),
-                 f"nmt translate --model {' '.join(models)}{self.combine(task, system)}{' ' + decode if decode else ''}"
-                 f" --src {src} --out {hyp} --positions-out {positions}{cfg.unk_credit_option(self.config)} --threads 1",
-                 [*models, src], [hyp, positions], self.preset_params("translate"))
-        unk, scores = self.path(layout.UNK_TRANSLATION, **fields), self.path(layout.SCORES, **fields)
-        dictionary = self.path(layout.UNK_DICTIONARY, pair=task)
-        # perplexity from the system's own model; an ensemble has none (the preset names the language)
-        ensemble = plan.is_ensemble(ensembles, system)
-        scoring = self.nmt_args if ensemble else f"--model {models[0]}"
-        raw_ref = ([self.path(layout.RAW_REFERENCE, pair=task, split=testset)]
-                   if testset in cfg.raw_reference_splits(self.config, task) else [])
-        self.add(f"evaluate.{task}.{system}.{testset}", ("evaluate",),
-                 f"nmt evaluate --hyp {hyp} --ref {ref}{''.join(' --raw-ref ' + r for r in raw_ref)} --src {src} "
-                 f"{scoring} --positions {positions} "
-                 f"--unk-dict {dictionary} --unk-out {unk} --out {scores} --system {system} --testset {testset} "
-                 f"--preset-name {self.preset} --pair {task} --threads 1 --device cpu",
-                 [hyp, positions, dictionary, ref, *raw_ref, src, *([] if ensemble else models[:1])],
-                 [unk], self.preset_params("data") if ensemble else None, metrics=[scores])
-
-    def combine(self, task: str, name: str) -> str:
-        """--combine for an ensemble of several systems; nothing for a system or a decoding of one."""
-        spec = self.ensembles.get(task, {}).get(name)
-        return f" --combine {spec['combine']}" if spec and spec.get("combine") else ""
-
-    def attention_map(self, task: str, system: str, split: str, length: list[int], aligner: dict | None) -> None:
-        src, tgt = self.sides(task, split)
-        out = self.path(layout.ATTENTION, pair=task, system=system, split=split)
-        sentence = f"--src {src} --tgt {tgt} --length {' '.join(map(str, length))} --out {out}"
-        if aligner is None:
-            models = self.models(task, system)
-            self.add(f"attention_map.{task}.{system}.{split}", ("attention",),
-                     f"nmt attention --model {' '.join(models)}{self.combine(task, system)} {sentence} "
-                     f"--name {system} --threads 1", [*models, src, tgt], [out])
-        else:  # a statistical aligner drawn beside the models: its links of the same sentence pair
-            links = self.path(layout.ALIGNER_LINKS, pair=task, system=system, split=split)
-            self.add(f"alignment_map.{task}.{system}.{split}", ("attention",),
-                     f"nmt attention --links {links} --label \"{aligner_label(aligner)}\" --name {system} {sentence} "
-                     "--device cpu", [links, src, tgt], [out])
-
-    def align_training_data(self, task: str, aligner: str, settings: dict) -> None:
-        """An aligner's links of the prepared training pairs, which guided alignment training reads."""
-        src, tgt = self.sides(task, "train")
-        out = self.path(layout.ALIGNER_LINKS, pair=task, system=aligner, split="train")
-        self.add(f"align_training_data.{task}.{aligner}", ("align", "eflomal"),
-                 f"nmt align eflomal --src {src} --tgt {tgt} --model {settings['model']} "
-                 f"--method {settings['symmetrize']} --out {out}{self.samplers}",
-                 [self.path(layout.PREPARED, pair=task)], [out])
-
-    def align_training_model(self, task: str, system: str) -> None:
-        """A trained system's links of the training pairs, for another system's guided alignment."""
-        src, tgt = self.sides(task, "train")
-        model = self.path(layout.MODEL, pair=task, system=system)
-        out = self.path(layout.LINKS, pair=task, system=system, split="train")
-        self.add(f"align_training_model.{task}.{system}", ("align", "extract"),
-                 f"nmt align extract --model {model} --src {src} --tgt {tgt} --out {out} --threads 1",
-                 [model, self.path(layout.PREPARED, pair=task)], [out])
-
-    def alignment(self, entry: dict) -> None:
-        """One row of an alignment table: a model's links (both directions merged when the table says so) or a
-        statistical aligner's, scored against the gold links."""
-        task, name, split = entry["task"], entry["name"], entry["split"]
-        fields = {"pair": task, "system": name, "split": split}
-        src, tgt = self.sides(task, split)
-        sentences = f"--src {src} --tgt {tgt}"
-        gold = self.path(layout.GOLD, pair=task, split=split)
-        scores = self.path(layout.SCORES, pair=task, system=name, testset=split)
-        score = (f"nmt align score --gold {gold} --test {{links}}{{more}} {sentences} --system {name} "
-                 f"--testset {split} --pair {task} --preset-name {self.preset} --out {scores}")
-        if entry["kind"] == "aligner":
-            links = self.path(layout.ALIGNER_LINKS, **fields)
-            train_src, train_tgt = self.sides(task, "train")
-            self.add(f"align_statistical.{task}.{name}.{split}", ("align", "eflomal"),
-                     f"nmt align eflomal {sentences} --extra-src {train_src} --extra-tgt {train_tgt} "
-                     f"--model {entry['aligner']['model']} --method {entry['aligner']['symmetrize']} --out {links}"
-                     f"{self.samplers}", [self.path(layout.PREPARED, pair=task)], [links])
-            self.add(f"align_score.{task}.{name}.{split}", ("align", "score"), score.format(links=links, more=""),
-                     [gold, links], [], metrics=[scores])
-            return
-        for t in [task] + ([entry["reverse_task"]] if entry["reverse_task"] else []):
-            f = {**fields, "pair": t}
-            s_src, s_tgt = self.sides(t, split)
-            outs = [self.path(layout.LINKS, **f), self.path(layout.SOFT_LINKS, **f), self.path(layout.PREDICTED_LINKS, **f)]
-            models = self.models(t, name)
-            self.add(f"align_model.{t}.{name}.{split}", ("align", "extract"),
-                     f"nmt align extract --model {' '.join(models)}{self.combine(t, name)} --src {s_src} --tgt {s_tgt} "
-                     f"--out {outs[0]} --soft-out {outs[1]} --predicted-out {outs[2]} --threads 1",
-                     [*models, s_src, s_tgt], outs)
-        links, predicted = self.path(layout.LINKS, **fields), self.path(layout.PREDICTED_LINKS, **fields)
-        if entry["reverse_task"]:
-            back = {**fields, "pair": entry["reverse_task"]}
-            merged, merged_predicted = self.path(layout.MERGED_LINKS, **fields), self.path(layout.MERGED_PREDICTED_LINKS, **fields)
-            merge = f"--flip-reverse --method {entry['symmetrize']}"
-            self.add(f"align_merge.{task}.{name}.{split}", ("align", "symmetrize"),
-                     [f"nmt align symmetrize --forward {links} --reverse {self.path(layout.LINKS, **back)} {merge} "
-                      f"--out {merged}",
-                      f"nmt align symmetrize --forward {predicted} --reverse {self.path(layout.PREDICTED_LINKS, **back)} "
-                      f"{merge} --out {merged_predicted}"],
-                     [links, self.path(layout.LINKS, **back), predicted, self.path(layout.PREDICTED_LINKS, **back)],
-                     [merged, merged_predicted])
-            links, predicted = merged, merged_predicted
-        soft = self.path(layout.SOFT_LINKS, **fields)
-        self.add(f"align_score.{task}.{name}.{split}", ("align", "score"),
-                 score.format(links=links, more=f" --test-predicted {predicted} --soft {soft}"),
-                 [gold, links, predicted, soft], [], metrics=[scores])
-
-    def benchmarks_and_report(self) -> None:
-        for name, device in (("attention", " --device cpu"), ("monotonic", "")):
-            out = self.path(layout.BENCHMARK, name=name)
-            self.add(f"bench_{name}", ("bench", name),
-                     f"nmt bench {name} {self.nmt_args} --threads 1 --out {out}{device}", [], [out], ["bench"])
-        results, data = self.path(layout.RESULTS_ROOT), self.path(layout.DATA_ROOT)
-        report = self.path(layout.REPORT)
-        outputs = [p for stage in self.stages.values() for p in outputs_of(stage)]
-        self.add("report", ("report",),
-                 f"nmt report {self.nmt_args} --results {results} --data {data} --out {report}",
-                 # the whole configuration: the verdicts' settings, the preset's description and its deviations from
-                 # the paper preset, which the report computes from every key of both
-                 list(dict.fromkeys([*outputs, *self.config["tables"], *self.config["figures"],
-                                     *self.config.get("claims", []), "params.yaml", self.preset_file,
-                                     f"{self.config['presets_dir']}/paper.yaml"])),
-                 [report])
+def stage_of(job: Job, stamp: str, code_deps: CodeDeps) -> dict:
+    """One job as a DVC stage: its commands with one thread, and --device cpu where its kind holds no GPU (a
+    training's or a decoding's stage takes nmt's default device); its inputs (a directory a command reads whole in
+    place of the files inside), the plan stamp and the code its commands run; its outputs."""
+    lines = job.command_lines(threads=1, device=" --device cpu" if job.step.kind == "cpu" else "")
+    inside = tuple(directory + "/" for directory in job.reads)
+    deps = [stamp, *(path for path in job.inputs if not path.startswith(inside)), *job.reads,
+            *(path for words in job.command_words() for path in code_deps(words))]
+    stage: dict = {"cmd": lines[0] if len(lines) == 1 else lines, "deps": list(dict.fromkeys(deps))}
+    if job.params:
+        stage["params"] = list(job.params)
+    outs = [job.directory] if job.directory else [path for path in job.outputs if path not in job.metrics]
+    outs += [{path: {"persist": True}} for path in job.persistent]
+    if outs:
+        stage["outs"] = outs
+    if job.metrics:
+        stage["metrics"] = list(job.metrics)
+    if job.plots:
+        stage["plots"] = [{path: {"x": x, "y": y}} for path, x, y in job.plots]
+    return stage
 
 
 def outputs_of(stage: dict) -> list[str]:
@@ -332,28 +86,12 @@ def outputs_of(stage: dict) -> list[str]:
 
 
 def plan_stages(config: dict, root: Path, code_deps: CodeDeps) -> dict[str, dict]:
-    """Every stage of the preset, in the order the Snakefile's rules take them."""
-    planner = Planner(config, root, code_deps)
-    planner.plan()
-    systems = plan.collect_systems(config, root)
-    for task in systems:
-        planner.data(task)
-    for (task, aligner), settings in plan.collect_training_alignments(config, root).items():
-        planner.align_training_data(task, aligner, settings)
-    for task, system in sorted(plan.collect_training_model_alignments(config, root)):
-        planner.align_training_model(task, system)
-    for task, by_system in systems.items():
-        for system, table_path in by_system.items():
-            planner.train(task, system, table_path)
-    for task, system, testset in plan.collect_evaluations(config, root):
-        planner.translate_and_evaluate(task, system, testset)
-    aligners = plan.statistical_aligners(config, root)
-    for (task, system, split), length in plan.collect_attention_maps(config, root).items():
-        planner.attention_map(task, system, split, length, aligners.get((task, system, split)))
-    for entry in plan.collect_alignments(config, root):
-        planner.alignment(entry)
-    planner.benchmarks_and_report()
-    return planner.stages
+    """Every stage of the preset: the plan check, then each job of nmt.pipeline.jobs in the order its steps run."""
+    stages = {"plan": plan_stage(config["preset"])}
+    stamp = layout.path(layout.DVC_PLAN_STAMP, preset=config["preset"])
+    for job in build_jobs(config, root):
+        stages[job.name] = stage_of(job, stamp, code_deps)
+    return stages
 
 
 def stage_file(name: str) -> Path:
