@@ -366,7 +366,8 @@ def cmd_report(args) -> None:
     tables = [root / t for t in config["tables"]]
     # Outputs are namespaced by task (results/{preset}/{task}/...); the preset says which corpus plays it.
     pairs = {task: data_task(config, task) for task in config["data"]["tasks"]}
-    context = report_context(config, Path(args.data), Path(args.results))
+    trained = plan.collect_systems(config, root)  # the trainings whose records the report reads
+    context = report_context(config, Path(args.data), Path(args.results), trained)
     speed = {}
     for name in SPEED_VIEWS:  # benchmarks/NAME.json: written by `nmt bench NAME` (the DAG's bench_NAME step)
         bench_file = Path(args.results) / "benchmarks" / f"{name}.json"
@@ -393,7 +394,7 @@ def cmd_report(args) -> None:
                           unavailable={root / t: why for t, why in unavailable.items()},
                           claims=claims, claim_files=config.get("claims") or [], runs=runs,
                           deviations=found, synthetic=synthetic,
-                          trainings=training_convergence(Path(args.results), rule.converged_within))
+                          trainings=training_convergence(Path(args.results), trained, rule.converged_within))
     print(index)
 
 

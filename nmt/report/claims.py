@@ -423,13 +423,14 @@ def all_converged(flags: list[bool | None]) -> bool | None:
     return None if any(flag is None for flag in flags) else True
 
 
-def training_convergence(results_dir: Path, within: float) -> list[dict]:
-    """The convergence gate on every training of a run (each metrics.jsonl under results/PRESET, seed runs
-    included): [{pair, system, epochs, halvings, last_improvement, converged}], by pair and system."""
-    pattern = layout.relative(layout.RESULTS_ROOT, layout.METRICS, pair="*", system="*")
+def training_convergence(results_dir: Path, trained: dict[str, dict], within: float) -> list[dict]:
+    """The convergence gate on every training the plan made (``trained``: {task: {system: ...}}, seed runs
+    included: nmt.pipeline.plan.collect_systems) that left its metrics.jsonl under ``results_dir``
+    (results/PRESET): [{pair, system, epochs, halvings, last_improvement, converged}], by pair and system."""
     out = []
-    for mfile in sorted(Path(results_dir).glob(pattern)):
-        records = read_metrics(mfile)
+    for mfile in sorted(layout.under(results_dir, layout.RESULTS_ROOT, layout.METRICS, pair=pair, system=system)
+                        for pair, systems in trained.items() for system in systems):
+        records = read_metrics(mfile) if mfile.is_file() else []
         if records:
             out.append({"pair": mfile.parent.parent.parent.name, "system": mfile.parent.name,
                         **convergence(records, within)})

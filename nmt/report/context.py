@@ -21,7 +21,8 @@ def _read_json(path: Path) -> dict | None:
         return None
 
 
-def report_context(config: dict, data_dir: Path, results_dir: Path) -> dict:
+def report_context(config: dict, data_dir: Path, results_dir: Path, trained: dict[str, dict]) -> dict:
+    """``trained``: {task: {system: ...}}, every training of the plan (nmt.pipeline.plan.collect_systems)."""
     corpora = {}
     for task in config["data"]["tasks"]:
         pair = data_task(config, task)  # a task played by another's corpus (same_as) shows that corpus
@@ -40,8 +41,8 @@ def report_context(config: dict, data_dir: Path, results_dir: Path) -> dict:
         }
 
     training = {}
-    for model_json in sorted(results_dir.glob(layout.relative(layout.RESULTS_ROOT, layout.MODEL_INFO, pair="*",
-                                                               system="*"))):
+    for model_json in sorted(layout.under(results_dir, layout.RESULTS_ROOT, layout.MODEL_INFO, pair=pair, system=system)
+                             for pair, systems in trained.items() for system in systems):
         meta = _read_json(model_json)
         if not meta:
             continue
