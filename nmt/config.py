@@ -265,45 +265,6 @@ def prepare_for_task(config: dict, task: str) -> dict:
     return deep_merge(config["prepare"], corpus_for_task(config, task).get("prepare") or {})
 
 
-# Keys added to `model`/`train` after systems were first trained, with the value that means "as before". A key at
-# this value is left out when settings are compared (checkpoint resume, throughput files, the workflow's
-# fingerprints), so adding a key does not retrain or re-measure anything.
-LATER_DEFAULTS = {
-    "model": {"arch": "luong", "attention_dim": 0, "target_foresight": False, "attention_noise": 0.0,
-              "energy": "eq17", "energy_bias": -1.0},
-    "train": {"init_from": None, "trainable": "all", "max_updates": 0, "guided_alignment": None, "batch_tokens": 0,
-              "engine": "fast", "precision": "auto", "cuda_graphs": "auto", "plateau": None, "eval_every": 0,
-              "keep": "last", "best_by": "dev_ppl"},
-}
-# Keys since removed, with the value that meant what the settings now mean without them: files written while they
-# existed (checkpoints of a paper-preset training days in) still compare equal. train.until_flat became train.plateau.
-RETIRED = {"model": {}, "train": {"until_flat": None}}
-
-
-def _at_later_default(section: str, key: str, value) -> bool:
-    if key in RETIRED[section]:
-        return value == RETIRED[section][key]
-    if key not in LATER_DEFAULTS[section]:
-        return False
-    if key == "guided_alignment":  # off whatever its file
-        return not value or not value.get("weight")
-    return value == LATER_DEFAULTS[section][key]
-
-
-# Keys never compared: `train.seeds` (which runs the workflow makes; a run's own seed is `train.seed`) and
-# `train.cuda_graphs` (how updates are launched, not what they compute: equal to float rounding, like a run on another
-# device), so neither retrains, re-measures or refuses a resume.
-NOT_COMPARED = {("train", "seeds"), ("train", "cuda_graphs")}
-
-
-def comparable_settings(config: dict) -> dict:
-    """The `model` and `train` sections of a config without the later keys that are at their default, nor the
-    NOT_COMPARED ones."""
-    return {section: {k: v for k, v in (config.get(section) or {}).items()
-                      if not _at_later_default(section, k, v) and (section, k) not in NOT_COMPARED}
-            for section in ("model", "train")}
-
-
 def fingerprint(obj: Any) -> str:
     """A short stable hash of a JSON-able object (used to rerun jobs when their settings change)."""
     blob = json.dumps(obj, sort_keys=True, separators=(",", ":")).encode()

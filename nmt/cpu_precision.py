@@ -29,6 +29,7 @@ import torch
 
 from . import compiled, mkl_on_amd
 from .data.text import write_text_atomic
+from .settings import TrainSettings
 from .update_timing import time_updates
 
 MARGIN = 1.1  # bf16 only when clearly faster: a near tie stays fp32, the precision every numerical test uses
@@ -40,7 +41,7 @@ def native_bf16() -> bool:
     return re.search(r"\b(avx512_bf16|amx_bf16|bf16)\b", compiled.processor()) is not None
 
 
-def choose(model_cfg: dict, train_cfg: dict, src_vocab: int, tgt_vocab: int, length: int) -> tuple[str, str]:
+def choose(model_cfg: dict, train: TrainSettings, src_vocab: int, tgt_vocab: int, length: int) -> tuple[str, str]:
     """("bf16" or "fp32", why) for `train.precision: auto` with the fast engine on this CPU; measured once per
     machine and model shape, then read from the cache."""
     if not native_bf16():
@@ -48,12 +49,12 @@ def choose(model_cfg: dict, train_cfg: dict, src_vocab: int, tgt_vocab: int, len
     # the method's name: decisions an earlier method timed (wall time, equal-length batches) are not reused
     key = ["cpu time, unequal lengths", compiled.processor(), torch.__version__, str(torch.get_num_threads()),
            str(mkl_on_amd.active()), json.dumps(model_cfg, sort_keys=True), str(src_vocab), str(tgt_vocab), str(length),
-           json.dumps({k: train_cfg.get(k) for k in ("batch_size", "batch_tokens", "optimizer", "clip_norm")},
+           json.dumps({k: getattr(train, k) for k in ("batch_size", "batch_tokens", "optimizer", "clip_norm")},
                       sort_keys=True)]
 
     def measure(target):
         with torch.random.fork_rng(devices=[]):  # the training's own random draws as if nothing were measured
-            timed, _, _ = time_updates(model_cfg, {**train_cfg, "engine": "fast"}, src_vocab, tgt_vocab, length,
+            timed, _, _ = time_updates(model_cfg, train.replace(engine="fast"), src_vocab, tgt_vocab, length,
                                        paths={"fp32": {"precision": "fp32"}, "bf16": {"precision": "bf16"}},
                                        updates=UPDATES, warmup=WARMUP, device=torch.device("cpu"),
                                        clock=time.process_time)
@@ -66,11 +67,11 @@ def choose(model_cfg: dict, train_cfg: dict, src_vocab: int, tgt_vocab: int, len
                                    f" ({'at least' if decision['precision'] == 'bf16' else 'under'} {MARGIN}x)")
 
 
-def resolve(model_cfg: dict, train_cfg: dict, src_vocab: int, tgt_vocab: int, length: int,
+def resolve(model_cfg: dict, train: TrainSettings, src_vocab: int, tgt_vocab: int, length: int,
             device: torch.device) -> tuple[str, str | None]:
     """The precision a training of this model runs in (train.precision with `auto` decided for a CPU) and, for an
     `auto` decided here, why."""
-    precision = train_cfg.get("precision", "auto")
-    if precision != "auto" or device.type != "cpu" or train_cfg.get("engine", "fast") != "fast":
+    precision = train.precision
+    if precision != "auto" or device.type != "cpu" or train.engine != "fast":
         return precision, None
-    return choose(model_cfg, train_cfg, src_vocab, tgt_vocab, length)
+    return choose(model_cfg, train, src_vocab, tgt_vocab, length)

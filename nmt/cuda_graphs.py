@@ -27,7 +27,7 @@ Which models: Luong et al.'s input-feeding decoders with global attention (every
 
 `train.cuda_graphs`: auto (the default) graphs those models on a CUDA device and says nothing of the others; true
 does the same and says in one line why a model or device is not graphed; false never graphs. The setting is left
-out when runs are compared (nmt.config.NOT_COMPARED): like the device, it changes how updates are launched, not
+out when runs are compared (nmt.settings.NOT_COMPARED): like the device, it changes how updates are launched, not
 what they compute.
 
 What was checked on a GPU, and how fast it runs: docs/engine.md, "CUDA graphs".

@@ -63,7 +63,8 @@ from tqdm import tqdm
 
 from . import cpu_precision, mkl_on_amd
 from .curves import Curves
-from .config import ConfigError, comparable_settings
+from .config import ConfigError
+from .settings import SystemSettings, TrainSettings, comparable_settings, upgrade
 from .data.batches import epoch_batches, make_batch
 from .data.links import load_training_links
 from .data.prepare import load_split
@@ -79,7 +80,7 @@ from .models.common import count_parameters
 from .models.io import (load_checkpoint, plain, read_init_from, restore_rng_states, rng_states, save_checkpoint,
                         save_model)
 from .models.registry import build_model, credit_rule
-from .schedule import Schedule, learning_rate, schedule_of, wants_epoch
+from .schedule import Schedule, learning_rate, wants_epoch
 from .train_step import TrainingStep
 
 CHECKPOINT = "checkpoint.pt"
@@ -117,7 +118,7 @@ def initialise_from(model: torch.nn.Module, path: str | Path, model_cfg: dict, s
     path = Path(path)
     blob = read_init_from(path)  # ConfigError when missing, unreadable or not nmt's
     theirs_cfg = blob["model_config"]
-    mine, theirs = model_cfg.get("arch", "luong"), theirs_cfg.get("arch", "luong")
+    mine, theirs = model_cfg["arch"], upgrade("model", theirs_cfg)["arch"]
     if mine != theirs:
         raise ConfigError(f"train.init_from: {path} is a {theirs} model; this system is {mine}")
     for side, vocab, key in (("source", src_vocab, "src_vocab"), ("target", tgt_vocab, "tgt_vocab")):
@@ -204,13 +205,14 @@ class TrainingRun:
         self.started = time.perf_counter() if started is None else started
         self.wall_before, self.processes_before = 0.0, 0
         self.out_dir, self.system, self.dev, self.progress = out_dir, system, device, progress
-        self.model_cfg, self.train_cfg = model_cfg, train_cfg = self.config["model"], self.config["train"]
-        self.seed = train_cfg["seed"]
-        self.schedule = schedule_of(train_cfg, model_cfg["dropout"])
-        self.max_updates = train_cfg.get("max_updates", 0)
-        self.keep, self.eval_every = train_cfg.get("keep", "last"), train_cfg.get("eval_every", 0)
-        self.best_by = train_cfg.get("best_by", "dev_ppl") if self.keep == "best" else None
-        self.checkpoint_every = train_cfg.get("checkpoint_every", 0)
+        self.settings = SystemSettings.from_config(self.config)  # typed, every key there: read once
+        self.model_cfg, train = self.config["model"], self.settings.train
+        self.seed = train.seed
+        self.schedule = self.settings.schedule
+        self.max_updates = train.max_updates
+        self.keep, self.eval_every = train.keep, train.eval_every
+        self.best_by = train.best_by if self.keep == "best" else None
+        self.checkpoint_every = train.checkpoint_every
 
         self.src_vocab, self.tgt_vocab = Vocab.load(data_dir / "vocab.src"), Vocab.load(data_dir / "vocab.tgt")
         self.train_src, self.train_tgt = load_split(data_dir / "train.pt")
@@ -218,13 +220,13 @@ class TrainingRun:
         # best_by: dev_bleu scores a greedy decode of the dev set against its tokenised text
         self.dev_refs = (dev_references(data_dir, self.dev_tgt, self.tgt_vocab) if self.best_by == "dev_bleu"
                          else None)
-        self.guided_weight, self.train_links = guided_links(train_cfg, data_dir, self.train_src, self.train_tgt)
+        self.guided_weight, self.train_links = guided_links(train, data_dir, self.train_src, self.train_tgt)
         # the data read, the directory is ours until the training ends: a second training aimed at it stops here
         self.lock = DirectoryLock(out_dir, "training")
         try:
             torch.manual_seed(self.seed)
-            self.model = model = build_model(model_cfg, len(self.src_vocab), len(self.tgt_vocab))
-            model.init_uniform(train_cfg["init_range"])
+            self.model = model = build_model(self.model_cfg, len(self.src_vocab), len(self.tgt_vocab))
+            model.init_uniform(train.init_range)
             if self.dev_refs is not None:
                 ensure_can_translate(model)  # a target-foresight model has no translation to score
             credit = alignment_credit(model) if self.train_links is not None else None
@@ -235,16 +237,16 @@ class TrainingRun:
                           "elapsed": 0.0, "rng": None, "evaluations": [], "best": None}
             self.ckpt_path = out_dir / CHECKPOINT
             ckpt = resumable_checkpoint(self.ckpt_path, self.config, system)
-            if ckpt is None and train_cfg.get("init_from"):
-                copied, fresh = initialise_from(model, train_cfg["init_from"], model_cfg, self.src_vocab,
-                                                self.tgt_vocab)
-                log(f"[{system}] {len(copied)} parameters from {train_cfg['init_from']}; newly initialised: "
+            if ckpt is None and train.init_from:
+                copied, fresh = initialise_from(model, train.init_from, self.settings.model.as_dict(),
+                                                self.src_vocab, self.tgt_vocab)
+                log(f"[{system}] {len(copied)} parameters from {train.init_from}; newly initialised: "
                     f"{', '.join(fresh) or 'none'}")
             model.to(device)
-            self.params = trainable_parameters(model, train_cfg.get("trainable", "all"))
+            self.params = trainable_parameters(model, train.trainable)
             precision, self.precision_why = self._precision(ckpt)
             self.state["precision"] = precision
-            self.update = TrainingStep(model, self.params, train_cfg, device, guided_weight=self.guided_weight,
+            self.update = TrainingStep(model, self.params, train, device, guided_weight=self.guided_weight,
                                        credit=credit, precision=precision)
             self.optimizer = self.update.optimizer
             if ckpt is not None:
@@ -258,9 +260,9 @@ class TrainingRun:
         machine), and why; a resumed run goes on as it began (a checkpoint without a precision is from before `auto`
         could mean bf16 on a CPU: TrainingStep's own reading of the setting)."""
         if ckpt is not None:
-            return ckpt["state"].get("precision", self.train_cfg.get("precision", "auto")), None
+            return ckpt["state"].get("precision", self.settings.train.precision), None
         mean_length = max(1, round(sum(map(len, self.train_tgt)) / max(len(self.train_tgt), 1)))
-        return cpu_precision.resolve(self.model_cfg, self.train_cfg, len(self.src_vocab), len(self.tgt_vocab),
+        return cpu_precision.resolve(self.model_cfg, self.settings.train, len(self.src_vocab), len(self.tgt_vocab),
                                      mean_length, self.dev)
 
     def _resume(self, ckpt: dict, precision: str) -> None:
@@ -317,13 +319,13 @@ class TrainingRun:
 
     def dev_perplexity(self) -> tuple[float, int]:
         """The dev set's summed NLL and its target tokens (in evaluation mode; training mode is the caller's)."""
-        return corpus_nll(self.model, self.dev_src, self.dev_tgt, self.train_cfg["batch_size"], self.dev)
+        return corpus_nll(self.model, self.dev_src, self.dev_tgt, self.settings.train.batch_size, self.dev)
 
     def dev_bleu(self) -> float:
         """Tokenised BLEU of a greedy decode of the dev set (train.best_by: dev_bleu), in evaluation mode (training
         mode is the caller's); decoding draws no random numbers, so the training's generators are untouched."""
         self.model.eval()
-        hyps = translate_ids(self.model, self.dev_src, beam=1, batch_size=self.train_cfg["batch_size"],
+        hyps = translate_ids(self.model, self.dev_src, beam=1, batch_size=self.settings.train.batch_size,
                              max_len_ratio=2.0, device=self.dev, progress=False)
         return bleu_tokenized([" ".join(self.tgt_vocab.decode(h.tokens)) for h in hyps], self.dev_refs)[0]
 
@@ -348,7 +350,7 @@ class TrainingRun:
     def _begin_epoch(self, epoch: int) -> float:
         """The epoch's learning rate set, and its generators seeded (or, mid-epoch, restored from the checkpoint)."""
         state = self.state
-        lr = learning_rate(self.train_cfg["lr"], epoch, self.schedule, state["metrics"])
+        lr = learning_rate(self.settings.train.lr, epoch, self.schedule, state["metrics"])
         for group in self.optimizer.param_groups:
             group["lr"] = lr
         if state["batch"] == 0:
@@ -365,7 +367,8 @@ class TrainingRun:
     def epoch(self, stop: StopRequested) -> None:
         """Train the epoch `state` is at (from its batch on), then record and log it and write a checkpoint."""
         state, system, epoch = self.state, self.system, self.state["epoch"]
-        batches = epoch_batches(self.train_src, self.train_tgt, self.train_cfg, self.seed, epoch)
+        batches = epoch_batches(self.train_src, self.train_tgt, self.settings.train.batch_size,
+                                self.settings.train.batch_tokens, self.seed, epoch)
         lr = self._begin_epoch(epoch)
         self.model.train()
         started = time.perf_counter() - state["elapsed"]
@@ -441,9 +444,10 @@ class TrainingRun:
         self._write_meta()
 
 
-def guided_links(train_cfg: dict, data_dir: Path, train_src: list, train_tgt: list) -> tuple[float, list | None]:
+def guided_links(train: TrainSettings, data_dir: Path, train_src: list, train_tgt: list
+                 ) -> tuple[float, list | None]:
     """The guided-alignment loss weight and, when it is on, the links of every training pair."""
-    guided = train_cfg.get("guided_alignment") or {}
+    guided = train.guided_alignment or {}
     weight = float(guided.get("weight", 0.0))
     if weight <= 0:
         return weight, None

@@ -37,6 +37,7 @@ from .errors import ConfigError
 from .likelihood import alignment_loss, token_nll
 from .models.common import ENGINES
 from .models.fused_loss import linear_cross_entropy
+from .settings import TrainSettings
 
 PRECISIONS = ("auto", "fp32", "bf16")
 
@@ -67,13 +68,13 @@ def autocast(device: torch.device, dtype: torch.dtype | None):
     return torch.autocast(device.type, dtype=dtype)
 
 
-def make_optimizer(params, train: dict, device: torch.device | str = "cpu", *, fused: bool = True
+def make_optimizer(params, train: TrainSettings, device: torch.device | str = "cpu", *, fused: bool = True
                    ) -> torch.optim.Optimizer:
     """The recipe's optimiser. `fused` (the fast engine): torch's fused implementation (Adam; SGD on a GPU) or its
     multi-tensor one (foreach), which compute what the single-tensor loop computes with a few kernels for all
     parameters: Adam's step on the small preset's 9M parameters took 12 ms instead of 60 ms on one CPU core. Without:
     torch.optim's defaults, as the plain path always used them."""
-    name, lr = train["optimizer"], train["lr"]
+    name, lr = train.optimizer, train.lr
     params = list(params)
     on_gpu = torch.device(device).type == "cuda"
     fast = {"fused": True} if fused and (name == "adam" or on_gpu) else {"foreach": True} if fused else {}
@@ -101,31 +102,31 @@ def clip_gradients(parameters: list[torch.Tensor], max_norm: float, device: torc
 
 
 class TrainingStep:
-    """update = TrainingStep(model, params, train_cfg, device); loss, align = update(batch): one update of `params` (the
+    """update = TrainingStep(model, params, train, device); loss, align = update(batch): one update of `params` (the
     trainable parameters of `model`) on a batch already on `device`. `loss` is the summed NLL of the batch's target
     words, `align` the summed guided-alignment loss (None without guided alignment), both detached tensors on the
     device (reading them waits for it). `update.optimizer` is the optimiser (its state goes into checkpoints)."""
 
-    def __init__(self, model: torch.nn.Module, params: list[torch.nn.Parameter], train_cfg: dict,
+    def __init__(self, model: torch.nn.Module, params: list[torch.nn.Parameter], train: TrainSettings,
                  device: torch.device, *, guided_weight: float = 0.0, credit: str | None = None,
                  engine: str | None = None, precision: str | None = None):
         self.model, self.device = model, device
-        self.engine = engine or train_cfg.get("engine", "fast")
+        self.engine = engine or train.engine
         if self.engine not in ENGINES:
             raise ConfigError(f"train.engine: unknown value {self.engine!r} ({', '.join(ENGINES)})")
-        self.dtype = resolve_precision(precision or train_cfg.get("precision", "auto"), device)
+        self.dtype = resolve_precision(precision or train.precision, device)
         self.parameters = list(params)
-        self.optimizer = make_optimizer(self.parameters, train_cfg, device, fused=self.engine == "fast")
-        self.clip = train_cfg["clip_norm"]
+        self.optimizer = make_optimizer(self.parameters, train, device, fused=self.engine == "fast")
+        self.clip = train.clip_norm
         self.guided_weight, self.credit = guided_weight, credit
         model.engine = self.engine
         self.graphs = None
-        setting = train_cfg.get("cuda_graphs", False)  # (absent: off, as in the tests' own steps; params.yaml: auto)
+        setting = train.cuda_graphs
         if cuda_graphs.wanted(setting, device):
             why = cuda_graphs.unsupported(model, engine=self.engine, guided=guided_weight > 0,
-                                          token_batches=bool(train_cfg.get("batch_tokens")))
-            if why is None:  # (no batch size: the tests' steps on batches of their own)
-                self.graphs = cuda_graphs.GraphedDecoderLoss(model, self.dtype, device, train_cfg.get("batch_size"))
+                                          token_batches=bool(train.batch_tokens))
+            if why is None:
+                self.graphs = cuda_graphs.GraphedDecoderLoss(model, self.dtype, device, train.batch_size)
             elif setting is True:
                 _say(f"train.cuda_graphs: true, but {why}: training without CUDA graphs")
         elif setting is True:

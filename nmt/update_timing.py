@@ -14,6 +14,7 @@ import torch
 from .data.batches import Batch, make_batch
 from .data.vocab import SPECIALS
 from .models.registry import build_model
+from .settings import TrainSettings
 from .timing import interleaved_medians
 from .train_step import TrainingStep
 
@@ -37,29 +38,29 @@ def random_batch(batch_size: int, length: int, src_vocab: int, tgt_vocab: int, d
     return make_batch(src, tgt, list(range(batch_size))).to(device)
 
 
-def batch_sentences(train_cfg: dict, length: int) -> int:
+def batch_sentences(train: TrainSettings, length: int) -> int:
     """Sentences per update: train.batch_size, or with train.batch_tokens as many as fit."""
-    if train_cfg.get("batch_tokens"):
-        return max(1, train_cfg["batch_tokens"] // (length + 1))
-    return train_cfg["batch_size"]
+    if train.batch_tokens:
+        return max(1, train.batch_tokens // (length + 1))
+    return train.batch_size
 
 
-def time_updates(model_cfg: dict, train_cfg: dict, src_vocab: int, tgt_vocab: int, length: int, *,
+def time_updates(model_cfg: dict, train: TrainSettings, src_vocab: int, tgt_vocab: int, length: int, *,
                  paths: dict[str, dict], updates: int, warmup: int, device: torch.device, seed: int = 1,
                  clock: Callable[[], float] = time.perf_counter
                  ) -> tuple[dict[str, tuple[float, int]], dict[str, TrainingStep], int]:
     """Median milliseconds per update by `clock` (and the number of timed updates) of each path, a path being
-    TrainingStep keyword arguments (e.g. {"engine": "eager", "precision": "fp32"}) over `train_cfg`, on random
+    TrainingStep keyword arguments (e.g. {"engine": "eager", "precision": "fp32"}) over `train`, on random
     batches of `length` words a side on average (random_batch): at least `updates` timed updates of each after
     `warmup` untimed ones, in turn. Also returns the steps and the sentences per batch."""
     torch.manual_seed(seed)
     model = build_model(model_cfg, src_vocab, tgt_vocab)
-    model.init_uniform(train_cfg["init_range"])
+    model.init_uniform(train.init_range)
     model.to(device).train()
-    batch_size = batch_sentences(train_cfg, length)
+    batch_size = batch_sentences(train, length)
     params = list(model.parameters())
     # each its own optimiser over the same parameters
-    steps = {name: TrainingStep(model, params, train_cfg, device, **kwargs) for name, kwargs in paths.items()}
+    steps = {name: TrainingStep(model, params, train, device, **kwargs) for name, kwargs in paths.items()}
     batches = [random_batch(batch_size, length, src_vocab, tgt_vocab, device) for _ in range(4)]
     turn = dict.fromkeys(steps, 0)
 

@@ -12,6 +12,7 @@ import pytest
 import yaml
 from sacrebleu.significance import estimate_ci
 
+from nmt import settings
 from nmt import config as cfg
 from nmt import evaluate, significance
 from nmt.errors import ConfigError, InputError
@@ -405,11 +406,11 @@ def test_a_seed_run_is_its_system_with_another_seed_and_the_same_seed_s_parents(
     assert primary["train"]["seed"] == 4 and run["train"]["seed"] == 7
     assert primary["train"]["init_from"] == {"system": "rnnsearch"}
     assert run["train"]["init_from"] == {"system": "rnnsearch_seed7"}
-    assert cfg.comparable_settings(run)["train"] == {**cfg.comparable_settings(primary)["train"], "seed": 7,
+    assert settings.comparable_settings(run)["train"] == {**settings.comparable_settings(primary)["train"], "seed": 7,
                                                      "init_from": {"system": "rnnsearch_seed7"}}
     with pytest.raises(ConfigError, match="5 is not one of rnnsearch's train.seeds after the first"):
         cfg.system_config(config, table, "rnnsearch_seed5")
-    assert "seeds" not in cfg.comparable_settings(primary)["train"]  # adding seeds retrains nothing
+    assert "seeds" not in settings.comparable_settings(primary)["train"]  # adding seeds retrains nothing
 
 
 def test_a_table_system_may_not_be_named_like_a_seed_run(tmp_path):

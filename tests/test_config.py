@@ -8,6 +8,7 @@ import pytest
 import yaml
 
 import required
+from nmt import settings
 from nmt import config as cfg
 from nmt.pipeline import plan
 
@@ -237,9 +238,9 @@ def test_a_checkpoint_written_while_until_flat_existed_still_compares_equal():
     current = cfg.system_config(cfg.load_params(ROOT / "params.yaml", "paper"), table, "base")
     older = {**current, "train": {**current["train"], "until_flat": None}}
     older["train"].pop("plateau")
-    assert cfg.comparable_settings(older) == cfg.comparable_settings(current)
+    assert settings.comparable_settings(older) == settings.comparable_settings(current)
     older["train"]["until_flat"] = {"within": 0.03, "extra_epochs": 3}
-    assert cfg.comparable_settings(older) != cfg.comparable_settings(current)
+    assert settings.comparable_settings(older) != settings.comparable_settings(current)
 
 
 def test_a_bad_default_is_an_error_even_where_the_preset_overrides_it(tmp_path):

@@ -13,11 +13,12 @@ from nmt.models.io import load_checkpoint
 from nmt.timing import interleaved_medians
 from nmt.train import train
 from nmt.update_timing import random_batch
+from step_settings import train_settings
 from test_train import assert_same_run, final_state, workspace  # noqa: F401  (workspace: a fixture)
 
 MODEL = {"arch": "luong", "layers": 1, "hidden": 16, "embed": 16, "attention": "global", "score": "general",
          "input_feed": True, "dropout": 0.0, "reverse": False, "max_src_len": 20}
-TRAIN = {"optimizer": "adam", "lr": 0.01, "clip_norm": 1.0, "init_range": 0.1, "batch_size": 8, "precision": "auto"}
+TRAIN = train_settings(optimizer="adam", lr=0.01, clip_norm=1.0, init_range=0.1, batch_size=8, precision="auto")
 
 
 @pytest.fixture
@@ -32,7 +33,7 @@ def fake_timings(monkeypatch, fp32_ms, bf16_ms):
 
     def timed(model_cfg, train_cfg, src_vocab, tgt_vocab, length, *, paths, **kwargs):
         calls.append(paths)
-        return {"fp32": (fp32_ms, 5), "bf16": (bf16_ms, 5)}, {}, train_cfg["batch_size"]
+        return {"fp32": (fp32_ms, 5), "bf16": (bf16_ms, 5)}, {}, train_cfg.batch_size
     monkeypatch.setattr(cpu_precision, "time_updates", timed)
     return calls
 
@@ -58,9 +59,9 @@ def test_auto_is_fp32_without_native_bf16_and_explicit_settings_are_never_measur
     monkeypatch.setattr(cpu_precision, "native_bf16", lambda: False)
     assert cpu_precision.resolve(MODEL, TRAIN, 50, 60, 12, cpu) == ("fp32", "no native bf16 products on this CPU")
     monkeypatch.setattr(cpu_precision, "native_bf16", lambda: True)
-    for train_cfg, device in [({**TRAIN, "precision": "fp32"}, cpu), ({**TRAIN, "precision": "bf16"}, cpu),
-                              ({**TRAIN, "engine": "eager"}, cpu), (TRAIN, torch.device("cuda"))]:
-        assert cpu_precision.resolve(MODEL, train_cfg, 50, 60, 12, device) == (train_cfg["precision"], None)
+    for train_cfg, device in [(TRAIN.replace(precision="fp32"), cpu), (TRAIN.replace(precision="bf16"), cpu),
+                              (TRAIN.replace(engine="eager"), cpu), (TRAIN, torch.device("cuda"))]:
+        assert cpu_precision.resolve(MODEL, train_cfg, 50, 60, 12, device) == (train_cfg.precision, None)
     assert calls == []
 
 

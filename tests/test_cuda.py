@@ -19,6 +19,7 @@ from nmt.data.batches import make_batch
 from nmt.decode.translate import beam_search, greedy
 from nmt.models.io import load_checkpoint
 from nmt.train_step import TrainingStep
+from step_settings import train_settings
 from test_fast_engine import LUONG, RNNSEARCH, V, assert_same_gradients, batch, gradients, make_model, name
 from test_train import (assert_same_run, epochs_recorded, final_state, half_an_epoch, kill_when,  # noqa: F401
                         train_cmd, workspace)  # (workspace: a fixture)
@@ -53,7 +54,7 @@ def test_on_cuda_twenty_updates_of_the_fast_path_give_the_eager_losses(overrides
     losses = {}
     for engine in ("eager", "fast"):
         model = make_model(overrides).to(CUDA).train()
-        train = {"optimizer": "adam", "lr": 0.01, "clip_norm": 1.0, "engine": engine, "precision": "fp32"}
+        train = train_settings(optimizer="adam", lr=0.01, clip_norm=1.0, engine=engine, precision="fp32")
         step = TrainingStep(model, list(model.parameters()), train, CUDA)
         losses[engine] = [step(batch(seed % 3).to(CUDA))[0].item() for seed in range(20)]
     assert losses["fast"] == pytest.approx(losses["eager"], rel=1e-5)
@@ -63,7 +64,7 @@ def test_on_cuda_bf16_training_tracks_fp32_within_three_percent():
     final = {}
     for precision in ("fp32", "bf16"):
         model = make_model(LUONG[1]).to(CUDA).train()
-        train = {"optimizer": "adam", "lr": 0.01, "clip_norm": 1.0, "precision": precision}
+        train = train_settings(optimizer="adam", lr=0.01, clip_norm=1.0, precision=precision)
         step = TrainingStep(model, list(model.parameters()), train, CUDA)
         assert (step.dtype is None) == (precision == "fp32")
         losses = [step(batch(seed % 3).to(CUDA))[0].item() for seed in range(30)]
@@ -73,7 +74,7 @@ def test_on_cuda_bf16_training_tracks_fp32_within_three_percent():
 
 def test_auto_precision_is_bf16_on_a_gpu_that_supports_it():
     model = make_model(LUONG[1]).to(CUDA)
-    step = TrainingStep(model, list(model.parameters()), {"optimizer": "adam", "lr": 0.01, "clip_norm": 1.0}, CUDA)
+    step = TrainingStep(model, list(model.parameters()), train_settings(optimizer="adam", lr=0.01, clip_norm=1.0), CUDA)
     assert step.dtype == (torch.bfloat16 if torch.cuda.is_bf16_supported() else None)
 
 
@@ -120,8 +121,8 @@ GRAPHED = [LUONG[0], LUONG[1], LUONG[2], LUONG[3], LUONG[4], LUONG[5], LUONG[6]]
 def graph_run(overrides, graphs, updates=12, lr=0.1, dropout=0.0, batch_size=5):
     """Updates by SGD (Adam would turn float-rounding differences of near-zero gradients into steps of lr)."""
     model = make_model({**overrides, "dropout": dropout, "max_src_len": 24}).to(CUDA).train()
-    train = {"optimizer": "sgd", "lr": lr, "clip_norm": 1.0, "precision": "fp32", "cuda_graphs": graphs,
-             "batch_size": batch_size}
+    train = train_settings(optimizer="sgd", lr=lr, clip_norm=1.0, precision="fp32", cuda_graphs=graphs,
+                           batch_size=batch_size)
     step = TrainingStep(model, list(model.parameters()), train, CUDA)
     batches = shaped_batches()
     losses = [step(batches[i % len(batches)])[0].item() for i in range(updates)]
@@ -151,7 +152,8 @@ def test_on_cuda_bf16_graphs_track_ungraphed_bf16():
     final = {}
     for graphs in (False, True):
         model = make_model(LUONG[1]).to(CUDA).train()
-        train = {"optimizer": "adam", "lr": 0.01, "clip_norm": 1.0, "precision": "bf16", "cuda_graphs": graphs}
+        train = train_settings(optimizer="adam", lr=0.01, clip_norm=1.0, precision="bf16", cuda_graphs=graphs,
+                               batch_size=5)  # batch()'s sentences: graphed
         step = TrainingStep(model, list(model.parameters()), train, CUDA)
         losses = [step(batch(seed % 3).to(CUDA))[0].item() for seed in range(30)]
         final[graphs] = sum(losses[-3:])

@@ -4,12 +4,14 @@ gradient, which models and devices get graphs, and the one-line fallback. The gr
 import pytest
 import torch
 
+from nmt import settings
 from nmt import config as cfg
 from nmt import cuda_graphs
 from nmt.data.vocab import PAD_ID
 from nmt.errors import ConfigError
 from nmt.models.fused_loss import linear_cross_entropy
 from nmt.train_step import TrainingStep
+from step_settings import train_settings
 from test_fast_engine import LUONG, RNNSEARCH, batch, make_model, name
 
 GRAPHED = [o for o in LUONG if o.get("score") in cuda_graphs.graphed().get(o.get("attention"), ())
@@ -88,14 +90,15 @@ def test_graphs_are_wanted_on_cuda_only_and_a_bad_setting_is_a_config_error():
 def test_the_graphs_setting_never_retrains_or_refuses_a_resume():
     """Graphed updates equal ungraphed ones to float rounding (tests/test_cuda.py): like the device, the setting is
     left out when a run's settings are compared."""
-    settings = [cfg.comparable_settings({"model": {}, "train": {"cuda_graphs": value}}) for value in cuda_graphs.SETTINGS]
-    assert all(s == settings[0] for s in settings) and "cuda_graphs" not in settings[0]["train"]
+    compared = [settings.comparable_settings({"model": {}, "train": {"cuda_graphs": value}})
+                for value in cuda_graphs.SETTINGS]
+    assert all(s == compared[0] for s in compared) and "cuda_graphs" not in compared[0]["train"]
 
 
 @pytest.mark.parametrize("setting, said", [(True, 1), (False, 0), ("auto", 0)])
 def test_without_a_gpu_the_update_trains_ungraphed_and_true_says_so_in_one_line(setting, said, capsys):
     model = make_model(LUONG[1]).train()
-    train = {"optimizer": "adam", "lr": 0.01, "clip_norm": 1.0, "precision": "fp32", "cuda_graphs": setting}
+    train = train_settings(optimizer="adam", lr=0.01, clip_norm=1.0, precision="fp32", cuda_graphs=setting)
     step = TrainingStep(model, list(model.parameters()), train, torch.device("cpu"))
     assert step.graphs is None
     assert step(batch())[0].item() > 0

@@ -10,6 +10,7 @@ import torch
 
 from nmt import config as cfg
 from nmt.bench.estimate import estimate, format_estimate, measure_throughput, preset_systems, training_size
+from step_settings import train_settings
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -110,7 +111,7 @@ def test_systems_left_unmeasured_are_named_and_kept_out_of_every_total(tmp_path)
 def test_throughput_is_measured_with_real_training_updates():
     model = {"layers": 1, "hidden": 8, "embed": 8, "dropout": 0.0, "reverse": False, "attention": "global",
              "score": "general", "input_feed": True, "max_src_len": 12}
-    train = {"optimizer": "adam", "lr": 0.01, "batch_size": 4, "clip_norm": 5.0, "init_range": 0.1}
+    train = train_settings(optimizer="adam", lr=0.01, batch_size=4, clip_norm=5.0, init_range=0.1)
     result = measure_throughput(model, train, 20, 30, 6, updates=3, warmup=1, device=torch.device("cpu"),
                                 compare_eager=True)
     assert result["updates"] >= 3 and result["seconds_per_update"] > 0

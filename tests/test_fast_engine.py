@@ -23,6 +23,7 @@ from nmt.models.registry import build_model
 from nmt.models.seq2seq import Seq2Seq
 from nmt.train_step import TrainingStep, clip_gradients
 from nmt.decode.translate import beam_search, greedy
+from step_settings import train_settings
 
 ROOT = Path(__file__).resolve().parents[1]
 V = 30
@@ -130,7 +131,7 @@ def test_twenty_updates_of_the_fast_path_give_the_eager_losses(overrides):
     for engine in ("eager", "fast"):
         model = make_model(overrides)
         model.train()
-        train = {"optimizer": "adam", "lr": 0.01, "clip_norm": 1.0, "engine": engine, "precision": "fp32"}
+        train = train_settings(optimizer="adam", lr=0.01, clip_norm=1.0, engine=engine, precision="fp32")
         step = TrainingStep(model, list(model.parameters()), train, torch.device("cpu"))
         losses[engine] = [step(batch(seed % 3))[0].item() for seed in range(20)]
     for eager, fast in zip(losses["eager"], losses["fast"]):
@@ -389,7 +390,7 @@ def test_bf16_training_tracks_fp32_within_three_percent():
     for precision in ("fp32", "bf16"):
         model = make_model(LUONG[1])
         model.train()
-        train = {"optimizer": "adam", "lr": 0.01, "clip_norm": 1.0, "precision": precision}
+        train = train_settings(optimizer="adam", lr=0.01, clip_norm=1.0, precision=precision)
         step = TrainingStep(model, list(model.parameters()), train, torch.device("cpu"))
         losses = [step(batch(seed % 3))[0].item() for seed in range(30)]
         final[precision] = sum(losses[-3:])
@@ -427,7 +428,7 @@ def test_forward_loss_backward_and_clipping_read_nothing_back_on_the_gpu_path(mo
     value back (item, float, tolist, bool). Checked on the CPU with the GPU's code paths (no compiled kernels, the
     clipping that never reads the norm) by making every read fail."""
     model = make_model(overrides).train()
-    step = TrainingStep(model, list(model.parameters()), {"optimizer": "adam", "lr": 0.01, "clip_norm": 1.0},
+    step = TrainingStep(model, list(model.parameters()), train_settings(optimizer="adam", lr=0.01, clip_norm=1.0),
                         torch.device("cpu"))
     b = batch()
 

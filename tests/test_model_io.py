@@ -16,6 +16,7 @@ from nmt.models.io import (load_checkpoint, load_model, plain, read_init_from, r
                            save_checkpoint, save_model)
 from nmt.models.seq2seq import Seq2Seq
 from nmt.train_step import make_optimizer
+from step_settings import train_settings
 
 SRC_WORDS, TGT_WORDS = [f"s{i}" for i in range(16)], [f"t{i}" for i in range(11)]  # + 4 specials: 20, 15
 MODEL_CFG = {"layers": 1, "hidden": 16, "embed": 8, "dropout": 0.0, "reverse": True, "attention": "global",
@@ -49,7 +50,7 @@ def test_model_file_is_plain_data_and_loads_back(tmp_path):
     path = write_model(tmp_path / "m.pt", extra={"ratio": np.float64(0.5), "steps": np.int64(3),
                                                  "shape": (1, 2), "where": Path("a/b")})
     blob = torch.load(path, weights_only=True)  # what every reader does (nmt.models.io.read_file)
-    assert sorted(blob) == ["config", "model", "model_config", "src_vocab", "system", "tgt_vocab"]
+    assert sorted(blob) == ["config", "config_version", "model", "model_config", "src_vocab", "system", "tgt_vocab"]
     assert blob["config"]["extra"] == {"ratio": 0.5, "steps": 3, "shape": [1, 2], "where": "a/b"}
     assert type(blob["config"]["extra"]["ratio"]) is float and type(blob["config"]["extra"]["steps"]) is int
     assert blob["src_vocab"] == Vocab(SRC_WORDS).itos and blob["system"] == "m"
@@ -71,7 +72,7 @@ def test_plain_refuses_objects_naming_where_they_are():
 @pytest.mark.parametrize("optimizer", ["sgd", "adam", "adadelta"])
 def test_checkpoint_with_each_optimizer_loads_with_weights_only(tmp_path, optimizer):
     model = make_model()
-    opt = make_optimizer(model.parameters(), {"optimizer": optimizer, "lr": 0.1})
+    opt = make_optimizer(model.parameters(), train_settings(optimizer=optimizer, lr=0.1))
     sum(p.sum() for p in model.parameters()).backward()
     opt.step()
     state = {"epoch": 2, "batch": 3, "updates": 9, "loss_sum": np.float32(1.5), "tokens": np.int64(40),
@@ -79,12 +80,12 @@ def test_checkpoint_with_each_optimizer_loads_with_weights_only(tmp_path, optimi
     path = tmp_path / "checkpoint.pt"
     save_checkpoint(path, {"model": MODEL_CFG, "train": {"seed": 1}}, model, opt, state)
     loaded = torch.load(path, weights_only=True)
-    assert sorted(loaded) == ["config", "model", "optimizer", "state"]
+    assert sorted(loaded) == ["config", "config_version", "model", "optimizer", "state"]
     ckpt = load_checkpoint(path)
     assert ckpt["state"]["metrics"] == [{"epoch": 1, "lr": 0.1, "dev_ppl": 12.5}]
     assert type(ckpt["state"]["tokens"]) is int and type(ckpt["state"]["loss_sum"]) is float
     assert ckpt["state"]["rng"].dtype == torch.uint8 and ckpt["state"]["cuda_rng"] is None
-    fresh = make_optimizer(make_model(1).parameters(), {"optimizer": optimizer, "lr": 0.1})
+    fresh = make_optimizer(make_model(1).parameters(), train_settings(optimizer=optimizer, lr=0.1))
     fresh.load_state_dict(ckpt["optimizer"])  # the optimiser's state comes back whole
     assert fresh.state_dict()["param_groups"] == opt.state_dict()["param_groups"]
     # a value that is not plain data fails before anything is written
@@ -166,7 +167,7 @@ def test_init_from_reads_a_model_or_a_checkpoint_and_names_its_key_when_it_canno
     found = read_init_from(model_file)
     assert found["model_config"] == MODEL_CFG and found["src_vocab"] == Vocab(SRC_WORDS).itos
     model = make_model()
-    opt = make_optimizer(model.parameters(), {"optimizer": "sgd", "lr": 0.1})
+    opt = make_optimizer(model.parameters(), train_settings(optimizer="sgd", lr=0.1))
     save_checkpoint(tmp_path / "checkpoint.pt", {"model": MODEL_CFG}, model, opt, {"epoch": 1})
     found = read_init_from(tmp_path / "checkpoint.pt")
     assert found["model_config"] == MODEL_CFG and found["src_vocab"] is None and found["tgt_vocab"] is None
@@ -215,7 +216,7 @@ def fake_cuda(monkeypatch):
 def test_a_checkpoint_on_cuda_keeps_and_restores_the_cuda_rng_of_its_device(tmp_path, fake_cuda):
     device = torch.device("cuda", 1)
     model = make_model()
-    opt = make_optimizer(model.parameters(), {"optimizer": "sgd", "lr": 0.1})
+    opt = make_optimizer(model.parameters(), train_settings(optimizer="sgd", lr=0.1))
     torch.manual_seed(5)
     states = rng_states(device)
     assert [d for d, _ in fake_cuda.gets] == [device]  # the run's own device, not the current one

@@ -9,6 +9,7 @@ import pytest
 import yaml
 import torch
 
+from nmt import settings
 from nmt import config as cfg
 from nmt.models import ARCHITECTURES, VARIANTS
 from nmt.models.registry import build_model, credit_rule, label
@@ -70,14 +71,14 @@ def test_the_import_contracts_hold():
 
 
 def test_settings_added_later_mean_as_before_at_their_defaults_and_off_in_the_registry():
-    """cfg.LATER_DEFAULTS names the value of each later key that means "as before": params.yaml's default must be
+    """settings.ADDED names the value of each later key that means "as before": params.yaml's default must be
     it (a default run compares equal to an older one), and an architecture's setting is off at the same value."""
     params = yaml.safe_load((ROOT / "params.yaml").read_text())
     properties = cfg.schema()["properties"]
-    for section, keys in cfg.LATER_DEFAULTS.items():
+    for section, keys in settings.ADDED.items():
         for key in keys:
             assert key in properties[section]["properties"], (section, key)
-            assert cfg.comparable_settings({section: {key: params[section][key]}})[section] == {}, (section, key)
+            assert settings.comparable_settings({section: {key: params[section][key]}})[section] == {}, (section, key)
     for arch in ARCHITECTURES.values():
         for key, off in arch.only_here.items():
-            assert cfg.LATER_DEFAULTS["model"][key] == off, (arch.name, key)
+            assert settings.ADDED["model"][key] == off, (arch.name, key)

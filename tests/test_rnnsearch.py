@@ -12,6 +12,8 @@ import torch
 import yaml
 
 import nmt.train as train_module
+from nmt import settings
+from nmt.settings import TrainSettings
 from nmt import config as cfg
 from nmt.decode.attention_map import forced_attention
 from nmt.cli import main
@@ -424,19 +426,20 @@ def test_settings_added_later_at_their_defaults_do_not_invalidate_checkpoints():
     config = system_config()
     config["model"].update(arch="luong", attention_dim=0)  # params.yaml's defaults
     older = {**config, "model": {k: v for k, v in config["model"].items()
-                                 if k not in cfg.LATER_DEFAULTS["model"]},
-             "train": {k: v for k, v in config["train"].items() if k not in cfg.LATER_DEFAULTS["train"]}}
-    assert cfg.comparable_settings(older) == cfg.comparable_settings(config)
+                                 if k not in settings.ADDED["model"]},
+             "train": {k: v for k, v in config["train"].items() if k not in settings.ADDED["train"]}}
+    assert settings.comparable_settings(older) == settings.comparable_settings(config)
     size = {"src_vocab": 10, "tgt_vocab": 10}
     assert cost_key(older, size) == cost_key(config, size)
     config["model"]["arch"] = "rnnsearch"
-    assert cfg.comparable_settings(older) != cfg.comparable_settings(config)
+    assert settings.comparable_settings(older) != settings.comparable_settings(config)
 
 
 def test_seeded_training_is_reproducible_and_frozen_tf_training_changes_only_the_attention(corpus, monkeypatch):
     data = corpus / "prep"
     # AdaDelta as in Blocks / Bahdanau et al.: rho 0.95, eps 1e-6, lr 1.0
-    group = make_optimizer([torch.nn.Parameter(torch.zeros(1))], system_config()["train"]).param_groups[0]
+    group = make_optimizer([torch.nn.Parameter(torch.zeros(1))],
+                           TrainSettings.from_dict(system_config()["train"])).param_groups[0]
     assert (group["rho"], group["eps"], group["lr"]) == (0.95, 1e-6, 1.0)
     base = system_config(train={"max_updates": 6})
     train(base, data, corpus / "base_a", progress=False)

@@ -46,7 +46,7 @@ def soft_alignments(model, sources: list[list[int]], targets: list[list[int]], *
         raise InputError(f"unknown crediting {credit!r}: {' or '.join(CREDIT_RULES)}")
     members = members_of(model)
     for member in members:
-        if getattr(member, "attention", None) is None and member.config.get("arch", "luong") == "luong":
+        if getattr(member, "attention", None) is None and member.config["arch"] == "luong":
             raise InputError("a model without attention (attention: none) has no alignment to extract")
     if len(sources) != len(targets):
         raise InputError(f"{len(sources)} source sentences but {len(targets)} targets")
@@ -74,7 +74,7 @@ def credited_positions(model, sources: list[list[int]], targets: list[list[int]]
     that unk replacement looks at the word alignment extraction links. A row without weight (hard monotonic
     attention that ran past the sentence's end) gives the last source word, the one the process saw last, as the
     search's own positions do (nmt.decode.translate.attended_words). Empty lists for a model without attention."""
-    if any(getattr(m, "attention", None) is None and m.config.get("arch", "luong") == "luong"
+    if any(getattr(m, "attention", None) is None and m.config["arch"] == "luong"
            for m in members_of(model)):
         return [[] for _ in targets]
     keep = [i for i, t in enumerate(targets) if t]  # an empty translation has nothing to credit

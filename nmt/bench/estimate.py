@@ -31,7 +31,7 @@ import torch
 from .. import config as cfg, cpu_precision, mkl_on_amd
 from ..data.vocab import SPECIALS
 from ..pipeline import plan
-from ..schedule import schedule_of
+from ..settings import SystemSettings, TrainSettings, comparable_settings
 from ..train import train
 from ..update_timing import time_updates
 
@@ -65,9 +65,9 @@ def training_size(config: dict, task: str, data_root: str | Path | None) -> dict
 
 def cost_key(resolved: dict, size: dict) -> str:
     """Systems with the same key cost the same per update. Keys added to `model` later count only when they differ
-    from their default (nmt.config.comparable_settings), so throughput files measured before stay valid."""
-    model = {k: v for k, v in cfg.comparable_settings(resolved)["model"].items() if k not in _COST_FREE_MODEL_KEYS}
-    train = cfg.comparable_settings(resolved)["train"]
+    from their default (nmt.settings.comparable_settings), so throughput files measured before stay valid."""
+    model = {k: v for k, v in comparable_settings(resolved)["model"].items() if k not in _COST_FREE_MODEL_KEYS}
+    train = comparable_settings(resolved)["train"]
     key = {"model": model, "batch_size": train["batch_size"], "optimizer": train["optimizer"],
            "vocab": [size["src_vocab"], size["tgt_vocab"]]}
     key.update({k: train[k] for k in ("batch_tokens", "engine", "precision") if k in train})  # when not the default
@@ -88,7 +88,7 @@ def preset_systems(config: dict, root: str | Path, data_root: str | Path | None,
             table = cfg.load_table(Path(root) / table_path)
             resolved = cfg.system_config(config, table, system, table_path)
             resolved["train"].update(train_overrides or {})
-            epochs = schedule_of(resolved["train"], resolved["model"]["dropout"]).epochs
+            epochs = SystemSettings.from_config(resolved).schedule.epochs
             out.append({"task": task, "system": system, "table": Path(table_path).stem, "epochs": epochs,
                         "size": size, "resolved": resolved, "key": cost_key(resolved, size)})
     return out
@@ -109,7 +109,7 @@ def device_description(device: torch.device) -> str:
     return f"CPU {cpu}, {torch.get_num_threads()} thread(s){blas}"
 
 
-def measure_throughput(model_cfg: dict, train_cfg: dict, src_vocab: int, tgt_vocab: int, length: int, *,
+def measure_throughput(model_cfg: dict, train: TrainSettings, src_vocab: int, tgt_vocab: int, length: int, *,
                        updates: int, warmup: int, device: torch.device, seed: int = 1,
                        compare_eager: bool = False) -> dict:
     """Time training updates (nmt.train_step.TrainingStep: forward, backward, clipping, optimiser step, as `nmt train`
@@ -118,11 +118,11 @@ def measure_throughput(model_cfg: dict, train_cfg: dict, src_vocab: int, tgt_voc
     untimed ones. The batch size is train.batch_size, or with train.batch_tokens as many sentences as fit. With
     `compare_eager` the plain eager fp32 path (engine eager, precision fp32) is timed in the same run, one update of
     each in turn (nmt.update_timing), so that both see the same machine."""
-    precision, why = cpu_precision.resolve(model_cfg, train_cfg, src_vocab, tgt_vocab, length, device)
+    precision, why = cpu_precision.resolve(model_cfg, train, src_vocab, tgt_vocab, length, device)
     paths = {"fast": {"precision": precision}}
     if compare_eager:
         paths["eager"] = {"engine": "eager", "precision": "fp32"}
-    timed, steps, batch_size = time_updates(model_cfg, train_cfg, src_vocab, tgt_vocab, length, paths=paths,
+    timed, steps, batch_size = time_updates(model_cfg, train, src_vocab, tgt_vocab, length, paths=paths,
                                             updates=updates, warmup=warmup, device=device, seed=seed)
     tokens = batch_size * length  # target words per update (every position a real word)
     seconds, calls = timed["fast"]
@@ -204,8 +204,8 @@ def bench_train(config: dict, root: str | Path, data_root: str | Path | None, *,
         progress(f"measuring {entry['task']}/{entry['system']}: {resolved['model']['layers']}x"
                  f"{resolved['model']['hidden']}, vocab {size['src_vocab']}/{size['tgt_vocab']}, batch "
                  f"{resolved['train']['batch_size']}, length {length}, {updates} updates")
-        result = measure_throughput(resolved["model"], resolved["train"], size["src_vocab"], size["tgt_vocab"],
-                                    length, updates=updates, warmup=warmup, device=device,
+        result = measure_throughput(resolved["model"], TrainSettings.from_dict(resolved["train"]), size["src_vocab"],
+                                    size["tgt_vocab"], length, updates=updates, warmup=warmup, device=device,
                                     compare_eager=compare_eager)
         line = f"  {result['tokens_per_s']:.0f} target tokens/s ({result['seconds_per_update']:.3f} s/update)"
         if compare_eager:

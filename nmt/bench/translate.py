@@ -21,6 +21,7 @@ from ..data.prepare import load_split
 from ..models.registry import build_model
 from ..decode.search_reference import beam_search_reference, greedy_reference
 from ..decode.translate import beam_search, greedy
+from ..settings import comparable_settings
 from .estimate import _SPECIALS, device_description, preset_systems
 from ..timing import interleaved_medians
 
@@ -29,7 +30,7 @@ BATCHES = (1, 64)
 
 def decode_key(entry: dict) -> str:
     """Systems with the same key decode at the same cost: the model and the vocabularies (not the training recipe)."""
-    model = cfg.comparable_settings(entry["resolved"])["model"]
+    model = comparable_settings(entry["resolved"])["model"]
     return cfg.fingerprint({"model": model, "vocab": [entry["size"]["src_vocab"], entry["size"]["tgt_vocab"]]})
 
 

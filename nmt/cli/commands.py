@@ -17,7 +17,7 @@ from ..data.tasks import data_task
 from ..data.text import write_json_atomic
 from ..errors import UserError
 from ..pipeline import plan
-from ..schedule import schedule_of
+from ..settings import SystemSettings
 from . import align, common
 from .common import add_config_args, add_system_args, load_config, system_models
 
@@ -208,8 +208,9 @@ def cmd_config(args) -> None:
         resolved["prepare"] = cfg.prepare_for_task(resolved, table["task"])
         resolved["task"] = {"name": table["task"], "played_by": data_task(config, table["task"]),
                             "corpus": cfg.corpus_for_task(config, table["task"])["corpus"]}
-        # what it trains by, whichever keys that comes from (train.epochs gives way to the others)
-        resolved["schedule"] = schedule_of(resolved["train"], resolved["model"]["dropout"]).as_dict()
+        # its settings as training reads them (typed, every key), and what it trains by, whichever keys that comes
+        # from (train.epochs gives way to the others)
+        resolved.update(SystemSettings.from_config(resolved).as_dict())
         config = resolved
     print(json.dumps(config, indent=2, sort_keys=True))
 

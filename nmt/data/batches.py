@@ -71,13 +71,13 @@ def make_batch(src: list[list[int]], tgt: list[list[int]] | None, index: list[in
     return batch
 
 
-def epoch_batches(src: list[list[int]], tgt: list[list[int]], train: dict, seed: int, epoch: int
-                  ) -> list[list[int]]:
+def epoch_batches(src: list[list[int]], tgt: list[list[int]], batch_size: int, batch_tokens: int, seed: int,
+                  epoch: int) -> list[list[int]]:
     """The training batches of an epoch: `train.batch_tokens` > 0 gives token-count batches (token_batches), else
     batches of `train.batch_size` sentences (the papers' recipe)."""
-    if train.get("batch_tokens"):
-        return token_batches(src, tgt, train["batch_tokens"], seed, epoch)
-    return bucketed_batches(src, tgt, train["batch_size"], seed, epoch)
+    if batch_tokens:
+        return token_batches(src, tgt, batch_tokens, seed, epoch)
+    return bucketed_batches(src, tgt, batch_size, seed, epoch)
 
 
 def token_batches(src: list[list[int]], tgt: list[list[int]], max_tokens: int, seed: int, epoch: int = 0,

@@ -32,6 +32,7 @@ from ..errors import ConfigError, InputError, first_line
 from ..data.text import write_atomic
 from ..data.vocab import Vocab
 from ..devices import pick_device
+from ..settings import VERSION
 from .ensemble import Ensemble
 from .registry import build_model
 
@@ -117,6 +118,10 @@ def read_file(path: str | Path, kind: str, keys: tuple[str, ...], *, context: st
     missing = [key for key in keys if not isinstance(blob, dict) or key not in blob]
     if missing:
         raise ConfigError(f"{name}: not a {kind} written by nmt train (it has no {', '.join(missing)}); {remedy}")
+    # its settings' version (none: 1); older ones are upgraded where they are read (nmt.settings.upgrade)
+    if blob.get("config_version", 1) > VERSION:
+        raise ConfigError(f"{name}: written by a newer nmt (settings version {blob['config_version']}; this one reads "
+                          f"up to {VERSION}); update nmt to read it")
     return blob
 
 
@@ -128,7 +133,7 @@ def save_model(path: str | Path, model: torch.nn.Module, src_vocab: Vocab | list
             "model": model.state_dict(),
             "src_vocab": plain(list(getattr(src_vocab, "itos", src_vocab)), "src_vocab"),
             "tgt_vocab": plain(list(getattr(tgt_vocab, "itos", tgt_vocab)), "tgt_vocab"),
-            "config": plain(config, "config"), "system": str(system)}
+            "config": plain(config, "config"), "system": str(system), "config_version": VERSION}
     _save(blob, Path(path))
 
 
@@ -168,7 +173,7 @@ def save_checkpoint(path: str | Path, config: dict, model: torch.nn.Module, opti
     """checkpoint.pt: what a rerun of the same training resumes from. `state` (position, metrics so far, RNG
     states) must be plain data; a value that is not is a TypeError naming it, before anything is written."""
     _save({"config": plain(config, "config"), "model": model.state_dict(), "optimizer": optimizer.state_dict(),
-           "state": plain(state, "state")}, Path(path))
+           "state": plain(state, "state"), "config_version": VERSION}, Path(path))
 
 
 def load_checkpoint(path: str | Path) -> dict:

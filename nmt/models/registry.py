@@ -10,6 +10,7 @@ from typing import Callable
 from torch import nn
 
 from ..errors import ConfigError
+from ..settings import upgrade
 from .rnnsearch import RNNSearch
 from .seq2seq import Seq2Seq
 from .variants import variant
@@ -37,8 +38,8 @@ ARCHITECTURES: dict[str, Architecture] = {a.name: a for a in (
 
 
 def architecture(model: dict) -> Architecture:
-    """The entry `model.arch` names (luong when absent: configs written before `arch` existed)."""
-    name = model.get("arch", "luong")
+    """The entry `model.arch` names (in a config of any version: nmt.settings.upgrade)."""
+    name = upgrade("model", model)["arch"]
     if name not in ARCHITECTURES:
         raise ConfigError(f"unknown model.arch {name!r}; choose one of {', '.join(ARCHITECTURES)}")
     return ARCHITECTURES[name]
@@ -47,13 +48,14 @@ def architecture(model: dict) -> Architecture:
 def build_model(model: dict, src_vocab: int, tgt_vocab: int) -> nn.Module:
     """The model `model.arch` names. A setting only another architecture implements is an error, not ignored
     (monotonic attention has noise of its own)."""
+    model = upgrade("model", model)
     arch = architecture(model)
     own = variant_keys(model)
     for other in ARCHITECTURES.values():
         for key, off in other.only_here.items():
             if other is arch or key in own:
                 continue
-            if model.get(key, off) != off:
+            if model[key] != off:
                 raise ConfigError(f"model.{key} is implemented for model.arch: {other.name} only "
                                  f"(this model is {arch.name})")
     return arch.model_class(model, src_vocab, tgt_vocab)
@@ -66,10 +68,10 @@ def variant_keys(model: dict) -> tuple[str, ...]:
 
 def credit_rule(model: dict) -> str:
     """'read' or 'predicted': which decoder step's weights are credited to a target word (nmt.models.variants)."""
-    return architecture(model).credit(model)
+    return architecture(model).credit(upgrade("model", model))
 
 
 def label(model: dict) -> str:
     """How the papers name a model: "local-p (general)" (Luong et al., Figure 7), "monotonic (eq. 17)",
     "RNNsearch + target foresight" (Peter et al.)."""
-    return architecture(model).label(model)
+    return architecture(model).label(upgrade("model", model))

@@ -55,6 +55,7 @@ from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
 from ..data.vocab import EOS_ID, PAD_ID
 from .. import native
 from ..errors import UserError
+from ..settings import upgrade
 from .common import init_uniform, lengths_on, set_engine
 from .dropout import Dropout
 from .fast_gru import run_bidirectional_gru
@@ -139,10 +140,10 @@ class AdditiveAttention(nn.Module):
 class RNNSearch(nn.Module):
     def __init__(self, model: dict, src_vocab: int, tgt_vocab: int):
         super().__init__()
-        self.config = dict(model)
+        self.config = model = upgrade("model", model)  # a model file's config, whatever version wrote it
         hidden, embed = model["hidden"], model["embed"]
-        attention_dim = model.get("attention_dim") or hidden
-        self.target_foresight = bool(model.get("target_foresight", False))
+        attention_dim = model["attention_dim"] or hidden
+        self.target_foresight = bool(model["target_foresight"])
         self.hidden_size = hidden
         self.maxout_units = max(1, hidden // 2)
         self.src_embed = nn.Embedding(src_vocab, embed, padding_idx=PAD_ID)
@@ -151,7 +152,7 @@ class RNNSearch(nn.Module):
         self.init_state = nn.Linear(hidden, hidden)                       # W_s
         self.attention = AdditiveAttention(hidden, 2 * hidden, attention_dim,
                                            embed if self.target_foresight else 0,
-                                           float(model.get("attention_noise", 0.0)))
+                                           float(model["attention_noise"]))
         self.decoder = nn.GRUCell(embed + 2 * hidden, hidden)
         self.readout = nn.Linear(hidden + embed + 2 * hidden, 2 * self.maxout_units)  # [U_o V_o C_o], b_o
         self.generator = nn.Linear(self.maxout_units, tgt_vocab)                     # W_o

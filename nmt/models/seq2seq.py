@@ -21,6 +21,7 @@ from torch import nn
 from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
 
 from ..data.vocab import PAD_ID
+from ..settings import upgrade
 from .common import init_uniform, lengths_on, set_engine
 from .dropout import Dropout
 from .. import native
@@ -74,7 +75,7 @@ def reverse_padded(src: torch.Tensor, lengths: torch.Tensor) -> torch.Tensor:
 class Seq2Seq(nn.Module):
     def __init__(self, model: dict, src_vocab: int, tgt_vocab: int):
         super().__init__()
-        self.config = dict(model)
+        self.config = model = upgrade("model", model)  # a model file's config, whatever version wrote it
         hidden, embed, layers, p = model["hidden"], model["embed"], model["layers"], model["dropout"]
         self.reverse = model["reverse"]
         if model["attention"] == "monotonic" and self.reverse:

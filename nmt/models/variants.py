@@ -48,7 +48,7 @@ class AttentionVariant:
 
 def _local(mode: str, graphed_scores: tuple[str, ...]) -> AttentionVariant:
     return AttentionVariant(
-        mode, lambda m: LocalAttention(m["hidden"], m["score"], mode, m.get("window", 10), m["reverse"]),
+        mode, lambda m: LocalAttention(m["hidden"], m["score"], mode, m["window"], m["reverse"]),
         _by_score, _scored_label, ("score", "window", "reverse"), graphed_scores)
 
 
@@ -60,9 +60,8 @@ VARIANTS: dict[str, AttentionVariant] = {v.name: v for v in (
     _local("local-p", ()),  # its capture fails ("operation failed due to a previous error during capture")
     AttentionVariant(
         "monotonic",
-        lambda m: MonotonicAttention(m["hidden"], m.get("energy", "eq17"), m.get("attention_dim") or None,
-                                     bias_init=float(m.get("energy_bias", -1.0)),
-                                     noise=float(m.get("attention_noise", 0.0))),
+        lambda m: MonotonicAttention(m["hidden"], m["energy"], m["attention_dim"] or None,
+                                     bias_init=float(m["energy_bias"]), noise=float(m["attention_noise"])),
         lambda m: "read",
         lambda m: f"monotonic ({m.get('energy', 'eq17').replace('eq', 'eq. ')})",
         ("energy", "energy_bias", "attention_dim", "attention_noise")),

@@ -26,6 +26,7 @@ from .. import config as cfg
 from .. import layout
 from ..align.statistical import aligner_label
 from ..schedule import unread_keys
+from ..settings import comparable_settings
 from . import plan
 
 LOGS = "logs/{preset}"
@@ -307,7 +308,7 @@ class JobBuilder:
         inputs = cfg.training_inputs(resolved, self.path(layout.RESULTS, pair=task))
         options = [word for key, p in inputs.items() for word in (INPUT_FLAGS[key], p.as_posix())]
         prepared = self.path(layout.PREPARED, pair=task)
-        settings = cfg.comparable_settings(resolved)  # keys added later, at their default, change nothing
+        settings = comparable_settings(resolved)  # keys added later, at their default, change nothing
         settings["prepare"] = cfg.prepare_for_task(resolved, task)
         self.add("train", f"train.{task}.{system}", fields,
                  [["nmt", "train", *self.nmt_args, "--table", table_path, "--system", system, "--data", prepared,

@@ -15,6 +15,7 @@ from typing import Any
 
 from .. import config as cfg
 from ..data.tasks import corpus_for_task
+from ..settings import comparable_settings
 
 
 def _flat(d: dict, prefix: str) -> dict[str, Any]:
@@ -29,7 +30,7 @@ def _flat(d: dict, prefix: str) -> dict[str, Any]:
 
 def _settings(config: dict, table: dict, system: str, table_path: str, task: str) -> dict[str, Any]:
     resolved = cfg.system_config(config, table, system, table_path)
-    comparable = cfg.comparable_settings(resolved)
+    comparable = comparable_settings(resolved)
     return {**_flat(comparable["model"], "model."), **_flat(comparable["train"], "train."),
             **_flat(cfg.prepare_for_task(resolved, task), "prepare."),
             **_flat(resolved.get("translate") or {}, "translate.")}

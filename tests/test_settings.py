@@ -1,0 +1,82 @@
+"""A system's configuration as typed, frozen settings, and the one upgrade of older files' configs (nmt.settings)."""
+import dataclasses
+from pathlib import Path
+
+import pytest
+import torch
+
+from nmt import config as cfg
+from nmt.data.vocab import Vocab
+from nmt.errors import ConfigError
+from nmt.models.io import load_model, save_model
+from nmt.models.registry import build_model
+from nmt.pipeline import plan
+from nmt.settings import ADDED, VERSION, ModelSettings, SystemSettings, TrainSettings, comparable_settings, upgrade
+
+ROOT = Path(__file__).resolve().parents[1]
+PRESETS = sorted(p.stem for p in (ROOT / "workflow/presets").glob("*.yaml"))
+
+
+def test_the_typed_sections_have_exactly_the_schema_s_keys():
+    schema = cfg.schema()["properties"]
+    for section, settings in (("model", ModelSettings), ("train", TrainSettings)):
+        assert [f.name for f in dataclasses.fields(settings)] == list(schema[section]["properties"]), section
+
+
+@pytest.mark.parametrize("preset", PRESETS)
+def test_every_system_of_every_preset_reads_into_settings_and_back(preset):
+    config = cfg.load_params(ROOT / "params.yaml", preset)
+    for task, systems in plan.collect_systems(config, ROOT).items():
+        for system, table in systems.items():
+            resolved = cfg.system_config(config, cfg.load_table(ROOT / table), system, table)
+            settings = SystemSettings.from_config(resolved)
+            assert settings.model.as_dict() == resolved["model"] and settings.train.as_dict() == resolved["train"]
+            assert settings.schedule.epochs >= 1
+
+
+def test_settings_are_frozen_through_and_through():
+    resolved = cfg.load_params(ROOT / "params.yaml", "paper")
+    settings = SystemSettings.from_config(resolved)
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        settings.train.lr = 2.0
+    with pytest.raises(TypeError):
+        settings.train.dropout_schedule["epochs"] = 3
+    changed = settings.train.replace(lr=0.5)
+    assert changed.lr == 0.5 and settings.train.lr == resolved["train"]["lr"]
+
+
+def test_a_section_without_a_key_or_with_an_unknown_one_is_one_error_naming_it():
+    train = cfg.load_params(ROOT / "params.yaml", "paper")["train"]
+    with pytest.raises(ConfigError, match=r"^train: no clip_norm \("):
+        TrainSettings.from_dict({k: v for k, v in train.items() if k != "clip_norm"})
+    with pytest.raises(ConfigError, match=r"^train: unknown lr_decay \("):
+        TrainSettings.from_dict({**train, "lr_decay": 0.5})
+
+
+def test_an_older_section_is_upgraded_to_what_its_training_did_and_compares_equal():
+    """A version-1 file's sections lack the keys added since: upgrade gives each the value that means what that
+    training did; a retired key at its neutral value is dropped, at any other value refused."""
+    current = cfg.load_params(ROOT / "params.yaml", "paper")
+    older = {section: {k: v for k, v in current[section].items() if k not in ADDED[section]}
+             for section in ("model", "train")}
+    older["train"]["until_flat"] = None
+    for section in ("model", "train"):
+        upgraded = upgrade(section, older[section])
+        assert set(upgraded) == set(current[section]) and all(upgraded[k] == v for k, v in ADDED[section].items())
+    assert comparable_settings(older) == comparable_settings(current)
+    assert SystemSettings.from_config(older) == SystemSettings.from_config(
+        {"model": upgrade("model", older["model"]), "train": upgrade("train", older["train"])})
+    with pytest.raises(ConfigError, match="train.until_flat"):
+        upgrade("train", {**older["train"], "until_flat": 2})
+
+
+def test_a_model_file_records_its_settings_version_and_one_from_a_newer_nmt_is_refused(tmp_path):
+    config = cfg.load_params(ROOT / "params.yaml", "tiny")
+    src, tgt = Vocab([f"s{i}" for i in range(12)]), Vocab([f"t{i}" for i in range(13)])
+    save_model(tmp_path / "model.pt", build_model(config["model"], len(src), len(tgt)), src, tgt, config)
+    blob = torch.load(tmp_path / "model.pt", weights_only=True)
+    assert blob["config_version"] == VERSION
+    load_model(tmp_path / "model.pt", "cpu")
+    torch.save({**blob, "config_version": VERSION + 1}, tmp_path / "newer.pt")
+    with pytest.raises(ConfigError, match=r"newer.pt: written by a newer nmt .*update nmt"):
+        load_model(tmp_path / "newer.pt", "cpu")
