@@ -40,6 +40,15 @@ def test_every_variant_builds_decodes_and_has_a_credit_rule_and_label(attention)
     assert label(config).startswith(attention)
 
 
+def test_each_variant_names_its_fast_kernel_or_runs_its_reference_layer_under_autograd():
+    """The registry says which step kernel serves a variant in the fast decoder (None: its own layer,
+    differentiated by autograd; a new variant starts there and is fast once it has a kernel)."""
+    from nmt.models.attention_kernels import KERNELS
+    assert {v.name: v.kernel for v in VARIANTS.values()} == {
+        "none": None, "global": "global", "local-m": "local", "local-p": "local", "monotonic": "monotonic"}
+    assert {v.kernel for v in VARIANTS.values()} - {None} <= set(KERNELS)
+
+
 @pytest.mark.parametrize("config, rule, name", [
     ({"attention": "global", "score": "location"}, "predicted", "global (location)"),
     ({"attention": "local-p", "score": "general"}, "read", "local-p (general)"),

@@ -20,8 +20,6 @@ SCORES = ("dot", "general", "concat", "location")
 
 
 class GlobalAttention(nn.Module):
-    kernel = "global"  # the fast decoder's step kernel (nmt.models.attention_kernels)
-
     def __init__(self, hidden: int, score: str, max_src_len: int):
         super().__init__()
         if score not in SCORES:

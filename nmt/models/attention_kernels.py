@@ -780,11 +780,16 @@ class AutogradKernel:
         return self.grad_memory, self.grad_keys, self.grad_params
 
 
-def make_kernel(layer: nn.Module, memory: torch.Tensor, keys: torch.Tensor | None, mask: torch.Tensor,
-                first_step: int, state: torch.Tensor | None, steps: int, save: bool, autograd: bool = False):
-    """The fastest kernel there is for this attention layer (see the module docstring); `autograd` forces the
-    generic one (tests compare the two)."""
-    kind = None if autograd else getattr(layer, "kernel", None)
+KERNELS = ("global", "local", "monotonic")  # what a registry entry may name (nmt.models.variants)
+
+
+def make_kernel(layer: nn.Module, kind: str | None, memory: torch.Tensor, keys: torch.Tensor | None,
+                mask: torch.Tensor, first_step: int, state: torch.Tensor | None, steps: int, save: bool,
+                autograd: bool = False):
+    """The fastest kernel there is for this attention layer (see the module docstring): `kind` is the one its
+    variant's registry entry names (None: the generic one); `autograd` forces the generic one (tests compare the
+    two)."""
+    kind = None if autograd else kind
     if kind == "global":
         return GlobalKernel(layer, memory, keys, mask, save)
     if kind == "local":

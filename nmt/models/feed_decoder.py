@@ -31,6 +31,7 @@ from torch import nn
 
 from .. import native
 from .attention_kernels import make_kernel
+from .variants import variant
 from .decoding_cache import cached
 from .dropout import mask_like
 from .fp32_region import fp32_region
@@ -277,7 +278,8 @@ def run_decoder(model: nn.Module, emb: torch.Tensor, memory: torch.Tensor, keys:
     masks = None
     if lstm.training and L > 1 and lstm.dropout > 0:
         masks = mask_like((L - 1, T, B, H), lstm.dropout, emb.device, emb.dtype)
-    kernel = make_kernel(attention, memory, keys, mask, first_step, attention_state, T, save=grad)
+    kernel = make_kernel(attention, variant(model.config).kernel, memory, keys, mask, first_step, attention_state, T,
+                         save=grad)
     plan = _Plan(L, H, kernel, masks)
     W_c = attention.W_c.weight
     if grad:

@@ -26,8 +26,6 @@ MODES = ("local-m", "local-p")  # monotonic, predictive
 
 
 class LocalAttention(GlobalAttention):
-    kernel = "local"
-
     def __init__(self, hidden: int, score: str, mode: str, window: int, reverse: bool):
         if mode not in MODES:
             raise ValueError(f"unknown local attention {mode!r}; choose one of {', '.join(MODES)}")

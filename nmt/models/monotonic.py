@@ -126,8 +126,6 @@ def hard_monotonic_step(p_at: Callable[[torch.Tensor, torch.Tensor], torch.Tenso
 
 
 class MonotonicAttention(nn.Module):
-    kernel = "monotonic"  # the fast decoder's step kernel (nmt.models.attention_kernels), soft mode
-
     def __init__(self, hidden: int, energy: str, attention_dim: int | None = None, bias_init: float = -1.0,
                  noise: float = 1.0, eps: float = 1e-10):
         super().__init__()

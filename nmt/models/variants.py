@@ -41,6 +41,9 @@ class AttentionVariant:
     credit: Callable[[dict], str]               # "read" or "predicted" (module doc)
     label: Callable[[dict], str]
     keys: tuple[str, ...]                       # the model config keys the layer reads, beyond hidden
+    # the fast decoder's step kernel for the layer (nmt.models.attention_kernels.KERNELS); None: the reference layer
+    # itself, differentiated by autograd step by step (correct for any layer, not fast)
+    kernel: str | None = None
     # the scores whose input-feeding decoder update may be replayed from CUDA graphs (nmt.cuda_graphs): each was
     # checked on a GPU to equal the ungraphed update (tests/test_cuda_graphs.py); () = never graphed
     graphed_scores: tuple[str, ...] = ()
@@ -49,13 +52,14 @@ class AttentionVariant:
 def _local(mode: str, graphed_scores: tuple[str, ...]) -> AttentionVariant:
     return AttentionVariant(
         mode, lambda m: LocalAttention(m["hidden"], m["score"], mode, m["window"], m["reverse"]),
-        _by_score, _scored_label, ("score", "window", "reverse"), graphed_scores)
+        _by_score, _scored_label, ("score", "window", "reverse"), "local", graphed_scores)
 
 
 VARIANTS: dict[str, AttentionVariant] = {v.name: v for v in (
     AttentionVariant("none", lambda m: None, _by_score, _scored_label, ()),
     AttentionVariant("global", lambda m: GlobalAttention(m["hidden"], m["score"], m["max_src_len"]),
-                     _by_score, _scored_label, ("score", "max_src_len"), ("dot", "general", "concat", "location")),
+                     _by_score, _scored_label, ("score", "max_src_len"), "global",
+                     ("dot", "general", "concat", "location")),
     _local("local-m", ("dot", "general", "concat")),
     _local("local-p", ()),  # its capture fails ("operation failed due to a previous error during capture")
     AttentionVariant(
@@ -64,7 +68,7 @@ VARIANTS: dict[str, AttentionVariant] = {v.name: v for v in (
                                      bias_init=float(m["energy_bias"]), noise=float(m["attention_noise"])),
         lambda m: "read",
         lambda m: f"monotonic ({m.get('energy', 'eq17').replace('eq', 'eq. ')})",
-        ("energy", "energy_bias", "attention_dim", "attention_noise")),
+        ("energy", "energy_bias", "attention_dim", "attention_noise"), "monotonic"),  # its soft mode's kernel
 )}
 
 
