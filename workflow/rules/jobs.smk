@@ -23,7 +23,7 @@ def rule_outputs(step):
 
 
 # Snakemake's `benchmark:` takes no None, so the steps that time their jobs (training, decoding) have a rule of
-# their own; the two rules differ in that line only.
+# their own; it differs from the other in that line (and no speed measurement times its job that way).
 for _step in nmtjobs.STEPS.values():
     if _step.outputs and _step.timing:
 
