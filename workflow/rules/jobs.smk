@@ -11,8 +11,12 @@ def job_value(step, attribute):
 
 
 def job_command(step):
-    """The job's commands, with the rule's threads and the device option of its kind's resources."""
-    return lambda wildcards, threads: JOBS.find(step.name, wildcards).shell(threads, DEVICE[step.kind])
+    """The job's commands, with the rule's threads (where they take --threads) and the device option of its kind's
+    resources. A step whose commands take no --threads does not ask for the rule's: a speed measurement's threads
+    are the run's cores, which `snakemake --report` has none of."""
+    if step.threads:
+        return lambda wildcards, threads: JOBS.find(step.name, wildcards).shell(threads, DEVICE[step.kind])
+    return lambda wildcards: JOBS.find(step.name, wildcards).shell(1, DEVICE[step.kind])
 
 
 def rule_outputs(step):
