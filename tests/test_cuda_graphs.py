@@ -5,7 +5,6 @@ import pytest
 import torch
 
 from nmt import settings
-from nmt import config as cfg
 from nmt import cuda_graphs
 from nmt.data.vocab import PAD_ID
 from nmt.errors import ConfigError

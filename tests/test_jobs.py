@@ -8,7 +8,7 @@ from nmt import config as cfg
 from nmt import layout
 from nmt.pipeline import plan
 from nmt.pipeline.dvc_yaml import stage_of
-from nmt.pipeline.jobs import STEPS, build_jobs
+from nmt.pipeline.jobs import STEPS, Jobs, build_jobs
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -46,9 +46,9 @@ def test_two_steps_that_write_one_pattern_never_compete_for_a_file(tiny):
     models, aligners = jobs.constraints("attention_map")["system"], jobs.constraints("alignment_map")["system"]
     assert jobs.of("alignment_map") and jobs.of("attention_map")
     for job in jobs.of("alignment_map"):
-        assert re.fullmatch(aligners, dict(job.fields)["system"]) and not re.fullmatch(models, dict(job.fields)["system"])
+        system = dict(job.fields)["system"]
+        assert re.fullmatch(aligners, system) and not re.fullmatch(models, system)
     assert not {j.outputs for j in jobs.of("attention_map")} & {j.outputs for j in jobs.of("alignment_map")}
-    from nmt.pipeline.jobs import Jobs
     assert Jobs([]).constraints("train") == {"pair": "(?!)", "system": "(?!)"}
 
 

@@ -253,7 +253,8 @@ class JobBuilder:
     def data(self, task: str) -> None:
         splits = cfg.task_splits(self.config, task)
         raw, prepared = self.path(layout.RAW, pair=task), self.path(layout.PREPARED, pair=task)
-        raw_sides = [self.path(layout.RAW_SIDE, pair=task, split=s, side=side) for s in splits for side in ("src", "tgt")]
+        raw_sides = [self.path(layout.RAW_SIDE, pair=task, split=s, side=side)
+                     for s in splits for side in ("src", "tgt")]
         self.add("corpus", f"corpus.{task}", {"pair": task},
                  [["nmt", "data", "get", *self.nmt_args, "--task", task, "--out", raw]], [],
                  [*raw_sides, *(self.path(layout.GOLD, pair=task, split=s) for s in cfg.gold_splits(self.config, task)),
@@ -289,8 +290,8 @@ class JobBuilder:
         fields = {"pair": task, "system": aligner}
         self.add("align_training_data", f"align_training_data.{task}.{aligner}", fields,
                  [["nmt", "align", "eflomal", "--src", src, "--tgt", tgt, "--model", settings["model"],
-                   "--method", settings["symmetrize"], "--out", self.path(layout.ALIGNER_LINKS, **fields, split="train"),
-                   *self.samplers]], [src, tgt])
+                   "--method", settings["symmetrize"],
+                   "--out", self.path(layout.ALIGNER_LINKS, **fields, split="train"), *self.samplers]], [src, tgt])
 
     def align_training_model(self, task: str, system: str) -> None:
         """A trained system's links of the training pairs, for another system's guided alignment."""
