@@ -67,7 +67,7 @@ VARIANTS: dict[str, AttentionVariant] = {v.name: v for v in (
         lambda m: MonotonicAttention(m["hidden"], m["energy"], m["attention_dim"] or None,
                                      bias_init=float(m["energy_bias"]), noise=float(m["attention_noise"])),
         lambda m: "read",
-        lambda m: f"monotonic ({m.get('energy', 'eq17').replace('eq', 'eq. ')})",
+        lambda m: f"monotonic ({m['energy'].replace('eq', 'eq. ')})",
         ("energy", "energy_bias", "attention_dim", "attention_noise"), "monotonic"),  # its soft mode's kernel
 )}
 
