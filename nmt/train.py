@@ -238,8 +238,8 @@ class TrainingRun:
             self.ckpt_path = out_dir / CHECKPOINT
             ckpt = resumable_checkpoint(self.ckpt_path, self.config, system)
             if ckpt is None and train.init_from:
-                copied, fresh = initialise_from(model, train.init_from, self.settings.model.as_dict(),
-                                                self.src_vocab, self.tgt_vocab)
+                copied, fresh = initialise_from(model, train.init_from, self.model_cfg, self.src_vocab,
+                                                self.tgt_vocab)
                 log(f"[{system}] {len(copied)} parameters from {train.init_from}; newly initialised: "
                     f"{', '.join(fresh) or 'none'}")
             model.to(device)

@@ -13,8 +13,8 @@ import yaml
 
 from nmt import config as cfg
 from nmt.pipeline import plan
-from nmt.pipeline.dvc_yaml import plan_stages, read_stages
-from nmt.pipeline.jobs import Job, build_jobs
+from nmt.pipeline.dvc_yaml import read_stages
+from nmt.pipeline.jobs import build_jobs
 from pipelines import (ROOT, assert_same_tables, check_report, evaluations, preset_config, run, scratch_copy,
                        systems)
 
@@ -24,17 +24,13 @@ pytestmark = pytest.mark.e2e
 @pytest.mark.pipeline("snakemake")
 def test_dry_run_lists_one_job_per_step_of_the_plan(tiny_runs):
     """The dry run's job counts are the plan's (nmt.pipeline.plan's collect_* over the tiny preset's tables), counted here
-    by the stages nmt dvc-yaml plans from it: no count is written down in a test."""
+    by the rules of the job records built from it: no count is written down in a test."""
     stats = tiny_runs["snakemake"].results[0].stdout.split("Job stats:", 1)[1].split("\n\n", 1)[0]
     jobs = {line.split()[0]: int(line.split()[1]) for line in stats.splitlines()
             if len(line.split()) == 2 and line.split()[1].isdigit()}
-    planned = Counter()
-    for name in plan_stages(preset_config(), ROOT, lambda command: []):
-        step, *rest = name.split(".")
-        # one corpus and one prepare rule per task (Snakemake needs each task's split files named in the rule)
-        planned[f"{step}_{rest[0].replace('-', '_')}" if step in ("corpus", "prepare") else step] += 1
-    assert {rule: n for rule, n in jobs.items() if rule not in ("all", "total")} == {
-        step: n for step, n in planned.items() if step not in DVC_ONLY}
+    # one corpus and one prepare rule per task (Snakemake needs each task's split files named in the rule)
+    planned = Counter(job.rule for job in build_jobs(preset_config(), ROOT))
+    assert {rule: n for rule, n in jobs.items() if rule not in ("all", "total")} == planned
     assert jobs["train"] == sum(map(len, systems().values()))  # one per system of the tables
     assert jobs["translate"] == jobs["evaluate"] == len(evaluations())  # one per shown decoding
 
@@ -277,11 +273,6 @@ def test_a_preset_that_decodes_without_gpus_decodes_on_the_cpu(tmp_path):
         assert rules[rule]["devices"] == {"cpu"}, rule
 
 
-def rule_of(job: Job) -> str:
-    """The Snakemake rule that runs a job: its step's, or STEP_TASK for a step of one rule per job."""
-    return job.step.name if job.step.outputs else f"{job.step.name}_{dict(job.fields)['pair'].replace('-', '_')}"
-
-
 @pytest.mark.parametrize("preset, seeds", [("tiny", None), ("demo", None), ("paper", None), ("tiny", [1, 2])])
 def test_every_snakemake_job_and_every_dvc_stage_is_one_job_record(tmp_path, preset, seeds):
     """The two engines run one list of jobs (nmt.pipeline.jobs): Snakemake's dry run has one job per record, run by
@@ -306,7 +297,7 @@ def test_every_snakemake_job_and_every_dvc_stage_is_one_job_record(tmp_path, pre
     assert len(dry_run) == len(records) == len(by_outputs)
     for found in dry_run:
         job = by_outputs[frozenset(found["outputs"])]
-        assert found["rule"] == rule_of(job), job.name
+        assert found["rule"] == job.rule, job.name
         assert set(found["inputs"]) == set(job.inputs), job.name
         device = "" if int(found["resources"].get("gpu", 0)) else " --device cpu"
         assert found["shell"] == f"{job.shell(1, device)} > {job.log} 2>&1", job.name

@@ -66,8 +66,9 @@ def training_size(config: dict, task: str, data_root: str | Path | None) -> dict
 def cost_key(resolved: dict, size: dict) -> str:
     """Systems with the same key cost the same per update. Keys added to `model` later count only when they differ
     from their default (nmt.settings.comparable_settings), so throughput files measured before stay valid."""
-    model = {k: v for k, v in comparable_settings(resolved)["model"].items() if k not in _COST_FREE_MODEL_KEYS}
-    train = comparable_settings(resolved)["train"]
+    comparable = comparable_settings(resolved)
+    model = {k: v for k, v in comparable["model"].items() if k not in _COST_FREE_MODEL_KEYS}
+    train = comparable["train"]
     key = {"model": model, "batch_size": train["batch_size"], "optimizer": train["optimizer"],
            "vocab": [size["src_vocab"], size["tgt_vocab"]]}
     key.update({k: train[k] for k in ("batch_tokens", "engine", "precision") if k in train})  # when not the default

@@ -38,8 +38,9 @@ ARCHITECTURES: dict[str, Architecture] = {a.name: a for a in (
 
 
 def architecture(model: dict) -> Architecture:
-    """The entry `model.arch` names (in a config of any version: nmt.settings.upgrade)."""
-    name = upgrade("model", model)["arch"]
+    """The entry `model.arch` names, in a config at the current version (the public functions below upgrade theirs
+    once: nmt.settings.upgrade)."""
+    name = model["arch"]
     if name not in ARCHITECTURES:
         raise ConfigError(f"unknown model.arch {name!r}; choose one of {', '.join(ARCHITECTURES)}")
     return ARCHITECTURES[name]
@@ -62,16 +63,19 @@ def build_model(model: dict, src_vocab: int, tgt_vocab: int) -> nn.Module:
 
 
 def variant_keys(model: dict) -> tuple[str, ...]:
-    """The config keys the Luong model's attention variant reads (none for other architectures)."""
+    """The config keys the Luong model's attention variant reads (none for other architectures), of an upgraded
+    config."""
     return variant(model).keys if architecture(model).name == "luong" else ()
 
 
 def credit_rule(model: dict) -> str:
     """'read' or 'predicted': which decoder step's weights are credited to a target word (nmt.models.variants)."""
-    return architecture(model).credit(upgrade("model", model))
+    model = upgrade("model", model)
+    return architecture(model).credit(model)
 
 
 def label(model: dict) -> str:
     """How the papers name a model: "local-p (general)" (Luong et al., Figure 7), "monotonic (eq. 17)",
     "RNNsearch + target foresight" (Peter et al.)."""
-    return architecture(model).label(upgrade("model", model))
+    model = upgrade("model", model)
+    return architecture(model).label(model)

@@ -133,6 +133,13 @@ class Job:
         return [shlex.join(argv) + (f" --threads {threads}" if self.step.threads else "")
                 + (device if self.step.device else "") for argv in self.commands]
 
+    @property
+    def rule(self) -> str:
+        """The Snakemake rule that runs it: its step's, or STEP_TASK for a step whose jobs each have a rule."""
+        if self.step.outputs:
+            return self.step.name
+        return f"{self.step.name}_{dict(self.fields)['pair'].replace('-', '_')}"
+
     def shell(self, threads: int | str, device: str) -> str:
         """The commands as one shell command (several run one after the other, stopping at a failure)."""
         lines = self.command_lines(threads, device)

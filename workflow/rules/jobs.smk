@@ -2,7 +2,7 @@
 # (nmt.pipeline.jobs: the same records dvc.yaml is written from). A rule adds only what is Snakemake's own: its
 # threads and the device option of the cluster resources it asks for, the log, the timing files. A step whose
 # jobs each write their own list of files (a corpus and its preparation: each task's corpus has its own splits)
-# has one rule per job, named STEP_TASK.
+# has one rule per job, named STEP_TASK (Job.rule).
 
 
 def job_value(step, attribute):
@@ -82,7 +82,7 @@ for _step in nmtjobs.STEPS.values():
 
             rule:
                 name:
-                    f"{_step.name}_{dict(_job.fields)['pair'].replace('-', '_')}"
+                    _job.rule
                 input:
                     _job.inputs,
                 output:
