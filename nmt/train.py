@@ -61,7 +61,7 @@ from pathlib import Path
 import torch
 from tqdm import tqdm
 
-from . import cpu_precision, mkl_on_amd
+from .engine import cpu_precision, mkl_on_amd
 from .curves import Curves
 from .config import ConfigError
 from .settings import SystemSettings, TrainSettings, comparable_settings, upgrade
@@ -81,7 +81,7 @@ from .models.io import (load_checkpoint, plain, read_init_from, restore_rng_stat
                         save_model)
 from .models.registry import build_model, credit_rule
 from .schedule import Schedule, learning_rate, wants_epoch
-from .train_step import TrainingStep
+from .engine.train_step import TrainingStep
 
 CHECKPOINT = "checkpoint.pt"
 FINAL = "model.pt"
@@ -256,7 +256,7 @@ class TrainingRun:
             raise
 
     def _precision(self, ckpt: dict | None) -> tuple[str, str | None]:
-        """train.precision with `auto` decided for a CPU (nmt.cpu_precision: measured for this model on this
+        """train.precision with `auto` decided for a CPU (nmt.engine.cpu_precision: measured for this model on this
         machine), and why; a resumed run goes on as it began (a checkpoint without a precision is from before `auto`
         could mean bf16 on a CPU: TrainingStep's own reading of the setting)."""
         if ckpt is not None:
@@ -499,7 +499,7 @@ def start_line(meta: dict, schedule: Schedule, update) -> str:
             f"{meta['train_sentences']:,} training pairs, {schedule.describe()}, device {meta['device']}, "
             f"{torch.get_num_threads()} threads, engine {update.engine}, {'fp32' if update.dtype is None else 'bf16'}"
             f"{', CUDA graphs' if update.graphs is not None else ''}"
-            f"{', MKL as on Intel (nmt.mkl_on_amd)' if mkl_on_amd.active() else ''}")
+            f"{', MKL as on Intel (nmt.engine.mkl_on_amd)' if mkl_on_amd.active() else ''}")
 
 
 def epoch_record(epoch: int, lr: float, state: dict, dev_nll: float, dev_tokens: int, elapsed: float, *,

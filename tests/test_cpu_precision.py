@@ -1,4 +1,4 @@
-"""`train.precision: auto` on a CPU (nmt.cpu_precision): bf16 only where measured faster, the decision cached per
+"""`train.precision: auto` on a CPU (nmt.engine.cpu_precision): bf16 only where measured faster, the decision cached per
 machine and model, and a training that measured first the same as one that read the cache."""
 import json
 import time
@@ -7,12 +7,12 @@ import pytest
 import torch
 
 from nmt import config as cfg
-from nmt import cpu_precision
+from nmt.engine import cpu_precision
 from nmt.data.vocab import PAD_ID
 from nmt.models.io import load_checkpoint
 from nmt.timing import interleaved_medians
 from nmt.train import train
-from nmt.update_timing import random_batch
+from nmt.engine.update_timing import random_batch
 from step_settings import train_settings
 from test_train import assert_same_run, final_state, workspace  # noqa: F401  (workspace: a fixture)
 

@@ -18,7 +18,8 @@ import yaml
 from nmt.data.batches import make_batch
 from nmt.decode.translate import beam_search, greedy
 from nmt.models.io import load_checkpoint
-from nmt.train_step import TrainingStep
+from nmt.engine.fast import use
+from nmt.engine.train_step import TrainingStep
 from step_settings import train_settings
 from test_fast_engine import LUONG, RNNSEARCH, V, assert_same_gradients, batch, gradients, make_model, name
 from test_train import (assert_same_run, epochs_recorded, final_state, half_an_epoch, kill_when,  # noqa: F401
@@ -91,9 +92,9 @@ def test_on_cuda_batched_search_equals_the_eager_path_the_cpu_and_one_sentence_a
     model = make_model(overrides).to(CUDA).eval()
     src, src_len = b.src.to(CUDA), b.src_len.to(CUDA)
     for engine in ("fast", "eager"):
-        model.engine = engine
+        use(model, engine)
         found[engine] = search(model, src, src_len, beam)
-    model.engine = "fast"
+    use(model, "fast")
     found["one at a time"] = [search(model, src[i:i + 1, :int(b.src_len[i])], src_len[i:i + 1], beam)[0]
                               for i in range(src.size(0))]
     reference = [(h.tokens, h.positions) for h in found["cpu"]]
@@ -102,7 +103,7 @@ def test_on_cuda_batched_search_equals_the_eager_path_the_cpu_and_one_sentence_a
         assert [h.score for h in hyps] == pytest.approx([h.score for h in found["cpu"]], rel=1e-4, abs=1e-4), how
 
 
-# -- CUDA graphs (nmt.cuda_graphs) --------------------------------------------------------------------------------
+# -- CUDA graphs (nmt.engine.cuda_graphs) --------------------------------------------------------------------------------
 def shaped_batches(seed=3):
     """Batches of several shapes: two source and target buckets, and one batch of fewer sentences."""
     gen = torch.Generator().manual_seed(seed)

@@ -1,15 +1,15 @@
-"""nmt.cuda_graphs where no GPU is needed: padding a batch to its graph's shape changes neither the loss nor a
+"""nmt.engine.cuda_graphs where no GPU is needed: padding a batch to its graph's shape changes neither the loss nor a
 gradient, which models and devices get graphs, and the one-line fallback. The graphs themselves are tested on a GPU
 (tests/test_cuda.py)."""
 import pytest
 import torch
 
 from nmt import settings
-from nmt import cuda_graphs
+from nmt.engine import cuda_graphs
 from nmt.data.vocab import PAD_ID
 from nmt.errors import ConfigError
-from nmt.models.fused_loss import linear_cross_entropy
-from nmt.train_step import TrainingStep
+from nmt.engine.fused_loss import linear_cross_entropy
+from nmt.engine.train_step import TrainingStep
 from step_settings import train_settings
 from test_fast_engine import LUONG, RNNSEARCH, batch, make_model, name
 

@@ -106,7 +106,7 @@ def test_each_stage_depends_on_the_code_its_command_runs(stages):
         for path in ("nmt/evaluate.py", "nmt/likelihood.py", "nmt/data/tokenize.py", "nmt/unk.py"):
             assert covers(code(stage), path), (name, path)
     train = stages["train.en-de.base"]
-    for path in ("nmt/train.py", "nmt/train_step.py", "nmt/models/monotonic.py", "nmt/native/kernels.c",
+    for path in ("nmt/train.py", "nmt/engine/train_step.py", "nmt/models/monotonic.py", "nmt/engine/native/kernels.c",
                  "nmt/spec/schemas/params.schema.yaml"):
         assert covers(code(train), path), path
     assert covers(code(stages["report"]), "nmt/report/templates/index.html.j2")

@@ -12,16 +12,17 @@ import torch
 import torch.nn.functional as F
 
 import required
-from nmt import native
+from nmt.engine import native
 from nmt.data.batches import make_batch, token_batches
 from nmt.data.vocab import PAD_ID
-from nmt.models import attention_kernels, feed_decoder
+from nmt.engine import attention_kernels, feed_decoder
+from nmt.engine import fast as fast_engine
+from nmt.engine.fast import use
 from nmt.models.dropout import keep_mask
-from nmt.models.fast_lstm import run_lstm
-from nmt.models.fused_loss import linear_cross_entropy
+from nmt.engine.fast_lstm import run_lstm
+from nmt.engine.fused_loss import linear_cross_entropy
 from nmt.models.registry import build_model
-from nmt.models.seq2seq import Seq2Seq
-from nmt.train_step import TrainingStep, clip_gradients
+from nmt.engine.train_step import TrainingStep, clip_gradients
 from nmt.decode.translate import beam_search, greedy
 from step_settings import train_settings
 
@@ -59,7 +60,7 @@ def make_model(overrides, seed=0):
     torch.manual_seed(seed)
     model = build_model(model_config(overrides), V, V)
     model.init_uniform(0.3)
-    return model
+    return use(model, "fast")  # as nmt train and nmt translate run it; the tests that compare set the engine
 
 
 def batch(seed=1):
@@ -77,7 +78,7 @@ def name(overrides):
 def gradients(model, engine, device="cpu"):
     """Loss, attention weights and parameter gradients of one teacher-forced batch on `device` (plus a term on the
     weights, as guided alignment adds); the tensors on the CPU."""
-    model.engine = engine
+    use(model, engine)
     model.zero_grad()
     b = batch().to(device)
     log_probs, weights = model(b.src, b.src_len, b.tgt_in, tgt_out=b.tgt_out)
@@ -145,7 +146,7 @@ def test_fast_path_translates_as_the_eager_path(overrides, beam):
     b = batch()
     found = {}
     for engine in ("eager", "fast"):
-        model.engine = engine
+        use(model, engine)
         search = greedy if beam == 1 else lambda m, s, n: beam_search(m, s, n, beam)
         found[engine] = search(model, b.src, b.src_len)
     # the same words and attended positions; scores equal to float rounding (products of other kernels)
@@ -157,7 +158,7 @@ def test_fast_path_translates_as_the_eager_path(overrides, beam):
 def test_a_decoding_rearranges_the_decoder_weights_once(overrides, monkeypatch):
     """Inside decoding_cache (as greedy and beam search run) every step reuses the transposed weights the first step
     made, instead of copying each weight matrix once per step; the steps' results are those of uncached calls."""
-    from nmt.models import decoding_cache as cache_module
+    from nmt.engine import decoding_cache as cache_module
     model = make_model(overrides).eval()
     b = batch()
     made = []
@@ -167,7 +168,7 @@ def test_a_decoding_rearranges_the_decoder_weights_once(overrides, monkeypatch):
         return real(owner, key, lambda: made.append(key) or make())
 
     for module in ("feed_decoder", "gru_decoder", "fast_lstm"):
-        monkeypatch.setattr(f"nmt.models.{module}.cached", counting, raising=False)
+        monkeypatch.setattr(f"nmt.engine.{module}.cached", counting, raising=False)
     with torch.no_grad():
         enc = model.encode(b.src, b.src_len)
         made.clear()  # (the encoder's)
@@ -191,7 +192,7 @@ def test_a_decoding_rearranges_the_decoder_weights_once(overrides, monkeypatch):
 # -- hand-written backward passes against numerical gradients (float64: the torch formulas) ---------------------
 def double_model(overrides, dropout=0.0, noise=0.0):
     model = make_model({**overrides, "dropout": dropout, "attention_noise": noise}).double().train()
-    model.engine = "fast"
+    use(model, "fast")
     return model
 
 
@@ -239,7 +240,7 @@ def test_every_kernel_matches_autograd_through_the_attention_layer():
                 attention_kernels.make_kernel = lambda *a, **k: make(*a, **k, autograd=True)
                 feed_decoder.make_kernel = attention_kernels.make_kernel
             try:
-                model.engine = "fast"
+                use(model, "fast")
                 htilde, _, weights = model.decode_states(b.tgt_in, enc, model.initial_state(enc))
                 (htilde.sum() + weights.sum()).backward(retain_graph=True)
             finally:
@@ -292,13 +293,13 @@ def torch_formulas():
 def test_compiled_kernels_compute_the_torch_formulas(overrides, monkeypatch):
     if native.library() is None:
         required.unavailable(f"no compiled kernels here: {native.reason()}")
-    # nmt.models.fast_lstm both times (it falls back to the torch formulas too), so both draw the same dropout masks
-    monkeypatch.setattr(Seq2Seq, "_fast_lstm", lambda self, x: self._engine == "fast")
+    # nmt.engine.fast_lstm both times (it falls back to the torch formulas too), so both draw the same dropout masks
+    monkeypatch.setattr(fast_engine, "_compiled_loops", lambda x: True)
     results = []
     for enabled in (True, False):
         native.reset(enabled=None if enabled else False)
         model = make_model({**overrides, "dropout": 0.2}).train()
-        model.engine = "fast"
+        use(model, "fast")
         torch.manual_seed(3)
         loss, weights, grads = gradients(model, "fast")
         results.append((loss, weights, grads))
@@ -454,7 +455,7 @@ def test_forward_loss_backward_and_clipping_read_nothing_back_on_the_gpu_path(mo
 
 def test_without_a_compiler_the_engine_says_so_once_and_trains(tmp_path):
     """The compiled kernels' fallback: one line on stderr, then the torch formulas (same numbers)."""
-    code = ("import torch; from nmt import native; from nmt.models.lstm_cell import cell_forward;"
+    code = ("import torch; from nmt.engine import native; from nmt.engine.lstm_cell import cell_forward;"
             "g = torch.randn(2, 8); c = torch.randn(2, 2);"
             "h, *_ = cell_forward(g.clone(), c); h2, *_ = cell_forward(g.clone(), c);"
             "print(native.library() is None, torch.allclose(h, h2))")

@@ -1,4 +1,4 @@
-"""nmt.mkl_on_amd: when the `nmt` command re-executes itself with MKL's processor-based paths, and that the products
+"""nmt.engine.mkl_on_amd: when the `nmt` command re-executes itself with MKL's processor-based paths, and that the products
 it then computes are torch's (to float rounding)."""
 import os
 import platform
@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 
 import required
-from nmt import compiled, mkl_on_amd
+from nmt import compiled
+from nmt.engine import mkl_on_amd
 
 ROOT = Path(__file__).resolve().parents[1]
 LINUX_X86 = sys.platform.startswith("linux") and platform.machine() in ("x86_64", "AMD64")
@@ -43,7 +44,7 @@ def test_products_with_the_library_preloaded_are_torchs(tmp_path):
     if compiled.compiler() is None:
         required.unavailable("no C compiler")
     env = {**os.environ, "NMT_CACHE_DIR": str(tmp_path)}
-    shim = subprocess.run([sys.executable, "-c", "from nmt import mkl_on_amd; print(mkl_on_amd.library())"],
+    shim = subprocess.run([sys.executable, "-c", "from nmt.engine import mkl_on_amd; print(mkl_on_amd.library())"],
                           env=env, capture_output=True, text=True, check=True).stdout.strip()
     assert Path(shim).is_file(), shim
     script = ("import torch; torch.manual_seed(0); a, b = torch.randn(200, 300), torch.randn(300, 100); "

@@ -15,7 +15,7 @@ from nmt.models import io as model_io
 from nmt.models.io import (load_checkpoint, load_model, plain, read_init_from, restore_rng_states, rng_states,
                            save_checkpoint, save_model)
 from nmt.models.seq2seq import Seq2Seq
-from nmt.train_step import make_optimizer
+from nmt.engine.train_step import make_optimizer
 from step_settings import train_settings
 
 SRC_WORDS, TGT_WORDS = [f"s{i}" for i in range(16)], [f"t{i}" for i in range(11)]  # + 4 specials: 20, 15

@@ -11,6 +11,7 @@ import torch
 
 from nmt import settings
 from nmt import config as cfg
+from nmt.engine.fast import use
 from nmt.models import ARCHITECTURES, VARIANTS
 from nmt.models.registry import build_model, credit_rule, label
 from nmt.models.seq2seq import Seq2Seq
@@ -36,6 +37,9 @@ def test_every_variant_builds_decodes_and_has_a_credit_rule_and_label(attention)
     src, src_len, tgt = torch.randint(4, 11, (2, 5)), torch.tensor([5, 3]), torch.randint(4, 13, (2, 4))
     log_probs, _ = model(src, src_len, tgt)
     assert log_probs.shape == (2, 4, 13)
+    # the fast engine serves every variant, with its kernel or with the reference layer under autograd
+    fast_log_probs, _ = use(model, "fast")(src, src_len, tgt)
+    torch.testing.assert_close(fast_log_probs, log_probs, rtol=1e-5, atol=1e-5)
     assert credit_rule(config) in ("read", "predicted")
     assert label(config).startswith(attention)
 
@@ -43,7 +47,7 @@ def test_every_variant_builds_decodes_and_has_a_credit_rule_and_label(attention)
 def test_each_variant_names_its_fast_kernel_or_runs_its_reference_layer_under_autograd():
     """The registry says which step kernel serves a variant in the fast decoder (None: its own layer,
     differentiated by autograd; a new variant starts there and is fast once it has a kernel)."""
-    from nmt.models.attention_kernels import KERNELS
+    from nmt.engine.attention_kernels import KERNELS
     assert {v.name: v.kernel for v in VARIANTS.values()} == {
         "none": None, "global": "global", "local-m": "local", "local-p": "local", "monotonic": "monotonic"}
     assert {v.kernel for v in VARIANTS.values()} - {None} <= set(KERNELS)
@@ -71,8 +75,8 @@ def test_a_setting_of_another_architecture_is_an_error_not_ignored():
 
 
 def test_the_import_contracts_hold():
-    """Layers (cli > pipeline, report, bench > train, decode, align > config > models > settings > data > base), no
-    cycles, and attention layers that never import a fast kernel; the README's test command runs `lint-imports` too,
+    """Layers (cli > pipeline, report, bench > train, decode, align > engine > config > models > settings > data > base:
+    the models never import the engine), no cycles, and the engine's own layers; the README's test command runs `lint-imports` too,
     this says which contract broke from inside pytest."""
     lint = shutil.which("lint-imports") or str(Path(sys.executable).with_name("lint-imports"))
     done = subprocess.run([lint, "--config", str(ROOT / ".importlinter")], cwd=ROOT, capture_output=True, text=True)

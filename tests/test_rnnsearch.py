@@ -24,11 +24,13 @@ from nmt.data.prepare import load_split, prepare
 from nmt.data.synth import build_lexicon, generate, generate_pairs
 from nmt.data.text import CorpusError
 from nmt.data.vocab import BOS_ID, EOS_ID, PAD_ID
-from nmt.likelihood import alignment_loss, batch_nll
+from nmt.likelihood import batch_nll
+from nmt.models.objectives import alignment_loss
 from nmt.models.rnnsearch import AdditiveAttention, CannotTranslateError, RNNSearch, next_words
+from nmt.engine.fast import use
 from nmt.models.registry import build_model
 from nmt.train import attention_parameter_names, save_atomic, train
-from nmt.train_step import make_optimizer
+from nmt.engine.train_step import make_optimizer
 from nmt.decode.translate import beam_search, greedy, translate_ids
 from nmt.models.io import load_models
 
@@ -50,7 +52,7 @@ def make_model(seed=0, **overrides) -> RNNSearch:
     torch.manual_seed(seed)
     model = build_model({**BASE, **overrides}, SRC_V, TGT_V)
     model.init_uniform(0.5)  # far from uniform attention, so that differences show
-    return model.eval()
+    return use(model, "fast").eval()  # as nmt train and nmt translate run it
 
 
 def sources():

@@ -11,6 +11,7 @@ from nmt.data.vocab import EOS_ID
 from nmt.likelihood import batch_nll
 from nmt.models.ensemble import Ensemble
 from nmt.models.monotonic import set_monotonic_mode
+from nmt.engine.fast import use
 from nmt.models.registry import build_model
 from nmt.models.seq2seq import Seq2Seq
 from nmt.decode.search_reference import beam_search_reference, greedy_reference
@@ -36,7 +37,7 @@ def make_model(overrides, seed=0):
     hard = cfg.pop("hard", False)
     model = Seq2Seq(cfg, src_vocab=20, tgt_vocab=15)
     model.init_uniform(0.5)  # larger than the recipe's 0.1 so that the untrained model's choices vary
-    model.eval()
+    use(model, "fast").eval()  # as nmt translate runs it
     if hard:
         set_monotonic_mode(model, "hard")
     return model
@@ -142,7 +143,7 @@ def make_rnnsearch(seed):
                          "attention": "none", "score": "dot", "input_feed": False, "max_src_len": 12,
                          "attention_dim": 7}, 20, 15)
     model.init_uniform(0.5)
-    return model.eval()
+    return use(model, "fast").eval()
 
 
 def make_ensemble(seed):

@@ -24,6 +24,7 @@ from ..data.alignments import write_pharaoh
 from ..data.batches import bucketed_batches, make_batch
 from ..data.text import read_parallel
 from ..errors import InputError
+from ..engine.fast import use
 from ..models.registry import credit_rule
 from ..models.variants import CREDIT_RULES
 from ..models.io import load_models
@@ -101,7 +102,7 @@ def extract_files(model_paths: list[str], src_path, tgt_path, links_out, soft_ou
     content-based model: the other reading of footnote 14). Returns a summary (sentences, links, how the rows
     were credited). `device`: cpu, cuda, or None for a free GPU when there is one (nmt.devices)."""
     model, src_vocab, tgt_vocab, _ = load_models(list(model_paths), device, combine)
-    model.eval()
+    use(model, "fast").eval()
     device = next(model.parameters()).device
     src_lines, tgt_lines = read_parallel(src_path, tgt_path)
     sources, targets = [src_vocab.encode(s) for s in src_lines], [tgt_vocab.encode(t) for t in tgt_lines]

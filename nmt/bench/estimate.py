@@ -28,12 +28,13 @@ from pathlib import Path
 
 import torch
 
-from .. import config as cfg, cpu_precision, mkl_on_amd
+from .. import config as cfg
+from ..engine import cpu_precision, mkl_on_amd
 from ..data.vocab import SPECIALS
 from ..pipeline import plan
 from ..settings import SystemSettings, TrainSettings, comparable_settings
 from ..train import train
-from ..update_timing import time_updates
+from ..engine.update_timing import time_updates
 
 # Settings that do not change the cost of an update (reversal only reorders the source).
 _COST_FREE_MODEL_KEYS = ("reverse",)
@@ -106,19 +107,19 @@ def device_description(device: torch.device) -> str:
                 break
     except OSError:
         pass
-    blas = ", MKL's Intel code paths (nmt.mkl_on_amd)" if mkl_on_amd.active() else ""
+    blas = ", MKL's Intel code paths (nmt.engine.mkl_on_amd)" if mkl_on_amd.active() else ""
     return f"CPU {cpu}, {torch.get_num_threads()} thread(s){blas}"
 
 
 def measure_throughput(model_cfg: dict, train: TrainSettings, src_vocab: int, tgt_vocab: int, length: int, *,
                        updates: int, warmup: int, device: torch.device, seed: int = 1,
                        compare_eager: bool = False) -> dict:
-    """Time training updates (nmt.train_step.TrainingStep: forward, backward, clipping, optimiser step, as `nmt train`
-    makes them, in the precision it would choose: nmt.cpu_precision) on random batches of `batch_size` sentences of
-    `length` words a side on average (nmt.update_timing.random_batch): at least `updates` timed ones after `warmup`
+    """Time training updates (nmt.engine.train_step.TrainingStep: forward, backward, clipping, optimiser step, as `nmt train`
+    makes them, in the precision it would choose: nmt.engine.cpu_precision) on random batches of `batch_size` sentences of
+    `length` words a side on average (nmt.engine.update_timing.random_batch): at least `updates` timed ones after `warmup`
     untimed ones. The batch size is train.batch_size, or with train.batch_tokens as many sentences as fit. With
     `compare_eager` the plain eager fp32 path (engine eager, precision fp32) is timed in the same run, one update of
-    each in turn (nmt.update_timing), so that both see the same machine."""
+    each in turn (nmt.engine.update_timing), so that both see the same machine."""
     precision, why = cpu_precision.resolve(model_cfg, train, src_vocab, tgt_vocab, length, device)
     paths = {"fast": {"precision": precision}}
     if compare_eager:

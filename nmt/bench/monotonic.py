@@ -52,7 +52,8 @@ import numpy as np
 import torch
 
 from ..data.vocab import BOS_ID, SPECIALS
-from ..models.decoding_cache import decoding_cache
+from ..engine.decoding_cache import decoding_cache
+from ..engine.fast import use
 from ..models.monotonic import set_monotonic_mode
 from ..models.registry import build_model
 from .estimate import device_description
@@ -208,7 +209,7 @@ def decoder_model(base: dict, overrides: dict, mode: str | None, *, hidden: int,
     mode; `mode` switches a monotonic model's attention to that process (hard: the linear-time one)."""
     config = {**base, "arch": "luong", "hidden": hidden, "embed": hidden, "layers": layers, "dropout": 0.0,
               "max_src_len": max_len, **overrides}
-    model = build_model(config, vocab, vocab).eval()
+    model = use(build_model(config, vocab, vocab), "fast").eval()
     if mode is not None:
         set_monotonic_mode(model, mode)
     return model
@@ -218,7 +219,7 @@ def greedy_decode(model: torch.nn.Module, src: torch.Tensor, steps: int, weights
                   ) -> torch.Tensor:
     """Encode src [1, L] and take exactly `steps` greedy steps (argmax; </s> does not stop it); the last word.
     The attention weights of each step are appended to `weights` when a list is given. The decoder's rearranged
-    weights are made once per decoding, as `nmt translate` makes them (nmt.models.decoding_cache)."""
+    weights are made once per decoding, as `nmt translate` makes them (nmt.engine.decoding_cache)."""
     with decoding_cache(model):
         enc = model.encode(src, torch.tensor([src.size(1)]))
         state = model.initial_state(enc)

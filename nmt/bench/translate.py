@@ -18,6 +18,7 @@ import torch
 from .. import config as cfg
 from ..data.batches import make_batch
 from ..data.prepare import load_split
+from ..engine.fast import use
 from ..models.registry import build_model
 from ..decode.search_reference import beam_search_reference, greedy_reference
 from ..decode.translate import beam_search, greedy
@@ -95,7 +96,7 @@ def bench_translate(config: dict, root: str | Path, data_root: str | Path | None
 def _runner(model, batch, search: str, beam: int, ratio: float, engine: str):
     """One decoding of the batch with `search` on `engine` (eager: the reference searches too)."""
     def run():
-        model.engine = engine
+        use(model, engine)
         if search == "greedy":
             (greedy if engine == "fast" else greedy_reference)(model, batch.src, batch.src_len, ratio)
         else:

@@ -1,10 +1,10 @@
 """The `nmt` command line (nmt.cli.commands), with `nmt align ...` in nmt.cli.align.
 
-`main` is the console script's entry. As the process's entry point (no argv given), it first lets nmt.mkl_on_amd
+`main` is the console script's entry. As the process's entry point (no argv given), it first lets nmt.engine.mkl_on_amd
 execute the process again where that makes MKL's products faster (an AMD processor), before the commands' modules
 are imported, so that the re-execution costs no more than the interpreter's start.
 """
-from .. import mkl_on_amd
+from ..engine import mkl_on_amd
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -26,7 +26,7 @@ READS = {"nmt.config": ["nmt/spec/schemas/params.schema.yaml"],
          "nmt.spec.tables": ["nmt/spec/schemas/tables.schema.yaml"],
          "nmt.spec.claims": ["nmt/spec/schemas/claims.schema.yaml"],
          "nmt.data.fetch": ["nmt/data/corpora.yaml", "nmt/data/checksums.tsv"],
-         "nmt.native": ["nmt/native/kernels.c"],
+         "nmt.engine.native": ["nmt/engine/native/kernels.c"],
          "nmt.report.render": ["nmt/report/templates/index.html.j2"]}
 
 

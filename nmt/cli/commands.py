@@ -236,10 +236,12 @@ def cmd_translate(args) -> None:
     from ..data.text import read_lines, write_lines_atomic
     from ..devices import set_threads
     from ..decode.translate import translate_ids
+    from ..engine.fast import use
     from ..models.io import load_models
     set_threads(args.threads)
     paths, combine = system_models(args, "nmt translate")
     model, src_vocab, tgt_vocab, config = load_models(paths, args.device, combine)
+    use(model, "fast")
     options = config.get("translate", {})
     decode = {}
     if args.system:  # a table's `decodings:` entry says how this one is decoded (beam, monotonic)
@@ -319,11 +321,13 @@ def cmd_evaluate(args) -> None:
             args.model = str(paths[0])
     if args.model:
         from ..data.text import read_parallel
+        from ..engine.fast import use
         from ..likelihood import corpus_nll, perplexity
         from ..models.io import load_model
         from ..devices import set_threads
         set_threads(args.threads)
         model, src_vocab, tgt_vocab, config = load_model(args.model, args.device)
+        use(model, "fast")
         lang = lang or cfg.corpus_for_task(config, args.pair)["tgt_lang"]
         src, ref = read_parallel(args.src, args.ref)
         nll, tokens = corpus_nll(model, [src_vocab.encode(s) for s in src], [tgt_vocab.encode(r) for r in ref],

@@ -16,6 +16,7 @@ from ..align.extract import members_of, soft_alignments
 from ..data.alignments import check_lengths, links_to_matrix, read_pharaoh
 from ..data.text import CorpusError, read_parallel
 from ..errors import ConfigError
+from ..engine.fast import use
 from ..models.registry import credit_rule, label
 from ..models.io import load_models
 
@@ -53,6 +54,7 @@ def attention_map(model_paths: str | Path | list, src_path: str | Path, tgt_path
     average of several (an ensemble)."""
     paths = [str(p) for p in (model_paths if isinstance(model_paths, (list, tuple)) else [model_paths])]
     model, src_vocab, tgt_vocab, _ = load_models(paths, device, combine)
+    use(model, "fast")
     members = members_of(model)
     for path, member in zip(paths, members):
         if member.attention is None:

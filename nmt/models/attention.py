@@ -72,7 +72,7 @@ class GlobalAttention(nn.Module):
     def step_context(self, query: torch.Tensor, memory: torch.Tensor, keys: torch.Tensor | None, mask: torch.Tensor,
                      step: int, state: None = None) -> tuple[torch.Tensor, torch.Tensor, None]:
         """One decoder step for query [B, 1, H] at target position `step`: (context, weights, state) as every attention
-        layer gives them to nmt.models.attention_kernels.AutogradKernel (this layer carries no state)."""
+        layer gives them to nmt.engine.attention_kernels.AutogradKernel (this layer carries no state)."""
         steps = torch.tensor([step], device=query.device)
         return (*self.context(query, memory, keys, mask, steps), None)
 

@@ -1,4 +1,4 @@
-"""What every architecture shares: where sentence lengths live, the uniform initialisation, the engine switch.
+"""What every architecture shares: where sentence lengths live, the uniform initialisation.
 
 Seq2Seq and RNNSearch both import these; neither imports the other (nmt.models.registry knows both).
 """
@@ -8,11 +8,6 @@ import torch
 from torch import nn
 
 from ..data.vocab import PAD_ID
-from ..errors import ConfigError
-from .dropout import Dropout
-
-ENGINES = ("fast", "eager")
-
 
 def lengths_on(src_len: torch.Tensor, device: torch.device) -> tuple[torch.Tensor, torch.Tensor]:
     """The sentence lengths on the CPU (what packing reads) and on `device` (masks). Training batches bring them
@@ -34,16 +29,6 @@ def init_uniform(model: nn.Module, init_range: float) -> None:
     with torch.no_grad():
         model.src_embed.weight[PAD_ID].zero_()
         model.tgt_embed.weight[PAD_ID].zero_()
-
-
-def set_engine(model: nn.Module, engine: str) -> None:
-    """Switch a model (Seq2Seq, RNNSearch) between the fast and the plain eager path; see Seq2Seq.engine."""
-    if engine not in ENGINES:
-        raise ConfigError(f"unknown engine {engine!r}; choose one of {', '.join(ENGINES)}")
-    object.__setattr__(model, "_engine", engine)
-    for module in model.modules():
-        if isinstance(module, Dropout):
-            module.fast = engine == "fast"
 
 
 def count_parameters(model: nn.Module) -> int:

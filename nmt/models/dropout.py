@@ -8,7 +8,7 @@ several times slower on a CPU than float operations). The drop probability is p 
 becomes 0.1999969), and the kept elements are scaled by the exact inverse of the keep probability, so the expectation
 of the output is the input, as with torch's dropout. On a GPU torch's own dropout (a fused Philox kernel) is used.
 
-`Dropout` is nn.Dropout (same state, same behaviour) with a `fast` switch that the models set from their engine.
+`Dropout` is nn.Dropout (same state, same behaviour) with a `fast` switch that an engine sets (nmt.models.accelerator).
 """
 from __future__ import annotations
 
@@ -55,7 +55,7 @@ def dropout(x: torch.Tensor, p: float, training: bool, fast: bool = True) -> tor
 
 
 class Dropout(nn.Dropout):
-    fast = False  # the models' engine sets it (nmt.models.seq2seq.Seq2Seq.engine)
+    fast = False  # set by nmt.models.accelerator.accelerate
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         return dropout(x, self.p, self.training, self.fast)

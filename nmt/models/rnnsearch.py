@@ -53,13 +53,11 @@ from torch import nn
 from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
 
 from ..data.vocab import EOS_ID, PAD_ID
-from .. import native
 from ..errors import UserError
 from ..settings import upgrade
-from .common import init_uniform, lengths_on, set_engine
+from .accelerator import Accelerator
+from .common import init_uniform, lengths_on
 from .dropout import Dropout
-from .fast_gru import run_bidirectional_gru
-from .gru_decoder import run_rnnsearch_decoder
 
 CANNOT_TRANSLATE = "target foresight models align given a reference; they cannot translate"
 
@@ -158,24 +156,14 @@ class RNNSearch(nn.Module):
         self.generator = nn.Linear(self.maxout_units, tgt_vocab)                     # W_o
         self.dropout = Dropout(model.get("dropout", 0.0))
         self.source_path: str | None = None  # set by nmt.models.io.load_model, for error messages
-        self.engine = "fast"
-
-    @property
-    def engine(self) -> str:
-        """"fast" (nmt.models.gru_decoder) or "eager" (the plain step loop under autograd), as Seq2Seq.engine."""
-        return self._engine
-
-    @engine.setter
-    def engine(self, value: str) -> None:
-        set_engine(self, value)
+        self.accelerator: Accelerator | None = None  # as Seq2Seq.accelerator
 
     # -- encoder ---------------------------------------------------------------------------------------------
     def encode(self, src: torch.Tensor, src_len: torch.Tensor) -> RNNSearchEncoderOutput:
         src_len_cpu, src_len = lengths_on(src_len, src.device)
         emb = self.dropout(self.src_embed(src))
-        if self._engine == "fast" and native.usable(emb) and not torch.is_autocast_enabled(emb.device.type):
-            memory = run_bidirectional_gru(self.encoder, emb, src_len_cpu)
-        else:
+        memory = None if self.accelerator is None else self.accelerator.bidirectional_gru(self.encoder, emb, src_len_cpu)
+        if memory is None:
             packed = pack_padded_sequence(emb, src_len_cpu, batch_first=True, enforce_sorted=False)
             out, _ = self.encoder(packed)
             memory, _ = pad_packed_sequence(out, batch_first=True, total_length=src.size(1))
@@ -206,8 +194,8 @@ class RNNSearch(nn.Module):
             if tgt_out.shape != tgt_in.shape:
                 raise ValueError(f"tgt_out {tuple(tgt_out.shape)} must have the shape of tgt_in {tuple(tgt_in.shape)}")
             foresight = self.attention.foresight(self.dropout(self.tgt_embed(tgt_out)))
-        if self.engine == "fast":
-            states, contexts, weights, (hidden, context) = run_rnnsearch_decoder(
+        if self.accelerator is not None:
+            states, contexts, weights, (hidden, context) = self.accelerator.rnnsearch_decoder(
                 self, emb, enc.memory, enc.keys, enc.mask, state.hidden, state.context, foresight)
         else:
             hidden, context = state.hidden, state.context

@@ -22,11 +22,9 @@ from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
 
 from ..data.vocab import PAD_ID
 from ..settings import upgrade
-from .common import init_uniform, lengths_on, set_engine
+from .accelerator import Accelerator
+from .common import init_uniform, lengths_on
 from .dropout import Dropout
-from .. import native
-from .fast_lstm import run_lstm
-from .feed_decoder import run_decoder
 from .monotonic import MonotonicAttention
 from .variants import build_attention
 
@@ -94,23 +92,20 @@ class Seq2Seq(nn.Module):
         self.dropout = Dropout(p)
         self.generator = nn.Linear(hidden, tgt_vocab)
         self.hidden_size = hidden
-        self.engine = "fast"
+        # an engine's faster computation of the loops below (nmt.models.accelerator); None: the reference
+        self.accelerator: Accelerator | None = None
 
-    @property
-    def engine(self) -> str:
-        """"fast": the input-feeding decoder runs nmt.models.feed_decoder (hand-written backward pass) and dropout
-        draws cheaper masks (nmt.models.dropout); "eager": the plain step loop under autograd and torch's dropout,
-        the reference the fast path is tested and benchmarked against."""
-        return self._engine
-
-    @engine.setter
-    def engine(self, value: str) -> None:
-        set_engine(self, value)
-
-    def _fast_lstm(self, x: torch.Tensor) -> bool:
-        """nmt.models.fast_lstm with the fast engine on a CPU in fp32 (not under autocast) where the fused cell kernels
-        are (nmt.native); elsewhere nn.LSTM (oneDNN on a CPU, cuDNN on a GPU)."""
-        return self._engine == "fast" and native.usable(x) and not torch.is_autocast_enabled(x.device.type)
+    def _run_lstm(self, lstm: nn.LSTM, x: torch.Tensor, lengths: torch.Tensor | None,
+                  hidden: tuple[torch.Tensor, torch.Tensor] | None) -> tuple[torch.Tensor, tuple]:
+        """`lstm` over x [B, S, E]: with `lengths` (on the CPU) packed and padded back to S, without from `hidden`."""
+        fast = None if self.accelerator is None else self.accelerator.lstm(lstm, x, lengths, hidden)
+        if fast is not None:
+            return fast
+        if lengths is None:
+            return lstm(x, hidden)
+        packed = pack_padded_sequence(x, lengths, batch_first=True, enforce_sorted=False)
+        out, final = lstm(packed)
+        return pad_packed_sequence(out, batch_first=True, total_length=x.size(1))[0], final
 
     # -- encoder ---------------------------------------------------------------------------------------------
     def encode(self, src: torch.Tensor, src_len: torch.Tensor) -> EncoderOutput:
@@ -118,12 +113,7 @@ class Seq2Seq(nn.Module):
         if self.reverse:
             src = reverse_padded(src, src_len)
         emb = self.dropout(self.src_embed(src))
-        if self._fast_lstm(emb):
-            memory, final = run_lstm(self.encoder, emb, src_len_cpu)
-        else:
-            packed = pack_padded_sequence(emb, src_len_cpu, batch_first=True, enforce_sorted=False)
-            out, final = self.encoder(packed)
-            memory, _ = pad_packed_sequence(out, batch_first=True, total_length=src.size(1))
+        memory, final = self._run_lstm(self.encoder, emb, src_len_cpu, None)
         mask = torch.arange(src.size(1), device=src.device).unsqueeze(0) < src_len.unsqueeze(1)
         keys = self.attention.keys(memory) if self.attention is not None else None
         return EncoderOutput(memory=memory, mask=mask, keys=keys, final=final)
@@ -172,14 +162,11 @@ class Seq2Seq(nn.Module):
         next_step = state.step + tgt_in.size(1)
         if not self.input_feed:
             # No dependency between steps beyond the LSTM: run all steps in one call.
-            if self._fast_lstm(emb):
-                top, hidden = run_lstm(self.decoder, emb, None, state.hidden)
-            else:
-                top, hidden = self.decoder(emb, state.hidden)
+            top, hidden = self._run_lstm(self.decoder, emb, None, state.hidden)
             htilde, weights, attention = self._attend(top, enc, state.step, state.attention)
             return htilde, DecoderState(hidden, None, next_step, attention), weights
-        if self.engine == "fast":
-            htilde, weights, hidden, feed, attention = run_decoder(
+        if self.accelerator is not None:
+            htilde, weights, hidden, feed, attention = self.accelerator.feed_decoder(
                 self, emb, enc.memory, enc.keys, enc.mask, state.hidden, state.feed, state.step, state.attention)
             return htilde, DecoderState(hidden, feed, next_step, attention), self._source_order(weights, enc)
         outputs, all_weights = [], []
@@ -206,7 +193,7 @@ class Seq2Seq(nn.Module):
     def features(self, src: torch.Tensor, src_len: torch.Tensor, tgt_in: torch.Tensor,
                  tgt_out: torch.Tensor | None = None) -> tuple[torch.Tensor, torch.Tensor | None]:
         """Teacher-forced: the output layer's input [B, T, H] (after dropout) and the attention weights. Training's
-        loss applies `generator` to it (nmt.models.fused_loss); `forward` gives the log-probabilities."""
+        loss applies `generator` to it (nmt.engine.fused_loss); `forward` gives the log-probabilities."""
         enc = self.encode(src, src_len)
         htilde, _, weights = self.decode_states(tgt_in, enc, self.initial_state(enc))
         return self.dropout(htilde), weights

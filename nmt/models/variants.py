@@ -41,10 +41,10 @@ class AttentionVariant:
     credit: Callable[[dict], str]               # "read" or "predicted" (module doc)
     label: Callable[[dict], str]
     keys: tuple[str, ...]                       # the model config keys the layer reads, beyond hidden
-    # the fast decoder's step kernel for the layer (nmt.models.attention_kernels.KERNELS); None: the reference layer
+    # the fast decoder's step kernel for the layer (nmt.engine.attention_kernels.KERNELS); None: the reference layer
     # itself, differentiated by autograd step by step (correct for any layer, not fast)
     kernel: str | None = None
-    # the scores whose input-feeding decoder update may be replayed from CUDA graphs (nmt.cuda_graphs): each was
+    # the scores whose input-feeding decoder update may be replayed from CUDA graphs (nmt.engine.cuda_graphs): each was
     # checked on a GPU to equal the ungraphed update (tests/test_cuda_graphs.py); () = never graphed
     graphed_scores: tuple[str, ...] = ()
 

@@ -14,7 +14,7 @@ a second, once per machine; jobs starting together wait on one lock. A self-chec
 load.
 
 Where it cannot be used (no compiler, a compile error, not a CPU tensor in fp32, NMT_NATIVE=0) the callers use the
-same formulas in torch operations (nmt/models/lstm_cell.py), after one line on stderr saying why: the numbers agree to
+same formulas in torch operations (nmt/engine/lstm_cell.py), after one line on stderr saying why: the numbers agree to
 float rounding (tests compare both), only the speed differs.
 """
 from __future__ import annotations
@@ -26,7 +26,7 @@ from pathlib import Path
 
 import torch
 
-from ..compiled import cached_library, compile_to, compiler, compiler_version, processor
+from ...compiled import cached_library, compile_to, compiler, compiler_version, processor
 
 SOURCE = Path(__file__).with_name("kernels.c")
 # -ffast-math lets the compiler vectorise expf/tanhf (glibc's vector math library); the kernels see no inf or NaN.
@@ -189,7 +189,7 @@ def lstm_cell_backward(lib, d_h1, d_h2, d_c, act, c_prev, tanh_c, d_gates, mask=
 
 
 def step_rows(active: list, batch: int) -> tuple[torch.Tensor, torch.Tensor]:
-    """The rows computed at each step (nmt.models.fast_lstm's schedule: None, all, or a slice) as the loops read
+    """The rows computed at each step (nmt.engine.fast_lstm's schedule: None, all, or a slice) as the loops read
     them: int64 start and stop per step."""
     bounds = [(0, batch) if rows is None else (rows.start, rows.stop) for rows in active]
     table = torch.tensor(bounds, dtype=torch.int64).reshape(-1, 2)

@@ -9,12 +9,12 @@ bookkeeping, and every weight gradient as T small products. Here:
   - the embedding part of the first layer's input projection (and that layer's biases) is one product over all
     steps, before the loop, under autograd;
   - each LSTM layer's step is one product of [x_t ; h_{t-1}] with its input and recurrent weights side by side,
-    the gate nonlinearities applied in place (nmt.models.lstm_cell);
+    the gate nonlinearities applied in place (nmt.engine.lstm_cell);
   - the backward pass walks the steps in reverse with the gradient formulas written out (aten's fused sigmoid,
     tanh and softmax backward kernels); only the products that carry gradients from step to step stay in the loop.
     Every weight gradient, and the gradients of the encoder states, are one product each over all steps at the
     end: dW = sum_t dgates_t^T [x_t ; h_{t-1}] as one [4H, T*B] x [T*B, 2H] product.
-Attention comes from a kernel (nmt.models.attention_kernels): hand-written for global and local attention,
+Attention comes from a kernel (nmt.engine.attention_kernels): hand-written for global and local attention,
 autograd step by step for the others.
 
 The numbers are the plain path's (tests compare losses, gradients, attention weights and translations in fp32),
@@ -29,11 +29,11 @@ from __future__ import annotations
 import torch
 from torch import nn
 
-from .. import native
+from . import native
 from .attention_kernels import make_kernel
-from .variants import variant
+from ..models.variants import variant
 from .decoding_cache import cached
-from .dropout import mask_like
+from ..models.dropout import mask_like
 from .fp32_region import fp32_region
 from .lstm_cell import cell_backward, cell_forward
 

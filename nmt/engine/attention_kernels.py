@@ -1,5 +1,5 @@
 """Attention one decoder step at a time, with its backward pass, for the fast input-feeding decoder
-(nmt.models.feed_decoder).
+(nmt.engine.feed_decoder).
 
 A kernel is made for one batch (its encoder states) and one pass over T steps. `forward(t, query)` gives step t's
 context vector; after the T steps, `weights()` gives the attention weights of every step over the source [T, B, S].
@@ -24,8 +24,8 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from .. import native
-from .dropout import gaussian_noise
+from . import native
+from ..models.dropout import gaussian_noise
 
 _softmax_backward = torch.ops.aten._softmax_backward_data
 _tanh_backward = torch.ops.aten.tanh_backward

@@ -22,7 +22,7 @@ import platform
 import sys
 from pathlib import Path
 
-from .compiled import cached_library, compile_to, compiler
+from ..compiled import cached_library, compile_to, compiler
 
 SOURCE = "int mkl_serv_intel_cpu_true(void) { return 1; }\n"
 ACTIVE = "NMT_MKL_ON_AMD_ACTIVE"  # set in the re-executed process (and inherited by its children)

@@ -1,5 +1,5 @@
 """Timing training updates of a model, as `nmt train` makes them, on random batches: what `nmt bench train` reports
-and what `train.precision: auto` decides by on a CPU (nmt.cpu_precision).
+and what `train.precision: auto` decides by on a CPU (nmt.engine.cpu_precision).
 
 Each path (the fast engine in its precision, the eager fp32 reference, fp32 against bf16) gets its own
 TrainingStep over one model's parameters, and their updates are timed in turn (nmt.timing), so that all of them see
@@ -11,11 +11,11 @@ from collections.abc import Callable
 
 import torch
 
-from .data.batches import Batch, make_batch
-from .data.vocab import SPECIALS
-from .models.registry import build_model
-from .settings import TrainSettings
-from .timing import interleaved_medians
+from ..data.batches import Batch, make_batch
+from ..data.vocab import SPECIALS
+from ..models.registry import build_model
+from ..settings import TrainSettings
+from ..timing import interleaved_medians
 from .train_step import TrainingStep
 
 

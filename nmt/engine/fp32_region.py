@@ -1,9 +1,9 @@
 """Run a step-by-step decoder in fp32 under bf16 autocast.
 
 Why: the decoders' per-step products are small (batch x hidden), so bf16 saves little there while its rounding
-compounds over the steps of the recurrence; and the hand-written backward passes (nmt.models.feed_decoder,
-nmt.models.gru_decoder) keep one dtype throughout. Under autocast the encoder, the embeddings' projections and the
-output layer still run in bf16; on a GPU the decoder's fp32 products use TF32 (nmt.train_step).
+compounds over the steps of the recurrence; and the hand-written backward passes (nmt.engine.feed_decoder,
+nmt.engine.gru_decoder) keep one dtype throughout. Under autocast the encoder, the embeddings' projections and the
+output layer still run in bf16; on a GPU the decoder's fp32 products use TF32 (nmt.engine.train_step).
 """
 from __future__ import annotations
 

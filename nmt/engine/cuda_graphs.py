@@ -40,12 +40,12 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from .data.batches import Batch
-from .data.vocab import PAD_ID
-from .errors import ConfigError, UserError
-from .models.fused_loss import linear_cross_entropy
-from .models.seq2seq import EncoderOutput
-from .models.variants import VARIANTS
+from ..data.batches import Batch
+from ..data.vocab import PAD_ID
+from ..errors import ConfigError, UserError
+from .fused_loss import linear_cross_entropy
+from ..models.seq2seq import EncoderOutput
+from ..models.variants import VARIANTS
 
 BUCKET = 8
 
@@ -99,7 +99,7 @@ def bucket(length: int, cap: int | None = None) -> int:
 
 class DecoderLoss(nn.Module):
     """The summed NLL of a teacher-forced batch given the encoder's output: decoder, output layer and loss, as the
-    fast engine computes them (nmt.train_step.TrainingStep.loss) after the encoder; under autocast to `dtype` when
+    fast engine computes them (nmt.engine.train_step.TrainingStep.loss) after the encoder; under autocast to `dtype` when
     given. What a graph records."""
 
     def __init__(self, model: nn.Module, dtype: torch.dtype | None):

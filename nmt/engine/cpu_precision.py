@@ -6,12 +6,12 @@ EPYC with AVX512-BF16 the small preset's 2x256 global (general) + feed model
 updated 1.35x faster in bf16 than in fp32, while the tiny preset's 1x32 models were four times slower; on an
 AVX512-BF16 Xeon without AMX bf16 was no faster at all (docs/benchmarks.md, "Training speed"). So `auto` times a
 few updates of the model itself, fp32 and bf16 in turn on random batches of its batch size and sentence length
-(nmt.update_timing), and takes bf16 when it is at least MARGIN times as fast. The updates are timed in this
+(nmt.engine.update_timing), and takes bf16 when it is at least MARGIN times as fast. The updates are timed in this
 process's CPU time, not wall time: a training measures while other jobs share the machine (the demo runs two at a
 time on 2 cores), and in wall time the other jobs' bursts decided it. The demo's RNNsearch measured
 1.12x in wall time beside other jobs (fp32 updates 33 ms, bf16 30 ms) and 0.65x alone (15 ms, 23 ms), so it trained
 in bf16 at about two thirds of fp32's speed. And the batches' sentences differ in length, as a training's do (why:
-nmt.update_timing.random_batch). Its dev perplexity after an epoch is that of fp32 within the seeds' spread
+nmt.engine.update_timing.random_batch). Its dev perplexity after an epoch is that of fp32 within the seeds' spread
 (`nmt bench train --epoch-check`, docs/benchmarks.md).
 
 The decision is cached per processor, torch version, threads, BLAS code path and model shape
@@ -27,9 +27,10 @@ import time
 
 import torch
 
-from . import compiled, mkl_on_amd
-from .data.text import write_text_atomic
-from .settings import TrainSettings
+from .. import compiled
+from . import mkl_on_amd
+from ..data.text import write_text_atomic
+from ..settings import TrainSettings
 from .update_timing import time_updates
 
 MARGIN = 1.1  # bf16 only when clearly faster: a near tie stays fp32, the precision every numerical test uses

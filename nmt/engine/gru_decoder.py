@@ -3,7 +3,7 @@ of every target step, with a hand-written backward pass in place of autograd's.
 
 Per step i (RNNSearch.decode, engine "plain"): s_i = GRU([E y_{i-1} ; c_{i-1}], s_{i-1}) (from the second step on),
 then e_ij = v^T tanh(W s_i + U h_j + b [+ V ehat_i]) (+ training noise), alpha_i = softmax_j(e_i), c_i = sum_j
-alpha_ij h_j. As in nmt.models.feed_decoder: the embedding part of the GRU's input projection and its bias are one
+alpha_ij h_j. As in nmt.engine.feed_decoder: the embedding part of the GRU's input projection and its bias are one
 product over all steps before the loop, the target foresight term V ehat too; the backward pass walks the steps in
 reverse with the formulas written out; the weight gradients (W_ih's context part, W_hh, W, v) and the gradients
 of the encoder states and keys are one product each over all steps at the end. The attention noise is drawn for all
@@ -18,9 +18,9 @@ from __future__ import annotations
 
 import torch
 
-from .. import native
+from . import native
 from .decoding_cache import cached
-from .dropout import gaussian_noise
+from ..models.dropout import gaussian_noise
 from .fp32_region import fp32_region
 from .gru_cell import gru_backward, gru_forward
 

@@ -1,16 +1,16 @@
 """One GRU step's gates and their gradients, written out for the fast engine's hand-written backward passes
-(nmt.models.gru_decoder, nmt.models.fast_gru). nn.GRU's formulas and gate order (r, z, n), so that its parameters
+(nmt.engine.gru_decoder, nmt.engine.fast_gru). nn.GRU's formulas and gate order (r, z, n), so that its parameters
 are used as they are:
     r = sigmoid(gi_r + gh_r)    z = sigmoid(gi_z + gh_z)    n = tanh(gi_n + r * gh_n)    h' = n + z * (h - n)
 gi and gh are the input and hidden products with their biases [B, 3H]; gi is overwritten with (r, z, n), which the
-backward pass reads with gh's n part. On a CPU in fp32 each function is one call of a compiled C kernel (nmt.native),
+backward pass reads with gh's n part. On a CPU in fp32 each function is one call of a compiled C kernel (nmt.engine.native),
 else these torch operations.
 """
 from __future__ import annotations
 
 import torch
 
-from .. import native
+from . import native
 
 _tanh_backward = torch.ops.aten.tanh_backward
 _sigmoid_backward = torch.ops.aten.sigmoid_backward

@@ -5,9 +5,9 @@ sequence.
 Why: at the demo's sizes oneDNN's LSTM (what nn.LSTM calls on a CPU) takes about twice the time of its arithmetic.
 Here, per layer, the input projection of all steps is one product, written straight into the gates' buffer; each step
 adds its recurrent product to its slice of that buffer in place and applies the gate nonlinearities with one fused
-kernel (nmt.native, through nmt.models.lstm_cell); the backward pass walks the steps in reverse with one fused kernel
+kernel (nmt.engine.native, through nmt.engine.lstm_cell); the backward pass walks the steps in reverse with one fused kernel
 and one product per step, and computes every weight gradient, and the gradient of the layer's input, as one product
-over all steps at the end (as nmt.models.feed_decoder does for the decoder). Used only where the fused kernels are:
+over all steps at the end (as nmt.engine.feed_decoder does for the decoder). Used only where the fused kernels are:
 with several torch operations per step instead, oneDNN's LSTM is faster (Seq2Seq._fast_lstm).
 
 Padding: at step t only the rows still inside their sentence are computed; the others keep their state, as in a
@@ -21,9 +21,9 @@ from __future__ import annotations
 import torch
 from torch import nn
 
-from .. import native
+from . import native
 from .decoding_cache import cached
-from .dropout import mask_like
+from ..models.dropout import mask_like
 from .lstm_cell import cell_backward, cell_forward
 
 

@@ -2,9 +2,9 @@
 the optimiser's step, on the fast or the plain engine, in fp32 or bf16.
 
 Engines (`train.engine`):
-  fast   the models' fast paths (nmt.models.feed_decoder and gru_decoder: hand-written backward passes
-         for the step-by-step decoders; cheaper dropout masks) and the output layer fused with its loss
-         (nmt.models.fused_loss): no [N, V] log-probabilities are kept.
+  fast   the fast kernels (nmt.engine.fast: feed_decoder and gru_decoder's hand-written backward passes for the
+         step-by-step decoders; cheaper dropout masks) and the output layer fused with its loss
+         (nmt.engine.fused_loss): no [N, V] log-probabilities are kept.
   eager  the plain path: every step under autograd, torch's dropout, log_softmax then nll_loss. The reference the
          fast path is tested against (equal losses, gradients and attention weights in fp32, dropout aside) and that
          `nmt bench train --compare-eager` measures beside it.
@@ -12,12 +12,12 @@ Precision (`train.precision`):
   fp32   everything in fp32 (every numerical test runs so).
   bf16   autocast to bf16 (matrix products of the encoder, the embeddings' projections and the output layer; the
          step-by-step decoders keep fp32 state and, on a GPU, compute their products in TF32).
-  auto   bf16 on a CUDA device that supports it; on a CPU what nmt.cpu_precision measured faster for the model
+  auto   bf16 on a CUDA device that supports it; on a CPU what nmt.engine.cpu_precision measured faster for the model
          (`nmt train` and `nmt bench train` decide it before they build their steps; a step given `auto` on a CPU
          itself, as in the tests, is fp32).
 
 CUDA graphs (`train.cuda_graphs`, auto by default): on a CUDA device the input-feeding decoder's part of the update
-is replayed from a CUDA graph (nmt.cuda_graphs) for the models that can have them; the others, and every model on a
+is replayed from a CUDA graph (nmt.engine.cuda_graphs) for the models that can have them; the others, and every model on a
 CPU, train without. `true` says so in one line where it cannot be done; `false` never graphs.
 
 No update waits for the device: the loss comes back as a tensor on it (callers add it up there and read it when
@@ -31,13 +31,13 @@ import sys
 import torch
 
 from . import cuda_graphs
-from .data.batches import Batch
-from .data.vocab import PAD_ID
-from .errors import ConfigError
-from .likelihood import alignment_loss, token_nll
-from .models.common import ENGINES
-from .models.fused_loss import linear_cross_entropy
-from .settings import TrainSettings
+from .fast import ENGINES, use
+from ..data.batches import Batch
+from ..data.vocab import PAD_ID
+from ..errors import ConfigError
+from ..models.objectives import alignment_loss, token_nll
+from .fused_loss import linear_cross_entropy
+from ..settings import TrainSettings
 
 PRECISIONS = ("auto", "fp32", "bf16")
 
@@ -119,7 +119,7 @@ class TrainingStep:
         self.optimizer = make_optimizer(self.parameters, train, device, fused=self.engine == "fast")
         self.clip = train.clip_norm
         self.guided_weight, self.credit = guided_weight, credit
-        model.engine = self.engine
+        use(model, self.engine)
         self.graphs = None
         setting = train.cuda_graphs
         if cuda_graphs.wanted(setting, device):
@@ -145,7 +145,7 @@ class TrainingStep:
         return token_nll(log_probs, batch.tgt_out), weights
 
     def __call__(self, batch: Batch) -> tuple[torch.Tensor, torch.Tensor | None]:
-        self.model.engine = self.engine  # (a benchmark may alternate two steps on one model)
+        use(self.model, self.engine)  # (a benchmark may alternate two steps on one model)
         if self.device.type == "cuda":
             # under bf16 autocast the step-by-step decoders' products stay fp32: let them use TF32; an fp32 step
             # (the eager reference that a benchmark alternates with it) computes in true fp32. Set at every update,

@@ -1,16 +1,16 @@
 """One LSTM step's nonlinearities and their gradients, written out for the fast engine's hand-written backward passes
-(nmt.models.feed_decoder). Gates in nn.LSTM's order (i, f, g, o), so that its parameters are
+(nmt.engine.feed_decoder). Gates in nn.LSTM's order (i, f, g, o), so that its parameters are
 used as they are:
     i, f, o = sigmoid(a_i), sigmoid(a_f), sigmoid(a_o)      g = tanh(a_g)
     c' = f * c + i * g                                      h' = o * tanh(c')
 `gates` holds the pre-activations a and is overwritten with the activations (what the backward pass needs).
-On a CPU in fp32 each function is one call of a compiled C kernel (nmt.native), else these torch operations.
+On a CPU in fp32 each function is one call of a compiled C kernel (nmt.engine.native), else these torch operations.
 """
 from __future__ import annotations
 
 import torch
 
-from .. import native
+from . import native
 
 _tanh_backward = torch.ops.aten.tanh_backward
 _sigmoid_backward = torch.ops.aten.sigmoid_backward
