@@ -87,6 +87,9 @@ CASES = {
         ["align", "extract", "--model", "{d}/no_attention.pt", "--src", "{d}/src", "--tgt", "{d}/tgt",
          "--out", "{d}/out"],
         "has no alignment to extract"),
+    "a model file whose config has no decoding settings (not written by nmt train)": (
+        ["translate", "--model", "{d}/a.pt", "--src", "{d}/src", "--out", "{d}/out"],
+        "{d}/a.pt: its config has no translate.max_len_ratio, translate.batch_size"),
     "a model file that does not exist": (
         ["translate", "--model", "{d}/missing.pt", "--src", "{d}/src", "--out", "{d}/out"], "{d}/missing.pt"),
     "unk replace: a position outside the source sentence": (

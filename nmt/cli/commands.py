@@ -242,12 +242,16 @@ def cmd_translate(args) -> None:
     paths, combine = system_models(args, "nmt translate")
     model, src_vocab, tgt_vocab, config = load_models(paths, args.device, combine)
     use(model, "fast")
-    options = config.get("translate", {})
+    options = config.get("translate") or {}
+    missing = [key for key in ("beam", "max_len_ratio", "batch_size") if key not in options]
+    if missing:  # every model file nmt train writes has them (params.yaml's translate section, resolved)
+        raise cfg.ConfigError(f"{paths[0]}: its config has no translate.{', translate.'.join(missing)}: "
+                              "not a model file written by nmt train")
     decode = {}
     if args.system:  # a table's `decodings:` entry says how this one is decoded (beam, monotonic)
         decode = plan.decode_options(plan.collect_ensembles(load_config(args), Path(args.params).parent).get(args.task, {}),
                                     args.system)
-    beam = args.beam or decode.get("beam") or options.get("beam", 1)
+    beam = args.beam or decode.get("beam") or options["beam"]
     monotonic = args.monotonic or decode.get("monotonic")
     if monotonic:
         from ..models.monotonic import set_monotonic_mode
@@ -258,9 +262,9 @@ def cmd_translate(args) -> None:
     lines = read_lines(args.src)
     device = next(model.parameters()).device
     sources = [src_vocab.encode(line) for line in lines]
-    batch_size = args.batch_size or options.get("batch_size", 64)
+    batch_size = args.batch_size or options["batch_size"]
     hyps = translate_ids(model, sources, beam=beam, batch_size=batch_size,
-                         max_len_ratio=options.get("max_len_ratio", 2.0), device=device)
+                         max_len_ratio=options["max_len_ratio"], device=device)
     if args.positions_out:
         # the source word credited with each output word, for unk replacement: by the rule alignment extraction
         # credits attention with (each model's own, Luong et al.'s footnote 14, unless --credit says otherwise)
