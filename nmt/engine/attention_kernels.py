@@ -212,7 +212,55 @@ class GlobalKernel(_StepGradients):
         return d_memory, self.d_keys, [d_W_q, self.d_v.view_as(self.params[1])]
 
 
-class LocalKernel(_StepGradients):
+class _LocalCentres(_StepGradients):
+    """Where both local kernels centre their window: local-m at p_t = t (the source word t of the written sentence when
+    the source is reversed), known for every step in advance; local-p at p_t = S sigmoid(v_p^T tanh(W_p h_t)), predicted
+    at each step, its gradient coming through the Gaussian that multiplies the weights."""
+
+    def _set_up_centres(self, layer: nn.Module, first_step: int, steps: int) -> torch.Tensor | None:
+        """local-p: its predictor's parameters (None); local-m: the centres of all steps [T, B]."""
+        if self.mode == "local-p":
+            self.W_p, self.v_p = layer.W_p.weight, layer.v_p.weight.view(-1)
+            self.v_p_sum = self.v_p.sum()
+            self.params += [self.W_p, layer.v_p.weight]
+            return None
+        last = (self.lengths - 1).unsqueeze(0)
+        aligned = torch.arange(first_step, first_step + steps, device=self.lengths.device).unsqueeze(1)
+        if layer.reverse:
+            aligned = last - aligned
+        return torch.minimum(aligned.clamp(min=0), last)
+
+    def _predict_centre(self, query: torch.Tensor) -> tuple[torch.Tensor, tuple, torch.Tensor]:
+        """local-p's p_t [B], what its backward pass reads, and the window's centre [B]. As LocalAttention.centres:
+        v_p^T tanh(x) = 2 v_p^T sigmoid(2x) - sum(v_p), x = W_p h_t."""
+        m = torch.sigmoid(2 * F.linear(query, self.W_p))                   # [B, H]
+        sig = torch.sigmoid(2 * torch.mv(m, self.v_p) - self.v_p_sum)       # [B]
+        p = self.lengths.to(query.dtype) * sig
+        return p, (m, sig), torch.minimum(torch.round(p).long(), self.lengths - 1)
+
+    def _centre_backward(self, d_w: torch.Tensor, a: torch.Tensor, gauss: torch.Tensor, positions: torch.Tensor,
+                         p: torch.Tensor, predictor: tuple) -> torch.Tensor:
+        """d (W_p h_t) [B, H] through the Gaussian (d_w: the gradient of the weights at `positions`); keeps it and the
+        energy's gradient for the predictor's parameters."""
+        # d/dp of exp(-(s - p)^2 / 2 sigma^2) = gauss (s - p) / sigma^2
+        d_p = (d_w * a * gauss * (positions.to(a.dtype) - p.unsqueeze(1))).sum(1) * (2 / self.two_sigma2)
+        m, sig = predictor
+        d_e = _sigmoid_backward(d_p * self.lengths.to(a.dtype), sig)            # [B]
+        d_pre_p = _sigmoid_backward(d_e.unsqueeze(1) * (2 * self.v_p), m) * 2    # d (W_p h_t)
+        self.D_E.append(d_e)
+        self.D_PRE_P.append(d_pre_p)
+        return d_pre_p
+
+    def _predictor_gradients(self, flat_queries: torch.Tensor, predictors: list[tuple]) -> list[torch.Tensor]:
+        """The gradients of W_p and v_p over all steps (`predictors`: each step's, in step order)."""
+        d_pre_p = torch.stack(self.D_PRE_P[::-1])                           # [T, B, H]
+        d_e = torch.stack(self.D_E[::-1])                                   # [T, B]
+        m = torch.stack([predictor[0] for predictor in predictors])         # [T, B, H]
+        # e = 2 v_p^T m - sum(v_p): d e / d v_p = 2 m - 1
+        return [torch.mm(_flat(d_pre_p).t(), flat_queries), torch.einsum("tb,tbh->h", d_e, 2 * m - 1).view(1, -1)]
+
+
+class LocalKernel(_LocalCentres):
     """Local attention (nmt.models.local_attention.LocalAttention), local-m or local-p: the window of 2D+1 encoder
     positions around p_t; scores, softmax over the window, local-p's Gaussian; positions outside the sentence get no
     weight. Reads only the window's rows of the encoder states, like the layer itself (local-m's windows do not depend
@@ -247,17 +295,10 @@ class LocalKernel(_StepGradients):
                 self.d_flat_keys = torch.zeros_like(self.flat_keys)
                 self.d_v = torch.zeros_like(self.v_a)
                 self.accumulators = (self.d_flat_keys, self.d_v)
-        if self.mode == "local-p":
-            self.W_p, self.v_p = layer.W_p.weight, layer.v_p.weight.view(-1)
-            self.v_p_sum = self.v_p.sum()
-            self.params += [self.W_p, layer.v_p.weight]
-            self.windows = None
-        else:   # local-m: p_t = t (reversed: the source word t of the written sentence)
-            last = (self.lengths - 1).unsqueeze(0)
-            aligned = torch.arange(first_step, first_step + steps, device=memory.device).unsqueeze(1)
-            if layer.reverse:
-                aligned = last - aligned
-            windows = self._windows(torch.minimum(aligned.clamp(min=0), last))             # for all T steps
+        centres = self._set_up_centres(layer, first_step, steps)
+        self.windows = None
+        if centres is not None:  # local-m
+            windows = self._windows(centres)                                           # for all T steps
             # per step at once (unbind), with the padding's -inf to add to the scores, and for dot/general the window's
             # keys transposed (a [1, H] x [H, W] product per sentence is faster than [W, H] x [H, 1])
             self.windows = [x.unbind(0) if x is not None else [None] * steps for x in windows]
@@ -289,13 +330,9 @@ class LocalKernel(_StepGradients):
         if self.windows is not None:
             positions, outside, index, rows, window, window_keys = (x[t] for x in self.windows)
             neg = self.window_neg[t]
-        else:  # local-p, as LocalAttention.centres: v_p^T tanh(x) = 2 v_p^T sigmoid(2x) - sum(v_p), x = W_p h_t
-            m = torch.sigmoid(2 * F.linear(query, self.W_p))                   # [B, H]
-            sig = torch.sigmoid(2 * torch.mv(m, self.v_p) - self.v_p_sum)       # [B]
-            p = self.lengths.to(query.dtype) * sig
-            predictor = (m, sig)
-            positions, outside, index, rows, window, window_keys = self._windows(
-                torch.minimum(torch.round(p).long(), self.lengths - 1))
+        else:  # local-p
+            p, predictor, centre = self._predict_centre(query)
+            positions, outside, index, rows, window, window_keys = self._windows(centre)
         z = None
         if self.score == "location":
             scores = F.linear(query, self.W_a)
@@ -347,13 +384,7 @@ class LocalKernel(_StepGradients):
         d_pre_p = None
         if gauss is not None:
             d_a = d_w * gauss
-            # d/dp of exp(-(s - p)^2 / 2 sigma^2) = gauss (s - p) / sigma^2
-            d_p = (d_w * a * gauss * (positions.to(a.dtype) - p.unsqueeze(1))).sum(1) * (2 / self.two_sigma2)
-            m, sig = predictor
-            d_e = _sigmoid_backward(d_p * self.lengths.to(a.dtype), sig)            # [B]
-            d_pre_p = _sigmoid_backward(d_e.unsqueeze(1) * (2 * self.v_p), m) * 2    # d (W_p h_t)
-            self.D_E.append(d_e)
-            self.D_PRE_P.append(d_pre_p)
+            d_pre_p = self._centre_backward(d_w, a, gauss, positions, p, predictor)
         else:
             d_a = d_w
         d_scores = _softmax_backward(d_a, a, -1, a.dtype)
@@ -393,16 +424,11 @@ class LocalKernel(_StepGradients):
             d_full = self._scatter(self.DS[::-1])                                # [T, B, S]
             d_keys = torch.bmm(d_full.permute(1, 2, 0), queries.transpose(0, 1))
         if self.mode == "local-p":
-            d_pre_p = torch.stack(self.D_PRE_P[::-1])                           # [T, B, H]
-            param_grads.append(torch.mm(_flat(d_pre_p).t(), flat_q))
-            # e = 2 v_p^T m - sum(v_p): d e / d v_p = 2 m - 1
-            d_e = torch.stack(self.D_E[::-1])                                   # [T, B]
-            m = torch.stack([s[7][0] for s in self.saved])                      # [T, B, H]
-            param_grads.append(torch.einsum("tb,tbh->h", d_e, 2 * m - 1).view(1, -1))
+            param_grads += self._predictor_gradients(flat_q, [saved[7] for saved in self.saved])
         return d_memory, d_keys, param_grads
 
 
-class LocalBandKernel(_StepGradients):
+class LocalBandKernel(_LocalCentres):
     """Local attention (local-m, local-p) for short sources: the same weights as LocalKernel, computed over all source
     positions with everything outside the window (and the sentence) masked, like global attention. Reading the window's
     rows costs a copy of them per step (2 B W H numbers for memory and keys); when the source is not much longer than the
@@ -432,17 +458,8 @@ class LocalBandKernel(_StepGradients):
                 self.accumulators = (self.d_keys, self.d_v)
         else:
             self.keys_t = _transposed(keys) if save else None
-        if self.mode == "local-p":
-            self.W_p, self.v_p = layer.W_p.weight, layer.v_p.weight.view(-1)
-            self.v_p_sum = self.v_p.sum()
-            self.params += [self.W_p, layer.v_p.weight]
-            self.negs = None
-        else:   # local-m: p_t = t (reversed: the source word t of the written sentence); the windows of all steps
-            last = (self.lengths - 1).unsqueeze(0)
-            aligned = torch.arange(first_step, first_step + steps, device=memory.device).unsqueeze(1)
-            if layer.reverse:
-                aligned = last - aligned
-            self.negs = self._band(torch.minimum(aligned.clamp(min=0), last)).unbind(0)
+        centres = self._set_up_centres(layer, first_step, steps)
+        self.negs = None if centres is None else self._band(centres).unbind(0)    # local-m: all steps' windows
         self.memory_t = _transposed(memory) if save else None
         self.A, self.W, self.saved = [], [], []
         self.empty_lists()
@@ -458,12 +475,9 @@ class LocalBandKernel(_StepGradients):
         p = predictor = None
         if self.negs is not None:
             neg = self.negs[t]
-        else:  # local-p, as LocalAttention.centres: v_p^T tanh(x) = 2 v_p^T sigmoid(2x) - sum(v_p), x = W_p h_t
-            m = torch.sigmoid(2 * F.linear(query, self.W_p))                   # [B, H]
-            sig = torch.sigmoid(2 * torch.mv(m, self.v_p) - self.v_p_sum)       # [B]
-            p = self.lengths.to(query.dtype) * sig
-            predictor = (m, sig)
-            neg = self._band(torch.minimum(torch.round(p).long(), self.lengths - 1))
+        else:  # local-p
+            p, predictor, centre = self._predict_centre(query)
+            neg = self._band(centre)
         z = None
         if self.score == "concat":
             if self.fused:
@@ -500,12 +514,7 @@ class LocalBandKernel(_StepGradients):
         d_pre_p = None
         if gauss is not None:
             d_a = d_w * gauss
-            d_p = (d_w * a * gauss * (self.positions.to(a.dtype) - p.unsqueeze(1))).sum(1) * (2 / self.two_sigma2)
-            m, sig = predictor
-            d_e = _sigmoid_backward(d_p * self.lengths.to(a.dtype), sig)
-            d_pre_p = _sigmoid_backward(d_e.unsqueeze(1) * (2 * self.v_p), m) * 2
-            self.D_E.append(d_e)
-            self.D_PRE_P.append(d_pre_p)
+            d_pre_p = self._centre_backward(d_w, a, gauss, self.positions, p, predictor)
         else:
             d_a = d_w
         d_scores = _softmax_backward(d_a, a, -1, a.dtype)
@@ -539,11 +548,7 @@ class LocalBandKernel(_StepGradients):
         else:
             d_keys = torch.bmm(torch.stack(self.DS[::-1]).permute(1, 2, 0), queries.transpose(0, 1))
         if self.mode == "local-p":
-            d_pre_p = torch.stack(self.D_PRE_P[::-1])
-            param_grads.append(torch.mm(_flat(d_pre_p).t(), flat_q))
-            d_e = torch.stack(self.D_E[::-1])
-            m = torch.stack([s[4][0] for s in self.saved])
-            param_grads.append(torch.einsum("tb,tbh->h", d_e, 2 * m - 1).view(1, -1))
+            param_grads += self._predictor_gradients(flat_q, [saved[4] for saved in self.saved])
         return d_memory, d_keys, param_grads
 
 
