@@ -44,7 +44,7 @@ from ..data.batches import Batch
 from ..data.vocab import PAD_ID
 from ..errors import ConfigError, UserError
 from .fused_loss import linear_cross_entropy
-from ..models.seq2seq import EncoderOutput
+from ..models.seq2seq import EncoderOutput, Seq2Seq
 from ..models.variants import VARIANTS
 
 BUCKET = 8
@@ -75,9 +75,9 @@ def unsupported(model: nn.Module, *, engine: str, guided: bool, token_batches: b
     """Why `model`'s updates cannot be graphed (None: they can)."""
     if engine != "fast":
         return f"engine {engine}"
-    config = getattr(model, "config", {})
-    if config.get("arch", "luong") != "luong" or not hasattr(model, "decode_states"):
+    if not isinstance(model, Seq2Seq):  # the graphed loss is written against Seq2Seq's decoder
         return "only Luong et al.'s decoders are graphed"
+    config = model.config
     if not getattr(model, "input_feed", False):
         return "a decoder without input feeding is one cuDNN call already"
     attention, score, graphable = config.get("attention"), config.get("score"), graphed()
