@@ -24,10 +24,9 @@ from ..data.alignments import write_pharaoh
 from ..data.batches import bucketed_batches, make_batch
 from ..data.text import read_parallel
 from ..errors import InputError
-from ..engine.fast import use
+from ..engine.fast import load_for_decoding
 from ..models.registry import credit_rule
 from ..models.variants import CREDIT_RULES
-from ..models.io import load_models
 from .soft import save_soft
 
 def members_of(model) -> list:
@@ -101,8 +100,8 @@ def extract_files(model_paths: list[str], src_path, tgt_path, links_out, soft_ou
     pair; with `predicted_out`, also the hard links with every step credited to the word it predicts (for a
     content-based model: the other reading of footnote 14). Returns a summary (sentences, links, how the rows
     were credited). `device`: cpu, cuda, or None for a free GPU when there is one (nmt.devices)."""
-    model, src_vocab, tgt_vocab, _ = load_models(list(model_paths), device, combine)
-    use(model, "fast").eval()
+    model, src_vocab, tgt_vocab, _ = load_for_decoding(list(model_paths), device, combine)
+    model.eval()
     device = next(model.parameters()).device
     src_lines, tgt_lines = read_parallel(src_path, tgt_path)
     sources, targets = [src_vocab.encode(s) for s in src_lines], [tgt_vocab.encode(t) for t in tgt_lines]

@@ -236,14 +236,12 @@ def cmd_translate(args) -> None:
     from ..data.text import read_lines, write_lines_atomic
     from ..devices import set_threads
     from ..decode.translate import translate_ids
-    from ..engine.fast import use
-    from ..models.io import load_models
+    from ..engine.fast import load_for_decoding
     set_threads(args.threads)
     paths, combine = system_models(args, "nmt translate")
-    model, src_vocab, tgt_vocab, config = load_models(paths, args.device, combine)
-    use(model, "fast")
+    model, src_vocab, tgt_vocab, config = load_for_decoding(paths, args.device, combine)
     options = config.get("translate") or {}
-    missing = [key for key in ("beam", "max_len_ratio", "batch_size") if key not in options]
+    missing = [key for key in cfg.schema()["properties"]["translate"]["required"] if key not in options]
     if missing:  # every model file nmt train writes has them (params.yaml's translate section, resolved)
         raise cfg.ConfigError(f"{paths[0]}: its config has no translate.{', translate.'.join(missing)}: "
                               "not a model file written by nmt train")
@@ -325,13 +323,11 @@ def cmd_evaluate(args) -> None:
             args.model = str(paths[0])
     if args.model:
         from ..data.text import read_parallel
-        from ..engine.fast import use
+        from ..engine.fast import load_for_decoding
         from ..likelihood import corpus_nll, perplexity
-        from ..models.io import load_model
         from ..devices import set_threads
         set_threads(args.threads)
-        model, src_vocab, tgt_vocab, config = load_model(args.model, args.device)
-        use(model, "fast")
+        model, src_vocab, tgt_vocab, config = load_for_decoding([args.model], args.device)
         lang = lang or cfg.corpus_for_task(config, args.pair)["tgt_lang"]
         src, ref = read_parallel(args.src, args.ref)
         nll, tokens = corpus_nll(model, [src_vocab.encode(s) for s in src], [tgt_vocab.encode(r) for r in ref],

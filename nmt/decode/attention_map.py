@@ -16,9 +16,8 @@ from ..align.extract import members_of, soft_alignments
 from ..data.alignments import check_lengths, links_to_matrix, read_pharaoh
 from ..data.text import CorpusError, read_parallel
 from ..errors import ConfigError
-from ..engine.fast import use
+from ..engine.fast import load_for_decoding
 from ..models.registry import credit_rule, label
-from ..models.io import load_models
 
 
 def select_line(src_lines: list[str], src_path: str | Path, *, line: int | None = None,
@@ -53,8 +52,7 @@ def attention_map(model_paths: str | Path | list, src_path: str | Path, tgt_path
     """The JSON record of `nmt attention` for one line of a tokenised parallel file pair: one model, or the
     average of several (an ensemble)."""
     paths = [str(p) for p in (model_paths if isinstance(model_paths, (list, tuple)) else [model_paths])]
-    model, src_vocab, tgt_vocab, _ = load_models(paths, device, combine)
-    use(model, "fast")
+    model, src_vocab, tgt_vocab, _ = load_for_decoding(paths, device, combine)
     members = members_of(model)
     for path, member in zip(paths, members):
         if member.attention is None:

@@ -9,6 +9,7 @@ from torch import nn
 
 from ..errors import ConfigError
 from ..models.accelerator import accelerate
+from ..models.io import load_models
 from . import native
 from .fast_gru import run_bidirectional_gru
 from .fast_lstm import run_lstm
@@ -28,11 +29,8 @@ class FastKernels:
     def bidirectional_gru(self, gru: nn.GRU, inputs, lengths):
         return run_bidirectional_gru(gru, inputs, lengths) if _compiled_loops(inputs) else None
 
-    def feed_decoder(self, model, emb, memory, keys, mask, hidden, feed, first_step, attention_state):
-        return run_decoder(model, emb, memory, keys, mask, hidden, feed, first_step, attention_state)
-
-    def rnnsearch_decoder(self, model, emb, memory, keys, mask, hidden, context, foresight):
-        return run_rnnsearch_decoder(model, emb, memory, keys, mask, hidden, context, foresight)
+    feed_decoder = staticmethod(run_decoder)                # on every device
+    rnnsearch_decoder = staticmethod(run_rnnsearch_decoder)
 
 
 FAST_KERNELS = FastKernels()
@@ -48,3 +46,10 @@ def use(model: nn.Module, engine: str) -> nn.Module:
         raise ConfigError(f"unknown engine {engine!r}; choose one of {', '.join(ENGINES)}")
     accelerate(model, FAST_KERNELS if engine == "fast" else None)
     return model
+
+
+def load_for_decoding(paths: list[str], device=None, combine: str = "prob"):
+    """nmt.models.io.load_models, the model (or ensemble) on the fast engine: how every command that decodes model
+    files (translation, perplexity, alignment extraction, heat maps) runs them."""
+    model, src_vocab, tgt_vocab, config = load_models(paths, device, combine)
+    return use(model, "fast"), src_vocab, tgt_vocab, config

@@ -1,7 +1,8 @@
-/* Fused LSTM and GRU cell steps for nmt's fast engine on a CPU (nmt/native/__init__.py compiles and loads this file).
+/* Fused LSTM and GRU cell steps for nmt's fast engine on a CPU (nmt/engine/native/__init__.py compiles and loads this
+ * file).
  *
- * Each function does, for one time step of a batch, what a handful of separate torch operations would (nmt/models/
- * lstm_cell.py, nmt/models/gru_decoder.py have the same formulas in torch): one pass over the rows instead of a pass
+ * Each function does, for one time step of a batch, what a handful of separate torch operations would (nmt/engine/
+ * lstm_cell.py, nmt/engine/gru_decoder.py have the same formulas in torch): one pass over the rows instead of a pass
  * per operation, and one call from Python instead of one per operation. Row strides are in elements; every row is
  * contiguous. Gates are in torch's order: LSTM (i, f, g, o), GRU (r, z, n).
  */
@@ -56,7 +57,7 @@ void lstm_cell_backward(const float *dh1, int64_t dh1s, const float *mask, int64
     }
 }
 
-/* Soft monotonic attention, one output step (nmt/models/attention_kernels.py MonotonicKernel has the same formulas in
+/* Soft monotonic attention, one output step (nmt/engine/attention_kernels.py MonotonicKernel has the same formulas in
  * torch), per row over the S memory positions:
  *   sig = sigmoid(e), p = sig * present, cp_j = prod_{l<j} clamp(1 - p_l, eps, 1) (in log space, as the torch form),
  *   cs_j = sum_{k<=j} prev_k / clamp(cp_k, eps, 1), alpha_j = p_j cp_j cs_j.
@@ -278,7 +279,7 @@ void additive_energy_backward(const float *d_e, const float *z, const float *v, 
  * A loop over the steps of a sequence in C instead of Python: one call per layer instead of a few torch operations
  * per step, each with its dispatch and Python's bookkeeping (at the demo's sizes the larger part of a step's time).
  * The matrix products go to the BLAS torch itself uses (its sgemm_, Fortran interface, 32-bit integers), whose
- * address nmt/native/__init__.py hands over with set_sgemm; without it these functions are never called. */
+ * address nmt/engine/native/__init__.py hands over with set_sgemm; without it these functions are never called. */
 typedef void (*sgemm_fn)(const char *, const char *, const int *, const int *, const int *, const float *,
                          const float *, const int *, const float *, const int *, const float *, float *, const int *);
 static sgemm_fn blas_sgemm = 0;
@@ -300,7 +301,7 @@ void blas_matmul(int64_t m, int64_t n, int64_t k, const float *A, const float *B
     matmul(m, n, k, A, k, B, n, C, n, 0.0f);
 }
 
-/* One LSTM layer over S steps (nmt/models/fast_lstm.py's _layer_forward, same formulas). acts [S, B, 4H]: each
+/* One LSTM layer over S steps (nmt/engine/fast_lstm.py's _layer_forward, same formulas). acts [S, B, 4H]: each
  * step's input projection plus bias, to which the recurrent product is added and which then holds the gate
  * activations; states, cells [S + 1, B, H] with row 0 the initial ones; tanhs [S, B, H] (or NULL) tanh of each
  * cell; W_hh_t [H, 4H]. At step t only rows starts[t] .. stops[t] - 1 are inside their sentence: the others keep
@@ -344,7 +345,7 @@ void lstm_layer_backward(const float *d_out, const float *mask, float *d_h, floa
     }
 }
 
-/* The input-feeding decoder's steps around its attention (nmt/models/feed_decoder.py's _run and backward, same
+/* The input-feeding decoder's steps around its attention (nmt/engine/feed_decoder.py's _run and backward, same
  * formulas): everything of a step but the attention kernel, which stays in Python (one per attention family). The
  * tensors come as a table of addresses, for L layers:
  *   forward  tab[0..L) INP[l] [T+1, B, 2H] (x_t ; h_{t-1} of layer l at step t), [L..2L) ACT[l] [T, B, 4H] (the
