@@ -1,9 +1,9 @@
 """Small C libraries compiled on this machine at first use: where they are kept and what compiles them.
 
-The fast engine's kernels (nmt.engine.native), eflomal's seeding library (nmt.eflomal_runner) and the MKL library for AMD
-processors (nmt.engine.mkl_on_amd) are compiled by the system's C compiler (CC, else cc/gcc/clang: the one Python's packages
-and eflomal's build use) into the cache directory (NMT_CACHE_DIR, else $XDG_CACHE_HOME/nmt or ~/.cache/nmt). This
-module imports nothing heavy (no torch), so that it can run before torch is loaded.
+The fast engine's kernels (nmt.engine.native), eflomal's seeding library (nmt.eflomal_runner) and the MKL library for
+AMD processors (nmt.engine.mkl_on_amd) are compiled by the system's C compiler (CC, else cc/gcc/clang: the one Python's
+packages and eflomal's build use) into the cache directory (NMT_CACHE_DIR, else $XDG_CACHE_HOME/nmt or ~/.cache/nmt).
+This module imports nothing heavy (no torch), so that it can run before torch is loaded.
 """
 from __future__ import annotations
 

@@ -10,10 +10,10 @@ times the time budget. With `sample_time` each timed sample is a run of back-to-
 as last at least sample_time seconds (sized from its last warm-up call), so every method gets about the same time
 and the same number of samples, still taken in turn.
 
-The clock is wall time (time.perf_counter) unless told otherwise. A decision this process takes for itself on a
-shared CPU (nmt.engine.cpu_precision) uses its CPU time (time.process_time): time slices that other jobs take from it then
-count against neither method, where in wall time a burst of another job's work during one method's samples can
-turn the ratio around.
+The clock is wall time (time.perf_counter) unless told otherwise. A decision this process takes for itself on a shared
+CPU (nmt.engine.cpu_precision) uses its CPU time (time.process_time): time slices that other jobs take from it then
+count against neither method, where in wall time a burst of another job's work during one method's samples can turn the
+ratio around.
 """
 from __future__ import annotations
 

@@ -103,7 +103,7 @@ def test_on_cuda_batched_search_equals_the_eager_path_the_cpu_and_one_sentence_a
         assert [h.score for h in hyps] == pytest.approx([h.score for h in found["cpu"]], rel=1e-4, abs=1e-4), how
 
 
-# -- CUDA graphs (nmt.engine.cuda_graphs) --------------------------------------------------------------------------------
+# -- CUDA graphs (nmt.engine.cuda_graphs) ------------------------------------------------------------------------------
 def shaped_batches(seed=3):
     """Batches of several shapes: two source and target buckets, and one batch of fewer sentences."""
     gen = torch.Generator().manual_seed(seed)

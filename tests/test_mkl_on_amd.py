@@ -1,5 +1,5 @@
-"""nmt.engine.mkl_on_amd: when the `nmt` command re-executes itself with MKL's processor-based paths, and that the products
-it then computes are torch's (to float rounding)."""
+"""nmt.engine.mkl_on_amd: when the `nmt` command re-executes itself with MKL's processor-based paths, and that the
+products it then computes are torch's (to float rounding)."""
 import os
 import platform
 import subprocess

@@ -76,8 +76,8 @@ def test_a_setting_of_another_architecture_is_an_error_not_ignored():
 
 def test_the_import_contracts_hold():
     """Layers (cli > pipeline, report, bench > train, decode, align > engine > config > models > settings > data > base:
-    the models never import the engine), no cycles, and the engine's own layers; the README's test command runs `lint-imports` too,
-    this says which contract broke from inside pytest."""
+    the models never import the engine), no cycles, and the engine's own layers; the README's test command runs
+    `lint-imports` too, this says which contract broke from inside pytest."""
     lint = shutil.which("lint-imports") or str(Path(sys.executable).with_name("lint-imports"))
     done = subprocess.run([lint, "--config", str(ROOT / ".importlinter")], cwd=ROOT, capture_output=True, text=True)
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-2000:]

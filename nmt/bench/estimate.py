@@ -114,12 +114,12 @@ def device_description(device: torch.device) -> str:
 def measure_throughput(model_cfg: dict, train: TrainSettings, src_vocab: int, tgt_vocab: int, length: int, *,
                        updates: int, warmup: int, device: torch.device, seed: int = 1,
                        compare_eager: bool = False) -> dict:
-    """Time training updates (nmt.engine.train_step.TrainingStep: forward, backward, clipping, optimiser step, as `nmt train`
-    makes them, in the precision it would choose: nmt.engine.cpu_precision) on random batches of `batch_size` sentences of
-    `length` words a side on average (nmt.engine.update_timing.random_batch): at least `updates` timed ones after `warmup`
-    untimed ones. The batch size is train.batch_size, or with train.batch_tokens as many sentences as fit. With
-    `compare_eager` the plain eager fp32 path (engine eager, precision fp32) is timed in the same run, one update of
-    each in turn (nmt.engine.update_timing), so that both see the same machine."""
+    """Time training updates (nmt.engine.train_step.TrainingStep: forward, backward, clipping, optimiser step, as `nmt
+    train` makes them, in the precision it would choose: nmt.engine.cpu_precision) on random batches of `batch_size`
+    sentences of `length` words a side on average (nmt.engine.update_timing.random_batch): at least `updates` timed ones
+    after `warmup` untimed ones. The batch size is train.batch_size, or with train.batch_tokens as many sentences as
+    fit. With `compare_eager` the plain eager fp32 path (engine eager, precision fp32) is timed in the same run, one
+    update of each in turn (nmt.engine.update_timing), so that both see the same machine."""
     precision, why = cpu_precision.resolve(model_cfg, train, src_vocab, tgt_vocab, length, device)
     paths = {"fast": {"precision": precision}}
     if compare_eager:

@@ -98,8 +98,8 @@ def bucket(length: int, cap: int | None = None) -> int:
 
 
 class DecoderLoss(nn.Module):
-    """The summed NLL of a teacher-forced batch given the encoder's output: decoder, output layer and loss, as the
-    fast engine computes them (nmt.engine.train_step.TrainingStep.loss) after the encoder; under autocast to `dtype` when
+    """The summed NLL of a teacher-forced batch given the encoder's output: decoder, output layer and loss, as the fast
+    engine computes them (nmt.engine.train_step.TrainingStep.loss) after the encoder; under autocast to `dtype` when
     given. What a graph records."""
 
     def __init__(self, model: nn.Module, dtype: torch.dtype | None):

@@ -2,12 +2,12 @@
 computing exactly what nn.GRU(bidirectional=True) computes on a packed sequence.
 
 Why: on a CPU nn.GRU over a packed batch took a third of an RNNsearch update at the demo's sizes. Here, per direction,
-the input products of all steps are one product written into the gates' buffer; each step adds its hidden product
-and applies the gates with one fused kernel (nmt.engine.native, through nmt.engine.gru_cell); the backward pass walks the
+the input products of all steps are one product written into the gates' buffer; each step adds its hidden product and
+applies the gates with one fused kernel (nmt.engine.native, through nmt.engine.gru_cell); the backward pass walks the
 steps in reverse with one fused kernel and one product per step, and computes the weight gradients and the input's
-gradient as one product each over all steps. The backward direction reads each sentence reversed within its own
-length, as a packed sequence does, so both directions compute the same rows at each step (nmt.engine.fast_lstm's
-schedule). Used only where the fused kernels are; elsewhere nn.GRU (oneDNN on a CPU, cuDNN on a GPU).
+gradient as one product each over all steps. The backward direction reads each sentence reversed within its own length,
+as a packed sequence does, so both directions compute the same rows at each step (nmt.engine.fast_lstm's schedule). Used
+only where the fused kernels are; elsewhere nn.GRU (oneDNN on a CPU, cuDNN on a GPU).
 """
 from __future__ import annotations
 

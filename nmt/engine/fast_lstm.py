@@ -2,13 +2,13 @@
 (and the decoder of models without input feeding) on a CPU, computing exactly what nn.LSTM computes on a packed
 sequence.
 
-Why: at the demo's sizes oneDNN's LSTM (what nn.LSTM calls on a CPU) takes about twice the time of its arithmetic.
-Here, per layer, the input projection of all steps is one product, written straight into the gates' buffer; each step
-adds its recurrent product to its slice of that buffer in place and applies the gate nonlinearities with one fused
-kernel (nmt.engine.native, through nmt.engine.lstm_cell); the backward pass walks the steps in reverse with one fused kernel
-and one product per step, and computes every weight gradient, and the gradient of the layer's input, as one product
-over all steps at the end (as nmt.engine.feed_decoder does for the decoder). Used only where the fused kernels are:
-with several torch operations per step instead, oneDNN's LSTM is faster (nmt.engine.fast).
+Why: at the demo's sizes oneDNN's LSTM (what nn.LSTM calls on a CPU) takes about twice the time of its arithmetic. Here,
+per layer, the input projection of all steps is one product, written straight into the gates' buffer; each step adds its
+recurrent product to its slice of that buffer in place and applies the gate nonlinearities with one fused kernel
+(nmt.engine.native, through nmt.engine.lstm_cell); the backward pass walks the steps in reverse with one fused kernel
+and one product per step, and computes every weight gradient, and the gradient of the layer's input, as one product over
+all steps at the end (as nmt.engine.feed_decoder does for the decoder). Used only where the fused kernels are: with
+several torch operations per step instead, oneDNN's LSTM is faster (nmt.engine.fast).
 
 Padding: at step t only the rows still inside their sentence are computed; the others keep their state, as in a
 packed sequence. Batches sorted by length (the training and decoding batches are, shortest first) need no reordering:

@@ -130,8 +130,8 @@ def _chunk_buffer(rows: int, columns: int, device: torch.device) -> torch.Tensor
     """An fp32 [rows, columns] scratch buffer for a chunk of logits, kept between calls: a fresh 16 MB tensor per
     update costs a CPU its page faults each time (about as much as a pass over it)."""
     if torch.device(device).type == "cuda" and torch.cuda.is_current_stream_capturing():
-        # a CUDA graph being recorded (nmt.engine.cuda_graphs) gets a buffer of its own: a shared one would be freed when a
-        # larger chunk replaces it, and the graph's replays would write into memory that is someone else's
+        # a CUDA graph being recorded (nmt.engine.cuda_graphs) gets a buffer of its own: a shared one would be freed
+        # when a larger chunk replaces it, and the graph's replays would write into memory that is someone else's
         return torch.empty(rows, columns, device=device)
     key = (torch.device(device), columns)
     buffer = _buffers.get(key)

@@ -3,8 +3,8 @@
 are used as they are:
     r = sigmoid(gi_r + gh_r)    z = sigmoid(gi_z + gh_z)    n = tanh(gi_n + r * gh_n)    h' = n + z * (h - n)
 gi and gh are the input and hidden products with their biases [B, 3H]; gi is overwritten with (r, z, n), which the
-backward pass reads with gh's n part. On a CPU in fp32 each function is one call of a compiled C kernel (nmt.engine.native),
-else these torch operations.
+backward pass reads with gh's n part. On a CPU in fp32 each function is one call of a compiled C kernel
+(nmt.engine.native), else these torch operations.
 """
 from __future__ import annotations
 

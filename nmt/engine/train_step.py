@@ -16,8 +16,8 @@ Precision (`train.precision`):
          (`nmt train` and `nmt bench train` decide it before they build their steps; a step given `auto` on a CPU
          itself, as in the tests, is fp32).
 
-CUDA graphs (`train.cuda_graphs`, auto by default): on a CUDA device the input-feeding decoder's part of the update
-is replayed from a CUDA graph (nmt.engine.cuda_graphs) for the models that can have them; the others, and every model on a
+CUDA graphs (`train.cuda_graphs`, auto by default): on a CUDA device the input-feeding decoder's part of the update is
+replayed from a CUDA graph (nmt.engine.cuda_graphs) for the models that can have them; the others, and every model on a
 CPU, train without. `true` says so in one line where it cannot be done; `false` never graphs.
 
 No update waits for the device: the loss comes back as a tensor on it (callers add it up there and read it when

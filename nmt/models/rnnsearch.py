@@ -162,7 +162,8 @@ class RNNSearch(nn.Module):
     def encode(self, src: torch.Tensor, src_len: torch.Tensor) -> RNNSearchEncoderOutput:
         src_len_cpu, src_len = lengths_on(src_len, src.device)
         emb = self.dropout(self.src_embed(src))
-        memory = None if self.accelerator is None else self.accelerator.bidirectional_gru(self.encoder, emb, src_len_cpu)
+        memory = (None if self.accelerator is None
+                  else self.accelerator.bidirectional_gru(self.encoder, emb, src_len_cpu))
         if memory is None:
             packed = pack_padded_sequence(emb, src_len_cpu, batch_first=True, enforce_sorted=False)
             out, _ = self.encoder(packed)
