@@ -5,9 +5,9 @@ and never changed after.
 params.yaml is the one place of defaults: a resolved config has every key, so nothing here has a default of its own.
 Model files and checkpoints written before a key existed lack it; :func:`upgrade` brings such a section up to the
 current :data:`VERSION` in one step, giving each key added since the value that means what the file's training did
-(:data:`ADDED`) and dropping the keys retired since (:data:`RETIRED`). The same table decides which settings are
-compared (:func:`comparable_settings`): a key at its "as before" value is left out, so adding a key retrains,
-re-measures and refuses to resume nothing.
+(:data:`ADDED`; a key added inside a mapping-valued setting, :data:`ADDED_WITHIN`) and dropping the keys retired
+since (:data:`RETIRED`). The same tables decide which settings are compared (:func:`comparable_settings`): a key at
+its "as before" value is left out, so adding a key retrains, re-measures and refuses to resume nothing.
 """
 from __future__ import annotations
 
@@ -30,6 +30,11 @@ ADDED = {
               "engine": "fast", "precision": "auto", "cuda_graphs": "auto", "plateau": None, "eval_every": 0,
               "keep": "last", "best_by": "dev_ppl"},
 }
+# Keys added inside a mapping-valued setting after it existed, with the value that means "as before" (applied where
+# the setting is a mapping, never to null): a train.plateau recorded without `patience` ended training at the first
+# stall at the final learning rate, which is patience 1 (nmt.schedule). The one place that says so: every reader of
+# a recorded section goes through upgrade (a whole section) or upgrade_value (one setting, e.g. model.json's plateau).
+ADDED_WITHIN = {("train", "plateau"): {"patience": 1}}
 # Keys since removed, with the value that meant what the settings now mean without them (train.until_flat became
 # train.plateau).
 RETIRED = {"model": {}, "train": {"until_flat": None}}
@@ -49,8 +54,25 @@ def upgrade(section: str, values: Mapping[str, Any]) -> dict:
             if value != RETIRED[section][key]:
                 raise ConfigError(f"{section}.{key}: {value!r} is a retired setting; retrain with the current ones")
             continue
-        upgraded[key] = value
+        upgraded[key] = upgrade_value(section, key, value)
     return upgraded
+
+
+def upgrade_value(section: str, key: str, value):
+    """One setting as any version wrote it, at :data:`VERSION`: a mapping given the keys added inside it since
+    (:data:`ADDED_WITHIN`) at their "as before" values; any other value as it is."""
+    added = ADDED_WITHIN.get((section, key))
+    if not added or not isinstance(value, Mapping):
+        return value
+    return {**value, **{name: default for name, default in added.items() if name not in value}}
+
+
+def _without_added_within(section: str, key: str, value):
+    """A mapping-valued setting without the keys added inside it at their "as before" values (comparable_settings)."""
+    added = ADDED_WITHIN.get((section, key))
+    if not added or not isinstance(value, Mapping):
+        return value
+    return {name: item for name, item in value.items() if not (name in added and item == added[name])}
 
 
 def _at_added_default(section: str, key: str, value) -> bool:
@@ -65,8 +87,9 @@ def _at_added_default(section: str, key: str, value) -> bool:
 
 def comparable_settings(config: Mapping) -> dict:
     """The `model` and `train` sections of a config (any version) without the keys added later at their "as before"
-    value, nor the NOT_COMPARED ones: two configs that train the same compare equal."""
-    return {section: {k: v for k, v in (config.get(section) or {}).items()
+    value (inside a setting too: ADDED_WITHIN), nor the NOT_COMPARED ones: two configs that train the same compare
+    equal."""
+    return {section: {k: _without_added_within(section, k, v) for k, v in (config.get(section) or {}).items()
                       if not _at_added_default(section, k, v) and (section, k) not in NOT_COMPARED}
             for section in ("model", "train")}
 

@@ -19,11 +19,12 @@ Beyond the plain recipe (Peter et al. 2017's variants of RNNsearch training):
                            are given to the optimiser and get gradients; all others stay bit-identical.
   train.max_updates        stop after this many updates in all (0 = no limit); the epoch in progress is evaluated
                            and recorded as it stands.
-  train.plateau            {within: w, halvings: h, max_epochs: n}: the reduced presets' rule (nmt.schedule): the
-                           learning rate halved at each of the first h epochs that lower the best dev perplexity by
-                           at most the fraction w, training ended at the next, and after n epochs in any case;
-                           without it, the fixed schedule (epochs, halve_after, dropout_schedule). Decided from the
-                           recorded metrics, so a resumed run decides as an uninterrupted one.
+  train.plateau            {within: w, halvings: h, patience: p, max_epochs: n}: the reduced presets' rule
+                           (nmt.schedule): the learning rate halved at each of the first h epochs that lower the best
+                           dev perplexity by at most the fraction w (stalls), training ended once the last p epochs
+                           were all stalls at the final rate, and after n epochs in any case; without it, the fixed
+                           schedule (epochs, halve_after, dropout_schedule). Decided from the recorded metrics, so a
+                           resumed run decides as an uninterrupted one.
   train.eval_every         also evaluate the dev perplexity every N updates (in evaluation mode, which draws nothing
                            from the generators, so training goes on exactly as without); recorded in the checkpoint
                            and evaluations.jsonl.

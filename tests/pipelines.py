@@ -154,7 +154,8 @@ def reference_pipeline(workdir: Path, mirror: Path, nice: int = 0) -> Pipeline:
         task["max_train"] = 300
     preset["prepare"].update(src_vocab=300, tgt_vocab=300)
     preset["model"].update(layers=1, hidden=16, embed=16)
-    preset["train"].update(plateau={"within": 0.01, "halvings": 1, "max_epochs": 1}, seeds=list(REFERENCE_SEEDS))
+    preset["train"].update(plateau={"within": 0.01, "halvings": 1, "patience": 2, "max_epochs": 1},
+                           seeds=list(REFERENCE_SEEDS))
     preset["translate"] = {"beam": 1, "batch_size": 500}
     preset["eflomal"] = {"samplers": 1}
     preset_file.write_text(yaml.safe_dump(preset, sort_keys=False))

@@ -214,21 +214,23 @@ def test_the_table_schema_offers_exactly_the_choices_the_code_knows():
 
 @pytest.mark.parametrize("preset", sorted(p.stem for p in (ROOT / "workflow/presets").glob("*.yaml")))
 def test_every_arm_of_a_preset_trains_by_one_rule_and_is_gated_by_it(preset):
-    """The reduced presets train every system, recipes included, by the plateau rule with the threshold the
-    convergence gate judges by; the paper preset keeps the papers' fixed schedules."""
+    """The reduced presets train every system, recipes included, by one plateau rule (patience included: all arms
+    alike) with the threshold the convergence gate judges by; the paper preset keeps the papers' fixed schedules."""
     config = cfg.load_params(ROOT / "params.yaml", preset)
     rules = set()
     for task, systems in plan.collect_systems(config, ROOT).items():
         for system, table_path in systems.items():
             train = cfg.system_config(config, cfg.load_table(ROOT / table_path), system, table_path)["train"]
             rules.add(None if train.get("plateau") is None else
-                      (train["plateau"]["within"], train["plateau"]["halvings"], train.get("keep")))
+                      (train["plateau"]["within"], train["plateau"]["halvings"], train["plateau"]["patience"],
+                       train.get("keep")))
     if preset == "paper":
         assert rules == {None}
     else:
         assert len(rules) == 1 and None not in rules, rules
-        within, _, keep = rules.pop()
+        within, _, patience, keep = rules.pop()
         assert within == config["verdicts"]["converged_within"] and keep == "best"
+        assert patience == 2
 
 
 def test_a_checkpoint_written_while_until_flat_existed_still_compares_equal():

@@ -11,7 +11,8 @@ from nmt.errors import ConfigError
 from nmt.models.io import load_model, save_model
 from nmt.models.registry import build_model
 from nmt.pipeline import plan
-from nmt.settings import ADDED, VERSION, ModelSettings, SystemSettings, TrainSettings, comparable_settings, upgrade
+from nmt.settings import (ADDED, ADDED_WITHIN, VERSION, ModelSettings, SystemSettings, TrainSettings,
+                          comparable_settings, upgrade, upgrade_value)
 
 ROOT = Path(__file__).resolve().parents[1]
 PRESETS = sorted(p.stem for p in (ROOT / "workflow/presets").glob("*.yaml"))
@@ -68,6 +69,27 @@ def test_an_older_section_is_upgraded_to_what_its_training_did_and_compares_equa
         {"model": upgrade("model", older["model"]), "train": upgrade("train", older["train"])})
     with pytest.raises(ConfigError, match="train.until_flat"):
         upgrade("train", {**older["train"], "until_flat": 2})
+
+
+def test_a_plateau_recorded_before_patience_means_patience_1_and_compares_equal_to_it():
+    """train.plateau.patience was added inside the setting (ADDED_WITHIN): a model.json or checkpoint written
+    before has a plateau without it, which trained as patience 1 (stop at the first stall at the final rate). Read
+    through upgrade it is patience 1; compared, it equals a plateau with patience 1 (such a checkpoint resumes, a
+    finished training is not redone) and differs from one with patience 2 (the presets' rule since)."""
+    assert ADDED_WITHIN == {("train", "plateau"): {"patience": 1}}
+    current = cfg.load_params(ROOT / "params.yaml", "small")
+    assert current["train"]["plateau"]["patience"] == 2
+    older = {"model": current["model"], "train": {**current["train"]}}
+    older["train"]["plateau"] = {k: v for k, v in current["train"]["plateau"].items() if k != "patience"}
+    assert upgrade("train", older["train"])["plateau"] == {**older["train"]["plateau"], "patience": 1}
+    assert upgrade_value("train", "plateau", older["train"]["plateau"])["patience"] == 1
+    assert upgrade_value("train", "plateau", None) is None and upgrade_value("train", "lr", 0.5) == 0.5
+    settings = SystemSettings.from_config(older)
+    assert settings.train.plateau["patience"] == 1 and settings.schedule.plateau["patience"] == 1
+    as_before = {**current, "train": {**current["train"], "plateau": {**older["train"]["plateau"], "patience": 1}}}
+    assert comparable_settings(older) == comparable_settings(as_before)
+    assert comparable_settings(older) != comparable_settings(current)
+    assert comparable_settings(current)["train"]["plateau"]["patience"] == 2
 
 
 def test_a_model_file_records_its_settings_version_and_one_from_a_newer_nmt_is_refused(tmp_path):

@@ -102,27 +102,27 @@ def half_an_epoch(out) -> float:
 
 def test_the_plateau_rule_end_to_end_and_a_run_killed_after_a_halving_resumes_exactly(workspace):
     """`train.plateau` in `nmt train`: a threshold every epoch misses (within 1.0: every epoch after the first is a
-    stall) halves once and stops at the next stall; one no epoch misses trains to max_epochs at the full rate; a run
-    killed after its halving resumes to the uninterrupted result (the rule reads the recorded metrics); with keep:
-    best, model.pt is the best evaluation."""
+    stall) halves once and, with patience 2, stops at the second stall in a row at the final rate; one no epoch
+    misses trains to max_epochs at the full rate; a run killed between those two stalls resumes to the uninterrupted
+    result (the rule reads the recorded metrics); with keep: best, model.pt is the best evaluation."""
     root, _ = workspace
     preset = yaml.safe_load((root / "presets" / "unit.yaml").read_text())
     preset["train"]["keep"] = "best"
     for name, within in (("unit_always_flat", 1.0), ("unit_never_flat", 1e-9)):
-        preset["train"]["plateau"] = {"within": within, "halvings": 1, "max_epochs": 4}
+        preset["train"]["plateau"] = {"within": within, "halvings": 1, "patience": 2, "max_epochs": 5}
         (root / "presets" / f"{name}.yaml").write_text(yaml.safe_dump(preset))
     subprocess.run(train_cmd(root, "unit_always_flat", root / "flat"), check=True, capture_output=True)
     flat = final_state(root / "flat")[0]
-    assert [m["epoch"] for m in flat] == [1, 2, 3]
-    assert [m["lr"] for m in flat] == [flat[0]["lr"], flat[0]["lr"], flat[0]["lr"] / 2]
+    assert [m["epoch"] for m in flat] == [1, 2, 3, 4]
+    assert [m["lr"] for m in flat] == [flat[0]["lr"], flat[0]["lr"], flat[0]["lr"] / 2, flat[0]["lr"] / 2]
     subprocess.run(train_cmd(root, "unit_never_flat", root / "falling"), check=True, capture_output=True)
     falling = final_state(root / "falling")[0]
     ppls = [m["dev_ppl"] for m in falling]
-    assert len(falling) == 4 or ppls[-1] >= min(ppls[:-1])  # to max_epochs, unless the perplexity rose twice
+    assert len(falling) == 5 or ppls[-1] >= min(ppls[:-1])  # to max_epochs, unless the perplexity rose three times
 
     reference = final_state(root / "flat")
-    out = root / "flat_killed"  # killed after the epoch whose stall halved the learning rate
-    kill_when(train_cmd(root, "unit_always_flat", out), lambda: epochs_recorded(out) >= 2)
+    out = root / "flat_killed"  # killed after the first stall at the final rate, before the second
+    kill_when(train_cmd(root, "unit_always_flat", out), lambda: epochs_recorded(out) >= 3)
     subprocess.run(train_cmd(root, "unit_always_flat", out), check=True, capture_output=True)
     assert_same_run(reference, final_state(out))
     kept = json.loads((root / "flat" / "model.json").read_text())["kept"]

@@ -12,6 +12,7 @@ from .. import __version__, layout
 from ..data.synth import describe
 from ..data.tasks import data_task
 from ..environment import git_commit
+from ..settings import upgrade_value
 
 
 def _read_json(path: Path) -> dict | None:
@@ -51,7 +52,8 @@ def report_context(config: dict, data_dir: Path, results_dir: Path, trained: dic
                                     "halve_after": meta.get("halve_after"), "batch_size": train["batch_size"],
                                     "clip_norm": train["clip_norm"], "device": meta.get("device")}
         if meta.get("plateau"):  # the epochs above are at most; the metrics say how many were trained
-            training[meta["system"]]["plateau"] = meta["plateau"]
+            # (one recorded before plateau.patience existed: patience 1, nmt.settings.ADDED_WITHIN)
+            training[meta["system"]]["plateau"] = upgrade_value("train", "plateau", meta["plateau"])
     revision = git_commit(short=True)  # the code's commit (nmt.environment; the full one in Environment and cost)
     return {
         "corpus": next(iter(corpora.values()), {}),
