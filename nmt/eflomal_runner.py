@@ -69,6 +69,7 @@ def _environment(**values: str):
 
 DEFAULT_SAMPLERS = 3  # eflomal's own default
 DEFAULT_MODEL = 3  # IBM-1 + HMM + fertility: the baseline closest to the papers' GIZA++/Berkeley aligners
+DEFAULT_SEED = 1  # `nmt align eflomal --seed`'s default
 
 
 def samplers_argument(text: str) -> int:

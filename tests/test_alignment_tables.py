@@ -24,7 +24,24 @@ def test_luong_table6_aligns_trained_systems_the_ensemble_and_eflomal():
         assert entries[("en-de", name)]["kind"] == "model" and entries[("en-de", name)]["reverse_task"] is None
     assert entries[("en-de", "eflomal_full")] == {"task": "en-de", "name": "eflomal_full", "split": "align",
                                                   "kind": "aligner", "aligner": {"tool": "eflomal", "model": 3,
-                                                                                 "symmetrize": "grow-diag-final-and"}}
+                                                                                 "symmetrize": "grow-diag-final-and"},
+                                                  "seed": 1}
+
+
+
+@pytest.mark.parametrize("table, section, name", [("luong2015_table6", "aligners", "eflomal_full"),
+                                                  ("luong2015_table1", "ensembles", "ensemble_attention")])
+def test_an_aligner_or_ensemble_may_not_be_named_like_a_seed_run(tmp_path, table, section, name):
+    """Aligners and ensembles have seed runs NAME_seedN too (plan.aligner_runs, plan.collect_ensembles)."""
+    spec = yaml.safe_load((ROOT / f"workflow/tables/{table}.yaml").read_text())
+    where = spec["alignment"] if section == "aligners" else spec
+    where[section]["x_seed2"] = where[section].pop(name)
+    for row in spec["rows"]:
+        row["system"] = "x_seed2" if row["system"] == name else row["system"]
+    (tmp_path / "t.yaml").write_text(yaml.safe_dump(spec))
+    key = "alignment.aligners" if section == "aligners" else "ensembles"
+    with pytest.raises(ValueError, match=rf"t\.yaml: {key}\.x_seed2: a name ending in _seedN is a seed run's"):
+        load_table(tmp_path / "t.yaml")
 
 
 def test_peter_table1_trains_every_system_in_both_directions_and_merges_them():

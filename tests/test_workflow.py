@@ -279,8 +279,8 @@ def test_every_snakemake_job_and_every_dvc_stage_is_one_job_record(tmp_path, pre
     its step's rule, writing the record's outputs from its inputs with its commands (its own thread count, the
     device option of its resources and its log added); dvc.yaml has one stage per record, named by it (what
     `nmt dvc-yaml` writes from the records is checked by tests/test_dvc_pipeline.py). With train.seeds, both
-    train every system once per seed, and decode, score and align each run; with unk.credit, every decoding is
-    told it."""
+    train every system once per seed, and decode, score and align each run (an ensemble of each seed's runs, a
+    statistical aligner once per seed too); with unk.credit, every decoding is told it."""
     workdir = scratch_copy(tmp_path / preset)
     params = yaml.safe_load((workdir / "params.yaml").read_text())
     (workdir / "params.yaml").write_text(yaml.safe_dump({**params, "preset": preset}, sort_keys=False))
@@ -309,6 +309,8 @@ def test_every_snakemake_job_and_every_dvc_stage_is_one_job_record(tmp_path, pre
         assert len(trained) == 2 * len({name for name in trained if "_seed" not in name})
         frozen = next(job for job in records if job.name == "train.de-en.rnnsearch_tf_frozen_seed2")
         assert "--init-from results/tiny/de-en/models/rnnsearch_seed2/model.pt" in frozen.shell(1, "")
-        for decoded in ("translate.en-vi.monotonic_eq17_hard_seed2.test", "align_score.de-en.rnnsearch_seed2.align"):
+        for decoded in ("translate.en-vi.monotonic_eq17_hard_seed2.test", "align_score.de-en.rnnsearch_seed2.align",
+                        "translate.en-de.ensemble_attention_seed2.test2",  # the ensemble of the seed-2 runs
+                        "align_statistical.en-de.eflomal_full_seed2.align"):  # an aligner run per seed
             assert decoded in stages
         assert all(" --credit predicted " in job.shell(1, "") for job in records if job.step.name == "translate")

@@ -212,7 +212,8 @@ def register(subparsers) -> None:
     p.add_argument("--model", type=int, choices=sorted(LABELS), default=eflomal_runner.DEFAULT_MODEL,
                    help="eflomal model (default: %(default)s)")
     p.add_argument("--method", choices=METHODS, default=DEFAULT_SYMMETRIZE, help="default: %(default)s")
-    p.add_argument("--seed", type=int, default=1, help="seed of eflomal's sampler (default: %(default)s)")
+    p.add_argument("--seed", type=int, default=eflomal_runner.DEFAULT_SEED,
+                   help="seed of eflomal's sampler (default: %(default)s)")
     eflomal_runner.add_samplers_argument(p)
     p.add_argument("--out", required=True, help="merged links of the test pairs (Pharaoh, source first)")
     p.add_argument("--forward-out", help="also write the forward direction's links of the test pairs")

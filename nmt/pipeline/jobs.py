@@ -23,7 +23,7 @@ from typing import Mapping
 import yaml
 
 from .. import config as cfg
-from .. import layout
+from .. import eflomal_runner, layout
 from ..align.statistical import aligner_label
 from ..schedule import unread_keys
 from ..settings import comparable_settings
@@ -415,13 +415,14 @@ class JobBuilder:
                     "--out", self.path(layout.SCORES, pair=task, system=name, testset=split)]
 
         scores = (self.path(layout.SCORES, pair=task, system=name, testset=split),)
-        if entry["kind"] == "aligner":
+        if entry["kind"] == "aligner":  # one run per seed of the preset (plan.aligner_runs), each its own sampler's
             links = self.path(layout.ALIGNER_LINKS, **fields)
             train_src, train_tgt = self.sides(task, "train")
+            seed = [] if entry["seed"] == eflomal_runner.DEFAULT_SEED else ["--seed", entry["seed"]]
             self.add("align_statistical", f"align_statistical.{task}.{name}.{split}", fields,
                      [["nmt", "align", "eflomal", "--src", src, "--tgt", tgt, "--extra-src", train_src,
                        "--extra-tgt", train_tgt, "--model", entry["aligner"]["model"],
-                       "--method", entry["aligner"]["symmetrize"], "--out", links, *self.samplers]],
+                       "--method", entry["aligner"]["symmetrize"], *seed, "--out", links, *self.samplers]],
                      [src, tgt, train_src, train_tgt])
             self.add("align_score", f"align_score.{task}.{name}.{split}", fields, [score(links, [])],
                      [gold, links, src, tgt], metrics=scores)

@@ -3,14 +3,17 @@ Snakefile's rules and the generated DVC stages), the report and the estimates, s
 
 collect_systems       {task: {system: table file}}: every model trained (a system's runs with its other
                       train.seeds too: SYSTEM_seedN)
-collect_runs          {task: {name: [name, name_seedN, ...]}}: what a table row's value is the mean of
-collect_ensembles     {task: {name: members, combine, decode}}: ensembles and tables' decodings of one system
+collect_runs          {task: {name: [name, name_seedN, ...]}}: what a table row's value is the mean of (a system's,
+                      an ensemble's, a decoding's or a statistical aligner's runs, one per seed)
+collect_ensembles     {task: {name: members, combine, decode}}: ensembles and tables' decodings of one system (and
+                      each one's seed runs: NAME_seedN of the members' seed-N runs)
 collect_evaluations   [(task, system, testset)]: every translation a table or figure shows
 collect_figures       [(task, figure)]: the figures, their systems checked
-collect_alignments    every alignment an alignment table scores (a model's, or a statistical aligner's)
+collect_alignments    every alignment an alignment table scores (a model's, or a statistical aligner's), each
+                      seed run's
 collect_attention_maps, collect_training_alignments, collect_training_model_alignments: the other inputs
 collect_claims        the papers' claims the report judges, each checked against its table's rows
-seed_part             every file of the run that one seed makes (a run made one seed at a time)
+seed_part             every file of one seed's runs (a run made one seed at a time, a part per seed)
 Each checks what it collects against the others (a row naming an untrained system is a ConfigError naming the
 file). Where each of these files lives is nmt.layout's job; how one system is configured is nmt.config's.
 """
@@ -92,12 +95,17 @@ def runs_of(known: dict, name: str) -> list[str]:
 
 
 def collect_runs(config: dict, root: str | Path = ".") -> dict[str, dict[str, list[str]]]:
-    """{task: {name: [name, name_seedB, ...]}} for every trained system and decoding of a task that has seed runs
-    (train.seeds): the runs whose scores a table row averages and a claim's interval resamples."""
+    """{task: {name: [name, name_seedB, ...]}} for every trained system, ensemble, decoding and statistical aligner
+    of an alignment table that has seed runs (train.seeds): the runs whose scores a table row averages and a claim's
+    interval resamples (run N of every system, ensemble and aligner made with seed N)."""
     systems, ensembles = collect_systems(config, root), collect_ensembles(config, root)
+    aligners: dict[str, dict[str, None]] = {}
+    for entry in collect_alignments(config, root):
+        if entry["kind"] == "aligner":
+            aligners.setdefault(entry["task"], {})[entry["name"]] = None
     out: dict[str, dict[str, list[str]]] = {}
-    for task in systems:
-        known = {**systems[task], **ensembles.get(task, {})}
+    for task in dict.fromkeys([*systems, *aligners]):
+        known = {**systems.get(task, {}), **ensembles.get(task, {}), **aligners.get(task, {})}
         for name in known:
             if SEED_RUN.match(name) and SEED_RUN.match(name)["system"] in known:
                 continue
@@ -109,10 +117,14 @@ def collect_runs(config: dict, root: str | Path = ".") -> dict[str, dict[str, li
 
 def collect_ensembles(config: dict, root: str | Path = ".") -> dict[str, dict[str, dict]]:
     """{task: {ensemble: {"members": [...], "combine": ...}}} over the preset's tables: what the
-    workflow decodes as ensembles of trained systems (they train nothing themselves).
+    workflow decodes as ensembles of trained systems (they train nothing themselves), and tables' decodings of one
+    system (``decode``: how).
 
     Every member must be a system that some table of the preset trains for the same task; an ensemble id
-    used by several tables must mean the same ensemble everywhere.
+    used by several tables must mean the same ensemble everywhere. Where the members were trained with several
+    seeds (train.seeds), an ensemble (or decoding) is there once per seed: NAME with the members themselves (the
+    first seed's runs) and NAME_seedN with each member's run of seed N (MEMBER_seedN), for every seed N that all
+    its members have; collect_runs gives it those runs, as it gives a system its seed runs.
     """
     systems = collect_systems(config, root)
     found: dict[str, dict[str, dict]] = {}
@@ -135,11 +147,18 @@ def collect_ensembles(config: dict, root: str | Path = ".") -> dict[str, dict[st
                                   f"{defined_in[(task, name)]}")
             defined_in.setdefault((task, name), table_path)
             found.setdefault(task, {})[name] = spec
-            if spec.get("decode"):  # a decoding of one system: decode each of its seed runs the same way
-                member = spec["members"][0]
-                for run in runs_of(systems.get(task, {}), member)[1:]:
-                    found[task][seed_run(name, int(SEED_RUN.match(run)["seed"]))] = {**spec, "members": [run]}
+            # with each seed that all its members were trained with: the same ensemble (or decoding) of that seed's
+            # runs, NAME_seedN, so that it has runs like a system and is paired with the systems' seed N
+            for seed in _seeds_of_all(systems.get(task, {}), spec["members"]):
+                found[task][seed_run(name, seed)] = {**spec, "members": [seed_run(m, seed) for m in spec["members"]]}
     return found
+
+
+def _seeds_of_all(known: dict, members: list[str]) -> list[int]:
+    """The seeds after the first that every one of ``members`` has a seed run with among ``known`` (one task's
+    systems), in the first member's order."""
+    seeds = [[int(SEED_RUN.match(run)["seed"]) for run in runs_of(known, member)[1:]] for member in members]
+    return [seed for seed in seeds[0] if all(seed in other for other in seeds[1:])] if seeds else []
 
 
 def collect_figures(config: dict, root: str | Path = ".") -> list[tuple[str, dict]]:
@@ -290,9 +309,10 @@ def collect_alignments(config: dict, root: str | Path = ".") -> list[dict]:
                 with ``reverse_task`` the same-named model of that task aligns the swapped split too and the two
                 directions are merged with ``symmetrize``;
       aligner   a statistical baseline (``aligner``: its settings), trained on the task's training data plus
-                the split's sentences.
-    A table's split must exist in its task's corpus, and a used system must be trained or ensembled by the
-    preset's tables for that task."""
+                the split's sentences, with ``seed`` (its sampler's).
+    Every run is there: a model's seed runs (a trained system's, an ensemble's: collect_ensembles) and an aligner's
+    run per seed of the preset (aligner_runs), each under its own name. A table's split must exist in its task's
+    corpus, and a used system must be trained or ensembled by the preset's tables for that task."""
     systems = collect_systems(config, root)
     ensembles = collect_ensembles(config, root)
     wanted: dict[tuple[str, str, str], dict] = {}
@@ -322,14 +342,30 @@ def collect_alignments(config: dict, root: str | Path = ".") -> list[dict]:
                                                          *ensembles.get(spec["reverse_task"], {})}:
                     raise ConfigError(f"{table_path}: {name!r} is not trained for the reverse task "
                                       f"{spec['reverse_task']}")
-            runs = runs_of(systems.get(task, {}), name) if entry["kind"] == "model" else [name]
-            for run in runs:  # a trained system's seed runs align too
+            if entry["kind"] == "model":  # a trained system's (or an ensemble's) seed runs align too
+                runs = {run: {} for run in runs_of({**systems.get(task, {}), **ensembles.get(task, {})}, name)}
+                reverse = spec["reverse_task"]
+                unknown = [run for run in runs if reverse and run not in {*systems.get(reverse, {}),
+                                                                          *ensembles.get(reverse, {})}]
+                if unknown:
+                    raise ConfigError(f"{table_path}: {unknown[0]!r} (a seed run of {name!r}) is not trained for the "
+                                      f"reverse task {reverse}")
+            else:  # a statistical aligner is a sampler: run once per seed of the preset, as a system is trained
+                runs = {run: {"seed": seed} for run, seed in aligner_runs(config, name)}
+            for run, more in runs.items():
                 key = (task, run, split)
-                run_entry = {**entry, "name": run}
+                run_entry = {**entry, "name": run, **more}
                 if key in wanted and wanted[key] != run_entry:
                     raise ConfigError(f"{table_path}: {name!r} is aligned differently by another table of task {task}")
                 wanted[key] = run_entry
     return list(wanted.values())
+
+
+def aligner_runs(config: dict, name: str) -> list[tuple[str, int]]:
+    """[(run, seed)]: the runs of a statistical aligner of an alignment table, one per seed of the preset
+    (preset_seeds): the aligner itself with the first seed, ALIGNER_seedN with seed N (nmt align eflomal --seed)."""
+    seeds = preset_seeds(config)
+    return [(name, seeds[0])] + [(seed_run(name, seed), seed) for seed in seeds[1:]]
 
 
 def statistical_aligners(config: dict, root: str | Path = ".") -> dict[tuple[str, str, str], dict]:
@@ -418,21 +454,24 @@ def preset_seeds(config: dict) -> list[int]:
 def seed_part(config: dict, root: str | Path, seed: int) -> list[str]:
     """Every file of the run that belongs to one seed (a whole part of a run made piece by piece: one seed on one
     machine, the next later): the trainings' model.json and metrics, and the translations, attention maps and
-    scores of the runs with that seed. A run of the preset's first seed is the system itself; ensembles and
-    statistical aligners belong to it too (an ensemble's members are the first seed's runs). What is left is the
-    report, made from every part."""
+    scores of the runs with that seed. Every run is its seed's: a system's, an ensemble's or a decoding's run
+    NAME_seedN (collect_ensembles: of the members' seed-N runs) and a statistical aligner's ALIGNER_seedN
+    (aligner_runs) belong to seed N, and NAME itself to the preset's first seed, as does whatever has one run only
+    (an ensemble whose members lack seed runs). The statistical alignments of the training data that trainings
+    read (guided alignment's links, the unk dictionary's) are one run, an input that every part makes alike and none
+    holds. What is left is the report, made from every part."""
     seeds = preset_seeds(config)
     if seed not in seeds:
         raise ConfigError(f"preset {config['preset']!r}: seed {seed} is not one of train.seeds "
                           f"({', '.join(map(str, seeds))})")
     preset = config["preset"]
     systems = collect_systems(config, root)
+    seed_runs_of = {(task, run): int(SEED_RUN.match(run)["seed"])
+                    for task, by_name in collect_runs(config, root).items() for runs in by_name.values()
+                    for run in runs[1:]}
 
     def of_seed(task: str, name: str) -> bool:
-        match = SEED_RUN.match(name)
-        if match and match["system"] in systems.get(task, {}):
-            return int(match["seed"]) == seed
-        return seed == seeds[0]
+        return seed_runs_of.get((task, name), seeds[0]) == seed
 
     files: dict[str, None] = {}
     for task, names in systems.items():

@@ -76,6 +76,11 @@ def load_table(path) -> dict:
     ensembles = _parse_ensembles(data.get("ensembles"), systems, where)
     ensembles.update(_parse_decodings(data.get("decodings"), systems, ensembles, where))
     alignment = _parse_alignment(data.get("alignment"), systems, ensembles, data["task"], where)
+    named = {f"{'decodings' if spec.get('decode') else 'ensembles'}.{name}": name for name, spec in ensembles.items()}
+    named.update({f"alignment.aligners.{name}": name for name in (alignment or {}).get("aligners") or {}})
+    for key, name in named.items():  # they have seed runs too (nmt.pipeline.plan.collect_ensembles, aligner_runs)
+        if SEED_RUN_NAME.match(name):
+            raise ConfigError(f"{where}: {key}: a name ending in _seedN is a seed run's (train.seeds); rename it")
     row_systems = [*systems, *ensembles]
     if alignment:
         row_systems += [*alignment["uses"], *alignment["aligners"]]
