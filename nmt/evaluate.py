@@ -1,7 +1,10 @@
 """Scoring translations: tokenised BLEU (multi-bleu.perl style), detokenised sacreBLEU, per-length BLEU.
 
 Both BLEU variants are computed with sacreBLEU's ``BLEU`` metric, corpus level, one reference, case-sensitive,
-``smooth_method='exp'``, ``effective_order=False`` (sacreBLEU's defaults):
+``smooth_method='exp'``, ``effective_order=False`` (sacreBLEU's defaults), except where the task's text was
+lowercased when it was prepared (``prepare.lowercase``; ``nmt evaluate --lowercase``): then the reference has no
+case to match, and every score (BLEU and chrF) is computed case-insensitively, so that its signature says
+``case:lc`` instead of claiming ``case:mixed`` for a comparison of lowercased text:
 
 - ``bleu_tok``: ``tokenize='none'``: the n-grams are the whitespace-separated tokens as given, so the score is
   the one ``multi-bleu.perl`` reports on the same tokenised files. The one difference: when some n-gram order
@@ -57,36 +60,44 @@ def _check_lengths(hyps: Sequence[str], refs: Sequence[str]) -> None:
         raise InputError(f"{len(hyps)} hypotheses but {len(refs)} references")
 
 
-def bleu_metric(tokenize: str) -> BLEU:
-    """sacreBLEU's BLEU as every score here is computed: one reference, case-sensitive, ``exp`` smoothing, no
-    effective order; ``tokenize`` 'none' (tokenised text as it is) or '13a'. With 'none' the text is tokenised on
-    purpose, so sacreBLEU's warning about tokenised input (``force``) is off."""
-    return BLEU(tokenize=tokenize, smooth_method="exp", effective_order=False, lowercase=False,
+def bleu_metric(tokenize: str, lowercase: bool = False) -> BLEU:
+    """sacreBLEU's BLEU as every score here is computed: one reference, ``exp`` smoothing, no effective order;
+    ``tokenize`` 'none' (tokenised text as it is) or '13a'; case-sensitive unless ``lowercase`` (text lowercased in
+    preparation: signature ``case:lc``). With 'none' the text is tokenised on purpose, so sacreBLEU's warning about
+    tokenised input (``force``) is off."""
+    return BLEU(tokenize=tokenize, smooth_method="exp", effective_order=False, lowercase=lowercase,
                 force=tokenize == "none")
 
 
-def _bleu_score(hyps: Sequence[str], refs: Sequence[str], tokenize: str) -> tuple[BLEUScore, str]:
+def is_lowercased(signature: str | None) -> bool:
+    """Whether a sacreBLEU signature says the score was computed case-insensitively (``case:lc``)."""
+    return bool(signature) and "case:lc" in str(signature).split("|")
+
+
+def _bleu_score(hyps: Sequence[str], refs: Sequence[str], tokenize: str, lowercase: bool = False
+                ) -> tuple[BLEUScore, str]:
     """sacreBLEU's ``BLEUScore`` (score, bp, ratio, sys_len, ref_len, ...) and the metric's signature."""
     _check_lengths(hyps, refs)
-    metric = bleu_metric(tokenize)
+    metric = bleu_metric(tokenize, lowercase)
     score = metric.corpus_score(list(hyps), [list(refs)])
     return score, str(metric.get_signature())
 
 
-def _bleu(hyps: Sequence[str], refs: Sequence[str], tokenize: str) -> tuple[float, str]:
-    score, signature = _bleu_score(hyps, refs, tokenize)
+def _bleu(hyps: Sequence[str], refs: Sequence[str], tokenize: str, lowercase: bool = False) -> tuple[float, str]:
+    score, signature = _bleu_score(hyps, refs, tokenize, lowercase)
     return float(score.score), signature
 
 
-def chrf(hyps: Sequence[str], refs: Sequence[str]) -> tuple[float, str]:
-    """sacreBLEU's chrF2 with its defaults (sacrebleu -m chrf): ``(score in 0..100, signature)``."""
+def chrf(hyps: Sequence[str], refs: Sequence[str], lowercase: bool = False) -> tuple[float, str]:
+    """sacreBLEU's chrF2 with its defaults (sacrebleu -m chrf; ``lowercase``: case-insensitive, ``-lc``):
+    ``(score in 0..100, signature)``."""
     _check_lengths(hyps, refs)
-    metric = CHRF()
+    metric = CHRF(lowercase=lowercase)
     return float(metric.corpus_score(list(hyps), [list(refs)]).score), str(metric.get_signature())
 
 
-def _chrf_fields(field: str, lines: Sequence[str] | None, refs: Sequence[str]) -> dict[str, Any]:
-    score, signature = chrf(lines, refs) if lines is not None else (None, None)
+def _chrf_fields(field: str, lines: Sequence[str] | None, refs: Sequence[str], lowercase: bool) -> dict[str, Any]:
+    score, signature = chrf(lines, refs, lowercase) if lines is not None else (None, None)
     return {field: score, f"{field}_signature": signature}
 
 
@@ -159,7 +170,7 @@ def bleu_by_length(hyps: Sequence[str], refs: Sequence[str], srcs: Sequence[str]
 def evaluate_files(hyp_path: PathLike, ref_path: PathLike, *, lang: str, ppl: float | None,
                    meta: dict[str, Any], out_path: PathLike | None = None,
                    unk: dict[str, Any] | None = None, src_path: PathLike | None = None,
-                   raw_ref_path: PathLike | None = None) -> dict[str, Any]:
+                   raw_ref_path: PathLike | None = None, lowercase: bool = False) -> dict[str, Any]:
     """Score a translation file against its reference; returns the Scores dict of ``docs/formats.md``.
 
     Both files must be in the tokenised form the model works in (the hypothesis is model output; the reference
@@ -187,6 +198,9 @@ def evaluate_files(hyp_path: PathLike, ref_path: PathLike, *, lang: str, ppl: fl
 
     ``raw_ref_path`` (optional, the test set's raw reference, in the order of ``ref_path``: checked, a mismatch is a
     CorpusError naming both files) is what ``bleu_detok`` scores against instead of the detokenised ``ref_path``.
+
+    ``lowercase``: the task's text was lowercased when it was prepared: every BLEU and chrF score is case-insensitive
+    (``case:lc`` in its signature), the raw reference's case included.
     """
     missing = [k for k in META_KEYS if k not in meta]
     if missing:
@@ -208,18 +222,18 @@ def evaluate_files(hyp_path: PathLike, ref_path: PathLike, *, lang: str, ppl: fl
     detok_refs = list(raw_refs) if raw_refs is not None else detokenize(refs, lang)
 
     def detok_bleu(lines: list[str]) -> tuple[BLEUScore, str]:
-        return _bleu_score(detokenize(lines, lang), detok_refs, "13a")
+        return _bleu_score(detokenize(lines, lang), detok_refs, "13a", lowercase)
 
     scores = dict(meta)
     scores.update({
         "n_sentences": len(refs),
-        **_bleu_fields("bleu_tok", _bleu_score(hyps, refs, "none")),
+        **_bleu_fields("bleu_tok", _bleu_score(hyps, refs, "none", lowercase)),
         **_bleu_fields("bleu_detok", detok_bleu(hyps)),
         "bleu_detok_reference": ({"kind": "raw", "path": str(raw_ref_path)} if raw_refs is not None else
                                  {"kind": "detokenised", "path": str(ref_path)}),
         "ppl": ppl, "hyp": str(hyp_path), "ref": str(ref_path),
         **_bleu_fields("bleu_tok_unk", None), **_bleu_fields("bleu_detok_unk", None),
-        **_chrf_fields("chrf", hyps, refs), **_chrf_fields("chrf_unk", None, refs),
+        **_chrf_fields("chrf", hyps, refs, lowercase), **_chrf_fields("chrf_unk", None, refs, lowercase),
         "unk": unk, "by_length": None,
     })
     srcs = read_parallel(src_path, ref_path)[0] if src_path is not None else None
@@ -227,9 +241,9 @@ def evaluate_files(hyp_path: PathLike, ref_path: PathLike, *, lang: str, ppl: fl
         scores["by_length"] = {"plain": bleu_by_length(hyps, refs, srcs), "unk": None}
     if unk is not None:
         replaced, _ = read_parallel(unk["hyp"], ref_path, allow_empty_src=True)
-        scores.update(_bleu_fields("bleu_tok_unk", _bleu_score(replaced, refs, "none")))
+        scores.update(_bleu_fields("bleu_tok_unk", _bleu_score(replaced, refs, "none", lowercase)))
         scores.update(_bleu_fields("bleu_detok_unk", detok_bleu(replaced)))
-        scores.update(_chrf_fields("chrf_unk", replaced, refs))
+        scores.update(_chrf_fields("chrf_unk", replaced, refs, lowercase))
         if srcs is not None:
             scores["by_length"]["unk"] = bleu_by_length(replaced, refs, srcs)
     if out_path is not None:

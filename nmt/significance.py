@@ -47,16 +47,19 @@ def resample_indices(n_sentences: int, n_samples: int = DEFAULT_SAMPLES, seed: i
     return rng.choice(n_sentences, size=(n_samples, n_sentences), replace=True)
 
 
-def bleu_statistics(hyps: Sequence[str], refs: Sequence[str], tokenize: str) -> np.ndarray:
+def bleu_statistics(hyps: Sequence[str], refs: Sequence[str], tokenize: str, lowercase: bool = False) -> np.ndarray:
     """[n_sentences, k]: sacreBLEU's sufficient statistics of each sentence (hypothesis and reference lengths,
-    n-gram matches and totals) for BLEU with ``tokenize`` ('none': the tokenised text as it is; '13a')."""
+    n-gram matches and totals) for BLEU with ``tokenize`` ('none': the tokenised text as it is; '13a'), case-insensitive
+    with ``lowercase`` (nmt.evaluate.bleu_metric)."""
     if len(hyps) != len(refs):
         raise InputError(f"{len(hyps)} hypotheses but {len(refs)} references")
-    return np.asarray(bleu_metric(tokenize)._extract_corpus_statistics(list(hyps), [list(refs)]), dtype=np.int64)
+    metric = bleu_metric(tokenize, lowercase)
+    return np.asarray(metric._extract_corpus_statistics(list(hyps), [list(refs)]), dtype=np.int64)
 
 
 def bleu_of(stats: np.ndarray, tokenize: str) -> float:
-    """Corpus BLEU of the whole test set from its sentences' statistics: the score nmt.evaluate reports."""
+    """Corpus BLEU of the whole test set from its sentences' statistics: the score nmt.evaluate reports (the case
+    is in the statistics already)."""
     return float(bleu_metric(tokenize)._aggregate_and_compute(stats.tolist()).score)
 
 
@@ -94,32 +97,6 @@ def percentile_interval(samples: np.ndarray) -> tuple[float, float]:
     ordered = np.sort(np.asarray(samples, dtype=np.float64))
     low = len(ordered) // 40
     return float(ordered[low]), float(ordered[len(ordered) - low - 1])
-
-
-def run_draws(n_runs: int, n_samples: int, seed: int | None) -> np.ndarray:
-    """[n_samples, n_runs] indices of a system's training runs drawn with replacement, one row per resample of the
-    sentences (the second level of the bootstrap). Systems trained with the same seeds get the same draws (the same
-    ``seed`` here), so that their difference is paired by seed as it is by sentence."""
-    rng = np.random.default_rng(seed)
-    return rng.choice(n_runs, size=(n_samples, n_runs), replace=True)
-
-
-def two_level_resamples(run_samples: np.ndarray, draws: np.ndarray | None) -> np.ndarray:
-    """[n_samples]: the mean of a system's runs in each resample, its runs drawn with replacement (``draws``: from
-    :func:`run_draws`) on top of the resampled sentences (``run_samples``: [n_runs, n_samples], each run's score of
-    every resample of the sentences, all runs on the same resamples).
-
-    Drawing n runs from n underestimates the variance between runs by the factor (n - 1) / n (the bootstrap's
-    plug-in variance); each draw's departure from the mean of all runs on the same sentences is scaled by
-    sqrt(n / (n - 1)) so that its variance is the unbiased s^2 / n of a mean of n runs. One run: the sentence-level
-    bootstrap alone, unchanged."""
-    run_samples = np.asarray(run_samples, dtype=np.float64)
-    n_runs, n_samples = run_samples.shape
-    mean = run_samples.mean(axis=0)
-    if n_runs == 1:
-        return mean
-    drawn = run_samples[draws, np.arange(n_samples)[:, None]].mean(axis=1)  # [n_samples]
-    return mean + math.sqrt(n_runs / (n_runs - 1)) * (drawn - mean)
 
 
 def tail_p_value(samples: np.ndarray, threshold: float, side: str) -> float:

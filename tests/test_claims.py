@@ -15,6 +15,7 @@ from sacrebleu.significance import estimate_ci
 from nmt import settings
 from nmt import config as cfg
 from nmt import evaluate, significance
+from nmt.difference import SentenceLevel, TwoLevel
 from nmt.errors import ConfigError, InputError
 from nmt.pipeline.plan import collect_claims
 from nmt.report.claims import (CONTRADICTED, INCONCLUSIVE, NOT_RUN, REPRODUCED, ClaimJudge, adjust, claims_csv,
@@ -101,15 +102,20 @@ def interval_rule(kind: str, direction: str, low: float, high: float, margin: fl
                                                      ("within", "higher", 1.0), ("within", "lower", 0.5),
                                                      ("equal", "higher", 0.5)])
 def test_verdicts_from_p_values_are_the_interval_rule(kind, direction, margin):
-    """Verdicts are read off bootstrap p-values (so that they can be adjusted for many claims); on every
-    distribution of resampled differences they equal the rule the report states on the 95% interval."""
+    """Verdicts are read off p-values (so that they can be adjusted for many claims); for a single run's bootstrap
+    and for the interval over seeds and sentences alike they equal the rule the report states on the 95% interval."""
     rng = np.random.default_rng(5)
     outcomes = set()
-    for _ in range(400):
-        deltas = rng.normal(rng.uniform(-2.5, 2.5), rng.uniform(0.05, 1.5), size=1000)
-        low, high = significance.percentile_interval(deltas)
+    for i in range(400):
+        centre, spread = rng.uniform(-2.5, 2.5), rng.uniform(0.05, 1.5)
+        if i % 2:
+            difference = SentenceLevel(delta=centre, samples=rng.normal(centre, spread, size=1000))
+        else:
+            difference = TwoLevel(delta=centre, shared=spread ** 2 * rng.uniform(0, 1), seed_vars=(spread ** 2,),
+                                  runs=(3,), seed_dfs=(rng.uniform(2, 30),))
+        low, high = difference.interval
         expected = interval_rule(kind, direction, low, high, margin)
-        assert verdict_of(*comparison_p_values(kind, direction, deltas, margin)) == expected
+        assert verdict_of(*comparison_p_values(kind, direction, difference, margin)) == expected
         outcomes.add(expected)
     assert outcomes == {REPRODUCED, CONTRADICTED, INCONCLUSIVE}
 
@@ -274,12 +280,13 @@ def test_report_has_the_claims_section_json_and_csv(toy_run, tmp_path):
     assert "Kendall&#8217;s &#964;" in html
     data = json.loads((out / "claims.json").read_text())
     assert data["summary"] == {"claims": 7, "reproduced": 3, "contradicted": 1, "inconclusive": 1, "not_run": 2,
-                               "not_converged": 0, "with_stand_in": 0,
+                               "not_converged": 0, "with_stand_in": 0, "checks": 0,
                                "raw": {"reproduced": 3, "contradicted": 1, "inconclusive": 1, "not_run": 2}}
     for claim in data["claims"]:
         assert {"paper", "claim", "paper_delta", "ours_delta", "ci_low", "ci_high", "verdict", "verdict_raw",
                 "verdict_adjusted", "p_adjusted", "paper_inside", "n_runs", "interval_method", "converged",
-                "scope"} <= set(claim)
+                "scope", "min_detectable", "seeds_needed", "power_note"} <= set(claim)
+    assert data["checks"] == []
     assert "not reproduced at this scale" in html  # the toy preset is not the paper preset
     csv_lines = (out / "claims.csv").read_text().splitlines()
     assert csv_lines[0].startswith("id,paper,claim,") and len(csv_lines) == 8
@@ -366,31 +373,44 @@ def test_a_claim_id_used_in_two_files_is_an_error(tmp_path):
 def test_seed_runs_are_averaged_in_tables_and_their_spread_widens_the_interval(toy_run):
     judge, claims, tables = toy_run
     scores_dir = judge.results_dir / "en-de" / "scores"
-    base = json.loads((scores_dir / "strong.test.json").read_text())
-    refs = Path(base["ref"]).read_text().splitlines()
-    bleus = [base["bleu_tok"]]
-    for seed, rate in ((2, 0.15), (3, 0.25)):  # two more runs of "strong", each worse than the first
-        run = f"strong_seed{seed}"
-        hyps = corrupt(refs, rate, 20 + seed)
-        hyp = write_lines(judge.results_dir.parent.parent / "out" / f"{run}.txt", hyps)
-        bleus.append(significance.bleu_of(significance.bleu_statistics(hyps, refs, "none"), "none"))
-        (scores_dir / f"{run}.test.json").write_text(json.dumps({**base, "system": run, "hyp": str(hyp),
-                                                                 "bleu_tok": bleus[-1]}))
+
+    def more_runs(system: str, rates: tuple[float, float], rng_seed: int) -> list[float]:
+        """Seeds 2 and 3 of ``system``: its first run's scores file with other translations; all three BLEUs."""
+        base = json.loads((scores_dir / f"{system}.test.json").read_text())
+        refs = Path(base["ref"]).read_text().splitlines()
+        bleus = [base["bleu_tok"]]
+        for seed, rate in zip((2, 3), rates):
+            run = f"{system}_seed{seed}"
+            hyps = corrupt(refs, rate, rng_seed + seed)
+            hyp = write_lines(judge.results_dir.parent.parent / "out" / f"{run}.txt", hyps)
+            bleus.append(significance.bleu_of(significance.bleu_statistics(hyps, refs, "none"), "none"))
+            (scores_dir / f"{run}.test.json").write_text(json.dumps({**base, "system": run, "hyp": str(hyp),
+                                                                     "bleu_tok": bleus[-1]}))
+        return bleus
+
+    bleus = more_runs("strong", (0.15, 0.25), 20)  # two more runs of "strong", each worse than the first
+    weak_bleus = more_runs("weak", (0.55, 0.6), 40)
     claim = next(c for c in claims if c["id"] == "strong-beats-weak")
     single = judge.judge(claim)
     judge.runs = {"en-de": {"strong": ["strong", "strong_seed2", "strong_seed3"]}}
+    mixed = judge.judge(claim)  # one side a single run: the sentence level alone, and the verdict says so
+    assert mixed["n_runs"] == {"strong": 3, "weak": 1} and mixed["interval_method"].startswith("sentence")
+    assert "single run" in adjust([mixed])[0]["verdict_label"]
+    assert mixed["seeds_needed"] is None and "not measured" in mixed["power_note"]
+    judge.runs["en-de"]["weak"] = ["weak", "weak_seed2", "weak_seed3"]
     seeded = judge.judge(claim)
-    weak = json.loads((scores_dir / "weak.test.json").read_text())["bleu_tok"]
-    assert seeded["ours_delta"] == pytest.approx(np.mean(bleus) - weak)
-    assert seeded["n_runs"] == {"strong": 3, "weak": 1} and single["n_runs"] == {"strong": 1, "weak": 1}
+    assert seeded["ours_delta"] == pytest.approx(np.mean(bleus) - np.mean(weak_bleus))
+    assert seeded["n_runs"] == {"strong": 3, "weak": 3} and single["n_runs"] == {"strong": 1, "weak": 1}
     assert seeded["interval_method"].startswith("two-level") and single["interval_method"].startswith("sentence")
     assert seeded["ci_high"] - seeded["ci_low"] > single["ci_high"] - single["ci_low"]
+    assert seeded["min_detectable"] > 0 and "3 seeds detect" in seeded["power_note"]
     # the table shows the runs' mean and sample standard deviation
     from nmt.report.tables import build_table
     df = build_table(tables["toy_table"], scores_dir, "en-de", "toy", runs=judge.runs["en-de"])
     row = df[df["system"] == "strong"].iloc[0]
     assert row["ours_bleu_tok"] == pytest.approx(np.mean(bleus))
     assert row["ours_bleu_tok_sd"] == pytest.approx(np.std(bleus, ddof=1)) and row["n_runs"] == 3
+    df = build_table(tables["toy_table"], scores_dir, "en-de", "toy", runs={"strong": judge.runs["en-de"]["strong"]})
     assert np.isnan(df[df["system"] == "weak"].iloc[0]["ours_bleu_tok_sd"])  # one run: no spread
     (scores_dir / "strong_seed3.test.json").unlink()
     df = build_table(tables["toy_table"], scores_dir, "en-de", "toy", runs=judge.runs["en-de"])

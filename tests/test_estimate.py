@@ -9,7 +9,8 @@ import pytest
 import torch
 
 from nmt import config as cfg
-from nmt.bench.estimate import estimate, format_estimate, measure_throughput, preset_systems, training_size
+from nmt.bench.estimate import (claim_costs, estimate, format_claim_costs, format_estimate, measure_throughput,
+                                preset_systems, training_size)
 from step_settings import train_settings
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -31,13 +32,19 @@ def write_prep(data_root: Path, sentences: int, tgt_tokens: int, src_vocab=104, 
             "train": {"sentences": sentences, "tgt_tokens": tgt_tokens}}}))
 
 
-def test_hours_are_epochs_times_tokens_over_measured_throughput(tmp_path):
+def measured_estimate(tmp_path) -> tuple[list[dict], dict]:
+    """The tiny preset's systems on 1,000 prepared training pairs of 9,000 words, every one measured at 2.5 target
+    tokens/s, and the estimate from that."""
     config = tiny_config()
     write_prep(tmp_path, sentences=1000, tgt_tokens=9000)
     systems = preset_systems(config, ROOT, tmp_path)
     bench = {"preset": "tiny", "device": "test", "device_type": "cuda", "torch": "x", "date": "d",
              "measurements": {s["key"]: {"tgt_tokens_per_s": 2.5} for s in systems}}
-    result = estimate(config, ROOT, tmp_path, bench)
+    return systems, estimate(config, ROOT, tmp_path, bench)
+
+
+def test_hours_are_epochs_times_tokens_over_measured_throughput(tmp_path):
+    systems, result = measured_estimate(tmp_path)
     # 14 En->De and 4 De->En Luong systems, 4 + 4 RNNsearch (Peter Table 1), the follow-up's 1, Raffel's 3
     assert result["systems"] == 30 == len(result["rows"]) == len(systems)
     for row, system in zip(result["rows"], systems):
@@ -45,6 +52,26 @@ def test_hours_are_epochs_times_tokens_over_measured_throughput(tmp_path):
         assert row["tgt_tokens_per_epoch"] == 10_000
         assert row["hours"] == pytest.approx(system["epochs"] * 10_000 / 2.5 / 3600)
     assert result["total_hours"] == pytest.approx(sum(r["hours"] for r in result["rows"]))
+
+
+def test_the_seeds_that_would_decide_a_claim_are_priced_from_its_systems_hours(tmp_path):
+    _, result = measured_estimate(tmp_path)
+    hours = {(r["task"], r["system"]): r["hours"] for r in result["rows"]}
+    doc = {"preset": "tiny", "claims": [
+        {"id": "needs-14", "seeds_needed": 14, "n_runs": {"a": 3, "b": 3},
+         "trained": [{"pair": "en-de", "system": "global_location"}, {"pair": "en-de", "system": "base_reverse"},
+                     {"pair": "en-de", "system": "base_reverse"}]},  # a system named twice is trained once
+        {"id": "decided", "seeds_needed": None, "n_runs": {"a": 3}, "trained": []}]}
+    costs = claim_costs(result, doc)
+    per_seed = hours[("en-de", "global_location")] + hours[("en-de", "base_reverse")]
+    assert [c["id"] for c in costs["claims"]] == ["needs-14"]
+    claim = costs["claims"][0]
+    assert claim["hours"] == pytest.approx(14 * per_seed) and claim["extra_hours"] == pytest.approx(11 * per_seed)
+    assert costs["most_seeds"] == 14
+    assert costs["preset_hours_at_most_seeds"] == pytest.approx(14 * result["total_hours"])
+    assert "needs-14" in format_claim_costs(costs, "GPU-hours")
+    with pytest.raises(cfg.ConfigError, match="preset 'demo'"):
+        claim_costs(result, {**doc, "preset": "demo"})
 
 
 def test_systems_that_differ_only_in_reversal_share_a_measurement(tmp_path):

@@ -15,7 +15,7 @@ import required
 from nmt.data.text import CorpusError, read_lines, write_lines_atomic
 from nmt.data.tokenize import detokenize
 from nmt.evaluate import (SCORE_KEYS, bleu_by_length, bleu_detokenized, bleu_tokenized, evaluate_files,
-                          write_json_atomic)
+                          is_lowercased, write_json_atomic)
 
 SHARED_DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
 MULTI30K = SHARED_DATA / "multi30k"
@@ -241,6 +241,26 @@ def test_chrf_equals_the_sacrebleu_command_line(tmp_path):
     assert 0 < scores["chrf"] < 100 and scores["chrf"] != scores["chrf_unk"]
     plain = evaluate_files(hyp, ref, lang="de", ppl=None, meta=META)
     assert plain["chrf"] == scores["chrf"] and plain["chrf_unk"] is None and plain["chrf_unk_signature"] is None
+
+
+def test_lowercased_text_is_scored_case_insensitively_and_says_so(tmp_path):
+    """Text lowercased in preparation has no case to match: with ``lowercase`` every BLEU and chrF field is what
+    `sacrebleu -lc` prints (the same numbers here, the text being lowercase) and its signature says case:lc."""
+    hyp, unk, ref = tmp_path / "h.tok", tmp_path / "h.unk.tok", tmp_path / "r.tok"
+    write_lines_atomic(hyp, SHORT_HYPS)
+    write_lines_atomic(unk, LONG_HYPS)
+    write_lines_atomic(ref, TOK_REFS)
+    cased = evaluate_files(hyp, ref, lang="de", ppl=None, meta=META, unk={"hyp": str(unk)})
+    lowered = evaluate_files(hyp, ref, lang="de", ppl=None, meta=META, unk={"hyp": str(unk)}, lowercase=True)
+    for field in ("bleu_tok", "bleu_detok", "bleu_tok_unk", "bleu_detok_unk", "chrf", "chrf_unk"):
+        assert lowered[field] == pytest.approx(cased[field], abs=1e-9), field
+        assert "case:lc" in lowered[f"{field}_signature"] and "case:mixed" in cased[f"{field}_signature"]
+        assert is_lowercased(lowered[f"{field}_signature"]) and not is_lowercased(cased[f"{field}_signature"])
+    assert lowered["bleu_tok"] == pytest.approx(sacrebleu_cli(ref, hyp, "-tok", "none", "-lc"), abs=5e-7)
+    # on cased text the two differ: the case-insensitive score counts "Mann" against "mann"
+    write_lines_atomic(hyp, [line.capitalize() for line in SHORT_HYPS])
+    assert (evaluate_files(hyp, ref, lang="de", ppl=None, meta=META, lowercase=True)["bleu_tok"]
+            > evaluate_files(hyp, ref, lang="de", ppl=None, meta=META)["bleu_tok"])
 
 
 def test_length_diagnostics_are_null_without_their_bleu(tmp_path):

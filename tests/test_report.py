@@ -641,3 +641,16 @@ def test_the_report_says_what_it_could_not_include_and_keeps_no_stale_figure(tmp
     assert "the attention speed section: no results/demo/benchmarks/attention.json" in text
     assert "the monotonic speed section: no results/demo/benchmarks/monotonic.json" in text
     assert not (out / "attention_speed.png").exists()
+
+
+def test_our_bleu_headers_name_the_case_their_signatures_say():
+    from nmt.report.render import header_label
+    lc = {"metric": "BLEU (tok)", "signature": "nrefs:1|case:lc|eff:no|tok:none|smooth:exp|version:2.6.0"}
+    mixed = {"metric": "BLEU (tok)", "signature": "nrefs:1|case:mixed|eff:no|tok:none|smooth:exp|version:2.6.0"}
+    assert header_label("bleu_tok", [lc, lc]) == "BLEU (tok, lowercased)"
+    assert header_label("bleu_tok", [mixed]) == "BLEU (tok, cased)"
+    assert header_label("bleu_tok", [lc, mixed]) == "BLEU (tok, case varies)"
+    assert header_label("bleu_tok", []) == "BLEU (tok)"  # nothing measured: nothing to say
+    assert header_label("chrf", [{"metric": "chrF2", "signature": "nrefs:1|case:lc|eff:yes|nc:6"}]) == \
+        "chrF2 (lowercased)"
+    assert header_label("ppl", [lc]) == "ppl"

@@ -1,56 +1,102 @@
-"""The statistics behind the verdicts: the two-level bootstrap of seed runs and test sentences, bootstrap p-values,
-and Holm's adjustment, on synthetic scores and hand-computed cases."""
+"""The statistics behind the verdicts: a difference's interval over seeds and test sentences (nmt.difference) against
+scipy's t and normal intervals and hand-made cases, bootstrap p-values, and Holm's adjustment. Its coverage is
+tests/test_coverage.py's."""
+import math
+
 import numpy as np
 import pytest
+from scipy import stats
 
 from nmt import significance
+from nmt.difference import NO_PRIOR, SystemPart, TwoLevel, estimate, fit_prior
 from nmt.report.claims import CONTRADICTED, INCONCLUSIVE, REPRODUCED, adjust
 
 
-def synthetic_runs(levels: list[float], sentence_sd: float, n_samples: int = 4000, rng_seed: int = 0) -> np.ndarray:
-    """[n_runs, n_samples]: each run's score on each resample of the sentences: the run's own level plus the
-    resample's departure, shared by all runs (they are scored on the same resamples), plus a little of its own."""
-    rng = np.random.default_rng(rng_seed)
-    levels = np.asarray(levels, dtype=np.float64)
-    n_runs = len(levels)
-    shared = rng.normal(0.0, sentence_sd, size=n_samples)
-    return levels[:, None] + shared[None, :] + rng.normal(0.0, sentence_sd / 10, size=(n_runs, n_samples))
+def test_with_a_single_run_the_interval_is_the_paired_sentence_bootstrap():
+    rng = np.random.default_rng(0)
+    a, b = rng.normal(30.0, 0.5, (1, 4000)), rng.normal(29.0, 0.5, (3, 4000))
+    diff = estimate([SystemPart(full=np.array([30.0]), resampled=a),
+                     SystemPart(full=-np.full(3, 29.0), resampled=-b)])
+    assert diff.method == "sentence"
+    assert diff.interval == significance.percentile_interval(a.mean(axis=0) - b.mean(axis=0))
+    assert diff.seeds_needed(1.0) is None  # the spread between seeds is not measured
 
 
-def width(samples: np.ndarray) -> float:
-    low, high = significance.percentile_interval(samples)
-    return high - low
+def test_without_sentence_variance_it_is_the_paired_t_interval_over_seeds():
+    """One system's part of a comparison (per-seed differences, say), with every resample of the sentences giving
+    each run's own score: Student's t on n - 1 degrees of freedom, as scipy computes it."""
+    d = np.array([1.2, 0.4, 2.0, 0.9])
+    diff = estimate([SystemPart(full=d, resampled=np.repeat(d[:, None], 1000, axis=1))])
+    expected = stats.t.interval(0.95, len(d) - 1, loc=d.mean(), scale=stats.sem(d))
+    assert diff.method == "two-level" and diff.df == len(d) - 1
+    assert diff.interval == pytest.approx(expected, rel=1e-6)
+    t = d.mean() / stats.sem(d)
+    assert diff.p_value(0.0, "above") == pytest.approx(2 * stats.t.sf(t, len(d) - 1), rel=1e-6)
 
 
-def test_with_one_run_the_two_level_bootstrap_is_the_sentence_bootstrap():
-    runs = synthetic_runs([30.0], 0.5)
-    assert np.array_equal(significance.two_level_resamples(runs, None), runs[0])
+def test_without_seed_variance_it_is_the_normal_interval_of_the_shared_sentence_variance():
+    rng = np.random.default_rng(1)
+    shared = rng.normal(0.0, 0.5, 20000)
+    runs = 2.0 + np.repeat(shared[None, :], 3, axis=0)  # three identical runs
+    diff = estimate([SystemPart(full=np.full(3, 2.0), resampled=runs)])
+    assert diff.seed == pytest.approx(0, abs=1e-20) and diff.shared == pytest.approx(0.25, rel=0.05)
+    assert diff.interval == pytest.approx((2.0 - 1.96 * 0.5, 2.0 + 1.96 * 0.5), rel=0.03)
 
 
-def test_when_seeds_vary_more_than_sentences_the_interval_widens_to_their_spread():
-    runs = synthetic_runs([26.0, 28.0, 30.0, 32.0, 34.0], sentence_sd=0.2)  # seeds' sd 3.2, sentences' 0.2
-    draws = significance.run_draws(5, runs.shape[1], seed=1)
-    two_level = significance.two_level_resamples(runs, draws)
-    sentence_only = runs.mean(axis=0)
-    assert width(two_level) > 4 * width(sentence_only)
-    # its spread is that of a mean of 5 runs: s / sqrt(5), the unbiased estimate (the plug-in one is sqrt(4/5) of it)
-    expected = np.std(runs.mean(axis=1), ddof=1) / np.sqrt(5)
-    assert np.std(two_level) == pytest.approx(expected, rel=0.1)
-
-
-def test_runs_with_the_same_seeds_are_paired():
-    """Two systems whose runs move together by seed (the same batch order, say): paired draws cancel the shared
-    part, independent ones do not."""
+def test_each_runs_own_sentence_noise_is_counted_once():
+    """Runs that differ only by their own noise on the sentences: the spread of their whole-test scores and the
+    bootstrap of their mean both carry it; the variance of the mean of n runs counts it once (shared + noise / n)."""
     rng = np.random.default_rng(2)
-    seed_effect = rng.normal(0.0, 2.0, size=4)
-    a = 30.0 + seed_effect[:, None] + np.zeros((4, 2000))
-    b = 29.0 + seed_effect[:, None] + np.zeros((4, 2000))
-    draws = significance.run_draws(4, 2000, seed=3)
-    paired = significance.two_level_resamples(a, draws) - significance.two_level_resamples(b, draws)
-    assert np.allclose(paired, 1.0)
-    independent = significance.two_level_resamples(a, draws) - significance.two_level_resamples(
-        b, significance.run_draws(4, 2000, seed=4))
-    assert np.std(independent) > 1.0
+    n_runs, n_sentences, n_samples = 5, 400, 4000
+    variances = []
+    for _ in range(200):
+        sentences = rng.normal(0.0, 1.0, (1, n_sentences)) + rng.normal(0.0, 1.0, (n_runs, n_sentences))
+        indices = rng.integers(0, n_sentences, (n_samples, n_sentences))
+        diff = estimate([SystemPart(full=sentences.mean(axis=1), resampled=sentences[:, indices].mean(axis=2))])
+        variances.append(diff.variance)
+    truth = (1.0 + 1.0 / n_runs) / n_sentences
+    assert np.mean(variances) == pytest.approx(truth, rel=0.05)
+
+
+def test_systems_add_their_seed_variances_and_take_the_fewest_degrees_of_freedom():
+    a, b = np.array([30.0, 31.0, 29.0]), np.array([28.0, 28.5, 27.0, 28.2, 27.9])
+    diff = estimate([SystemPart(full=a, resampled=np.repeat(a[:, None], 100, axis=1)),
+                     SystemPart(full=-b, resampled=-np.repeat(b[:, None], 100, axis=1))])
+    assert diff.delta == pytest.approx(a.mean() - b.mean())
+    assert diff.variance == pytest.approx(a.var(ddof=1) / 3 + b.var(ddof=1) / 5)
+    assert diff.df == 2
+
+
+def test_the_p_values_agree_with_the_interval():
+    diff = TwoLevel(delta=1.0, shared=0.04, seed_vars=(0.3,), runs=(3,), seed_dfs=(2.0,))
+    low, high = diff.interval
+    assert diff.p_value(low, "above") == pytest.approx(0.05, abs=1e-9)
+    assert diff.p_value(high, "below") == pytest.approx(0.05, abs=1e-9)
+    assert diff.p_value(low - 0.01, "above") < 0.05 < diff.p_value(low + 0.01, "above")
+
+
+def test_the_prior_pools_alike_variances_and_follows_unlike_ones():
+    rng = np.random.default_rng(3)
+    alike = rng.chisquare(2, 14) / 2 * 0.7  # 14 systems with one seed variance, 3 seeds each
+    assert fit_prior(alike, 2).df == math.inf or fit_prior(alike, 2).df > 10
+    # limma's model: variances from a scaled inverse chi-square on d0 = 4 around 1, each seen on 2 degrees of freedom
+    true_vars = 4 / rng.chisquare(4, 4000)
+    prior = fit_prior(true_vars * rng.chisquare(2, 4000) / 2, 2)
+    assert prior.df == pytest.approx(4, rel=0.2) and prior.var == pytest.approx(1, rel=0.1)
+    moderated, df = prior.moderate(5.0, 2)
+    assert prior.var < moderated < 5.0 and df == pytest.approx(prior.df + 2)
+    assert fit_prior([1.0], 2) is NO_PRIOR and NO_PRIOR.moderate(5.0, 2) == (5.0, 2)
+
+
+def test_seeds_needed_is_the_fewest_that_detect_the_difference():
+    diff = TwoLevel(delta=0.3, shared=0.01, seed_vars=(0.5, 0.5), runs=(3, 3), seed_dfs=(2.0, 2.0))
+    effect = 0.6
+    assert diff.min_detectable() > effect
+    needed = diff.seeds_needed(effect)
+    assert needed is not None and needed > 3
+    assert diff.min_detectable(needed) <= effect < diff.min_detectable(needed - 1)
+    # the test set's own variance bounds what any number of seeds detects
+    assert diff.seeds_needed(2.8 * 0.1 * 0.99) is None
 
 
 def test_tail_p_values():

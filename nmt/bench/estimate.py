@@ -278,6 +278,50 @@ def estimate(config: dict, root: str | Path, data_root: str | Path | None, bench
             "tables": list(tables.values()), "rows": rows}
 
 
+def claim_costs(result: dict, claims_doc: dict) -> dict:
+    """What deciding the inconclusive claims would cost: for every claim of a report's claims.json that says how many
+    seeds would detect the paper's difference (``seeds_needed``, nmt.report.claims), the device-hours of training
+    each system it rests on (its ``trained``) that many times, and of the runs beyond the seeds already trained; and
+    for the whole preset, every system trained with the most seeds any claim needs. From the same measured hours per
+    run as the estimate (an upper bound under ``train.plateau``); None where a system was not measured."""
+    if claims_doc.get("preset") != result["preset"]:
+        raise cfg.ConfigError(f"the claims file is preset {claims_doc.get('preset')!r}'s, not {result['preset']!r}'s")
+    hours = {(r["task"], r["system"]): r["hours"] for r in result["rows"]}
+    out = []
+    for claim in claims_doc.get("claims") or []:
+        needed = claim.get("seeds_needed")
+        if not needed:
+            continue
+        systems = sorted({(t["pair"], t["system"]) for t in claim.get("trained") or []})
+        per_run = [hours.get(key) for key in systems]
+        trained = max((claim.get("n_runs") or {}).values(), default=1)
+        known = bool(systems) and all(h is not None for h in per_run)
+        per_seed = sum(per_run) if known else None
+        out.append({"id": claim["id"], "seeds_needed": needed, "seeds_trained": trained, "systems": len(systems),
+                    "hours_per_seed": per_seed, "hours": None if per_seed is None else needed * per_seed,
+                    "extra_hours": None if per_seed is None else max(0, needed - trained) * per_seed,
+                    "not_measured": [f"{pair}/{system}" for (pair, system), h in zip(systems, per_run) if h is None]})
+    most = max((c["seeds_needed"] for c in out), default=None)
+    every = (None if most is None or result["measured_systems"] < result["systems"]
+             else most * sum(r["hours"] for r in result["rows"] if not cfg.SEED_RUN.match(r["system"])))
+    return {"claims": out, "most_seeds": most, "preset_hours_at_most_seeds": every}
+
+
+def format_claim_costs(costs: dict, unit: str) -> str:
+    if not costs["claims"]:
+        return "no claim of the report names a number of seeds that would decide it (claims.json: seeds_needed)"
+    lines = [f"{'claim':<44} {'seeds':>6} {'trained':>8} {'systems':>8} {unit + ' in all':>16} {'beyond':>10}"]
+    for c in costs["claims"]:
+        hours = "not measured" if c["hours"] is None else f"{c['hours']:.3g}"
+        extra = "-" if c["extra_hours"] is None else f"{c['extra_hours']:.3g}"
+        lines.append(f"{c['id']:<44} {c['seeds_needed']:>6} {c['seeds_trained']:>8} {c['systems']:>8} {hours:>16} "
+                     f"{extra:>10}")
+    if costs["preset_hours_at_most_seeds"] is not None:
+        lines.append(f"every system of the preset with {costs['most_seeds']} seeds: "
+                     f"{costs['preset_hours_at_most_seeds']:.3g} {unit}")
+    return "\n".join(lines)
+
+
 def format_estimate(result: dict) -> str:
     unit = "GPU-hours" if result["device_type"] == "cuda" else "CPU-hours"
     missing = result["systems"] - result["measured_systems"]

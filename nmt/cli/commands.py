@@ -124,7 +124,7 @@ def cmd_bench_monotonic(args) -> None:
 
 
 def cmd_estimate(args) -> None:
-    from ..bench.estimate import estimate, format_estimate
+    from ..bench.estimate import claim_costs, estimate, format_claim_costs, format_estimate
     config = load_config(args)
     try:
         bench = json.loads(Path(args.throughput).read_text(encoding="utf-8"))
@@ -133,6 +133,18 @@ def cmd_estimate(args) -> None:
                               "write it with `nmt bench train`") from None
     result = estimate(config, Path(args.params).parent, _data_root(args, config), bench)
     print(format_estimate(result))
+    if args.claims:
+        try:
+            claims_doc = json.loads(Path(args.claims).read_text(encoding="utf-8"))
+        except (OSError, ValueError) as err:
+            raise cfg.ConfigError(f"{args.claims}: cannot read the report's claims file ({err}); "
+                                  "write it with `nmt report`") from None
+        if not isinstance(claims_doc, dict):
+            raise cfg.ConfigError(f"{args.claims}: not a report's claims.json (an object with `claims`)")
+        result["claim_costs"] = claim_costs(result, claims_doc)
+        unit = "GPU-hours" if result["device_type"] == "cuda" else "CPU-hours"
+        print("\nwhat the seeds that would decide the inconclusive claims cost (claims.json: seeds_needed):")
+        print(format_claim_costs(result["claim_costs"], unit))
     if args.json:
         write_json_atomic(args.json, result)
 
@@ -355,7 +367,7 @@ def cmd_evaluate(args) -> None:
             from ..data.text import write_lines_atomic
             write_lines_atomic(args.unk_out, read_lines(args.hyp, allow_empty=True))
     scores = evaluate_files(args.hyp, args.ref, lang=lang, ppl=ppl, meta=meta, unk=unk, src_path=args.src,
-                            raw_ref_path=args.raw_ref)
+                            raw_ref_path=args.raw_ref, lowercase=args.lowercase)
     write_json_atomic(args.out, scores)
     print(json.dumps({k: scores[k] for k in ("bleu_tok", "bleu_detok", "ppl", "bleu_tok_unk")}))
 
@@ -399,7 +411,8 @@ def cmd_report(args) -> None:
                           unavailable={root / t: why for t, why in unavailable.items()},
                           claims=claims, claim_files=config.get("claims") or [], runs=runs,
                           deviations=found, synthetic=synthetic,
-                          trainings=training_convergence(Path(args.results), trained, rule.converged_within))
+                          trainings=training_convergence(Path(args.results), trained, rule.converged_within,
+                                                         rule.converged_window))
     print(index)
 
 
@@ -515,6 +528,8 @@ def _plan_commands(sub) -> None:
     add_config_args(p)
     p.add_argument("--throughput", required=True, help="the JSON file `nmt bench train` wrote")
     p.add_argument("--data", help="prepared data root, for real sizes (default: data/PRESET)")
+    p.add_argument("--claims", help="a report's claims.json (reports/PRESET/claims.json): also what training every "
+                                     "inconclusive claim's systems with the seeds that would decide it costs")
     p.add_argument("--json", help="also write the estimate as JSON")
     p.set_defaults(func=cmd_estimate)
 
@@ -645,6 +660,9 @@ def _scoring_commands(sub) -> None:
     p.add_argument("--ref", required=True)
     p.add_argument("--raw-ref", help="the test set's raw reference (same sentences and order as --ref, checked): "
                    "detokenised BLEU is scored against it instead of the detokenised --ref")
+    p.add_argument("--lowercase", action="store_true",
+                   help="the text was lowercased when it was prepared (prepare.lowercase): score BLEU and chrF "
+                        "case-insensitively, so that their signatures say case:lc")
     p.add_argument("--src", help="source file (for perplexity, with --model; for unk replacement)")
     p.add_argument("--positions", help="attended source positions (nmt translate --positions-out): also score "
                                        "the translation after unk replacement")

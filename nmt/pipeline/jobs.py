@@ -377,8 +377,11 @@ class JobBuilder:
         scoring = list(self.nmt_args) if ensemble else ["--model", models[0]]
         raw_ref = ([self.path(layout.RAW_REFERENCE, pair=task, split=testset)]
                    if testset in cfg.raw_reference_splits(self.config, task) else [])
+        # a lowercased corpus has no case to score: its BLEU and chrF are case-insensitive and say so (case:lc)
+        lowercase = ["--lowercase"] if cfg.prepare_for_task(self.config, task)["lowercase"] else []
         self.add("evaluate", f"evaluate.{task}.{system}.{testset}", fields,
                  [["nmt", "evaluate", "--hyp", hyp, "--ref", ref, *(w for r in raw_ref for w in ("--raw-ref", r)),
+                   *lowercase,
                    "--src", src, *scoring, "--positions", positions, "--unk-dict", dictionary,
                    "--unk-out", self.path(layout.UNK_TRANSLATION, **fields), "--out", scores, "--system", system,
                    "--testset", testset, "--preset-name", self.preset, "--pair", task]],

@@ -3,13 +3,15 @@
 One rule for every claim (docs/statistics.md states it with its assumptions and references).
 
 1. Each comparison A vs B gets our difference (A - B on the whole test set; for a system trained with several seeds
-   the mean of its runs) and the bootstrap distribution of that difference: the test sentences resampled (sacreBLEU's
-   resampling for BLEU, the same resamples of each sentence's link counts for AER/SAER) and, on top, each system's
-   seed runs drawn with replacement (nmt.significance.two_level_resamples), paired by sentence and, between systems
-   trained with the same seeds, by seed. With one run per system this is the paired sentence bootstrap alone.
-   [ci_low, ci_high] is its 95% percentile interval.
+   the mean of its runs) and its estimated variance (nmt.difference): each system's seed variance, moderated by
+   those of the other systems the preset scores on the same test set and quantity (the pool: :meth:`ClaimJudge._prior`),
+   and the sentence variance all runs share, from the test sentences resampled (sacreBLEU's resampling for BLEU, the
+   same resamples of each sentence's link counts for AER/SAER; every run on the same resamples). [ci_low, ci_high]
+   is its 95% fiducial interval. Where a side has a single run, the paired sentence bootstrap's percentile interval.
+   Each comparison also says the smallest difference it could detect and, where the paper's is smaller, the seeds
+   that would detect it (:func:`claim_power`).
 2. With ``s`` = +1 where higher is better and -1 where lower is, and the threshold t (0; -m for a ``within`` claim
-   of margin m), two bootstrap p-values (nmt.significance.tail_p_value): ``p_for`` that s * (A - B) > t, and
+   of margin m), two p-values (the interval's, nmt.difference): ``p_for`` that s * (A - B) > t, and
    ``p_against`` that it is < t; for ``equal`` (margin m) ``p_for`` that -m < A - B < m (both one-sided tests) and
    ``p_against`` that A - B lies beyond m or below -m. A comparison is reproduced when p_for <= 0.05 (exactly: its
    interval lies above the threshold, inside the margins for ``equal``), contradicted when p_against <= 0.05,
@@ -17,14 +19,15 @@ One rule for every claim (docs/statistics.md states it with its assumptions and 
 3. A claim of several comparisons (best, order, each_better) holds when all of them do (an intersection-union test:
    its p_for is the largest of theirs) and is contradicted when any is, corrected for their number k (its p_against
    is k times the smallest of theirs, Bonferroni's and Holm's first step); it shows its weakest comparison.
-4. Across the claims a report judges, the claims' p-values (the smaller of p_for and p_against, the two-sided test
-   of the claim) are adjusted by Holm's step-down method, which keeps the chance of any wrong verdict in the report
-   at 5%; the adjusted verdict is the raw one where its adjusted p-value is at most 0.05, else inconclusive.
+4. Across the papers' claims a report judges, the claims' p-values (the smaller of p_for and p_against, the
+   two-sided test of the claim) are adjusted by Holm's step-down method, which keeps the chance of any wrong verdict
+   among them at 5%; the adjusted verdict is the raw one where its adjusted p-value is at most 0.05, else
+   inconclusive. Our checks (a claim with ``check``: a test the papers do not state) stay outside that family.
 5. The convergence gate (nmt.schedule.convergence): a claim that rests on a trained system (any of its seed runs, an
    ensemble's or a decoding's models) whose dev perplexity was still falling when training ended is at most
    "inconclusive (not converged)".
 6. The verdict is the adjusted one, capped by the gate. On any preset but ``paper`` a contradicted claim reads "not
-   reproduced at this scale"; a claim judged on one run per system says "single run"; one that rests on a stand-in
+   reproduced at this scale"; a claim judged on a single run says "single run"; one that rests on a stand-in
    for the paper's tool says which.
 
 A ``speedup`` claim is judged on a benchmark's grid, not by a test: reproduced when the speed-up exceeds 1 in every
@@ -50,21 +53,27 @@ from ..config import SEED_RUN
 from ..data.text import read_parallel
 from ..data.tokenize import detokenize
 from ..errors import InputError
+from ..evaluate import is_lowercased
 from ..schedule import convergence
+from ..difference import SystemPart, estimate, fit_prior
 from ..significance import (bleu_of, bleu_resamples, bleu_statistics, bootstrap_seed, error_rate,
-                            error_rate_resamples, holm, percentile_interval, resample_indices, run_draws,
-                            tail_p_value, two_level_resamples)
+                            error_rate_resamples, holm, resample_indices)
 from .plots import read_metrics
 from .tables import read_json_object
 
 REPRODUCED, CONTRADICTED, INCONCLUSIVE, NOT_RUN = "reproduced", "contradicted", "inconclusive", "not run"
 VERDICTS = (REPRODUCED, CONTRADICTED, INCONCLUSIVE, NOT_RUN)
+#: how a comparison's interval was made (nmt.difference), as claims.json and the report name it
+TWO_LEVEL = ("two-level: each system's seed variance (moderated by its table's systems) and the test sentences' "
+             "shared variance, fiducial interval")
+SENTENCE_LEVEL = "sentence bootstrap: a single run on one side at least"
 ALPHA = 0.05  # each verdict's level, and the family-wise level of the adjusted verdicts (the 95% intervals)
 #: claims.csv's columns, in order (claims.json has these and the comparisons of each claim)
 CSV_FIELDS = ("id", "paper", "claim", "where", "table", "metric", "kind", "paper_delta", "ours_delta", "ci_low",
               "ci_high", "ours_delta_chrf", "paper_inside", "margin", "margin_basis", "p_for", "p_against",
               "p_adjusted", "verdict_raw", "verdict_adjusted", "verdict", "verdict_label", "converged",
-              "interval_method", "n_runs", "substitute", "scope", "reason")
+              "interval_method", "n_runs", "min_detectable", "seeds_needed", "power_note", "substitute", "scope",
+              "reason")
 
 #: scores field -> (the translation it scores, sacreBLEU tokenisation, detokenise first)
 BLEU_FIELDS = {"bleu_tok": ("plain", "none", False), "bleu_tok_unk": ("unk", "none", False),
@@ -81,15 +90,18 @@ RATE_FIELDS = {"aer": ("aer", 1.0), "aer_pct": ("aer", 100.0), "aer_predicted": 
 @dataclass(frozen=True)
 class VerdictRule:
     """The settings of the rule (params.yaml's ``verdicts``): bootstrap resamples (a multiple of 40, so that
-    p-values and 95% intervals agree exactly) and the convergence gate's threshold."""
+    p-values and 95% intervals agree exactly) and the convergence gate's threshold and window
+    (nmt.schedule.convergence)."""
     resamples: int = 10000
     converged_within: float = 0.01
+    converged_window: int = 2
 
     @classmethod
     def from_config(cls, config: dict) -> "VerdictRule":
         settings = config.get("verdicts") or {}
         return cls(resamples=settings.get("resamples", cls.resamples),
-                   converged_within=settings.get("converged_within", cls.converged_within))
+                   converged_within=settings.get("converged_within", cls.converged_within),
+                   converged_window=settings.get("converged_window", cls.converged_window))
 
 
 class NotRun(Exception):
@@ -119,18 +131,20 @@ class ClaimJudge:
         self.sources: list[Path] = []  # the files the verdicts were computed from
         self._run_samples: dict[tuple, tuple[float, np.ndarray]] = {}  # (pair, testset, run, field) -> resampled
         self._convergence: dict[tuple[str, str], dict | None] = {}
+        self._priors: dict[tuple, Any] = {}  # (pair, testset, quantity) -> nmt.difference.SeedPrior
 
     def judge(self, claim: dict) -> dict:
         record = {key: claim.get(key) for key in ("id", "paper", "claim", "where", "table", "metric", "kind",
                                                    "paper_delta", "paper_note", "margin", "margin_basis",
-                                                   "margin_why", "operationalisation", "substitute")}
+                                                   "margin_why", "operationalisation", "substitute", "check")}
         record.update({"direction": claim["direction"], "ours_delta": None, "ci_low": None, "ci_high": None,
                        "ours_delta_chrf": None,
                        "paper_inside": None, "p_for": None, "p_against": None, "p_adjusted": None,
                        "verdict_raw": NOT_RUN, "verdict_adjusted": NOT_RUN, "verdict": NOT_RUN, "verdict_label": None,
                        "reason": None, "comparisons": [], "weakest": None, "interval": None,
                        "interval_method": None, "resamples": None, "n_runs": None, "converged": None,
-                       "systems_convergence": None,
+                       "systems_convergence": None, "trained": [], "min_detectable": None, "paper_effect": None,
+                       "seeds_needed": None, "power_note": None,
                        "scope": self.scopes.get(claim.get("table")) or {"preset": self.preset},
                        "paper_preset": self.preset == "paper"})
         try:
@@ -153,38 +167,53 @@ class ClaimJudge:
         pairs = [{**comparison, "a": self._chosen(comparison["a"], pair), "b": self._chosen(comparison["b"], pair)}
                  for comparison in claim["pairs"]]
         values = {value for pair_ in pairs for term in (pair_["a"], pair_["b"]) for value in term["values"]}
-        full, samples, n_sentences, n_runs = self._resampled(values, table, pair)
-        comparisons = [{**self._comparison(claim, comparison, full, samples),
+        runs, n_sentences, n_runs = self._resampled(values, table, pair)
+        comparisons = [{**self._comparison(claim, comparison, runs, table, pair),
                         "ours_delta_chrf": self._chrf_delta(comparison, pair, table["testset"])}
                        for comparison in pairs]
         weakest_index = max(range(len(comparisons)), key=lambda i: (comparisons[i]["p_for"], -i))
         weakest = comparisons[weakest_index]
-        k = len(comparisons)
-        p_for = max(c["p_for"] for c in comparisons)
-        p_against = min(1.0, k * min(c["p_against"] for c in comparisons))
-        paper_delta = claim["paper_delta"] if k == 1 or claim["paper_delta"] is not None else weakest["paper_delta"]
+        p_for, p_against = claim_p_values([(c["p_for"], c["p_against"]) for c in comparisons])
+        paper_delta = claim["paper_delta"] if len(comparisons) == 1 or claim["paper_delta"] is not None \
+            else weakest["paper_delta"]
         gate = self._gate(values, table, pair)
-        several = max(n_runs.values()) > 1
-        method = "two-level bootstrap: seed runs and test sentences" if several else \
-            "sentence bootstrap: one run per system"
+        method = TWO_LEVEL if all(c["method"] == "two-level" for c in comparisons) else SENTENCE_LEVEL
         return {"verdict_raw": verdict_of(p_for, p_against), "p_for": p_for, "p_against": p_against,
                 "ours_delta": weakest["ours_delta"], "ci_low": weakest["ci_low"], "ci_high": weakest["ci_high"],
                 "ours_delta_chrf": weakest["ours_delta_chrf"], "paper_delta": paper_delta,
                 "paper_inside": inside(paper_delta, weakest["ci_low"], weakest["ci_high"]),
                 "comparisons": comparisons, "weakest": weakest_index, "n_runs": n_runs,
+                **claim_power(comparisons, n_runs),
                 "converged": gate["converged"], "systems_convergence": gate["systems"],
-                "interval_method": method, "resamples": self.n_samples,
-                "interval": f"95%, paired {method} ({n_sentences} sentences of {table['testset']}; "
+                "trained": gate["trained"], "interval_method": method, "resamples": self.n_samples,
+                "interval": f"95%, {method} ({n_sentences} sentences of {table['testset']}; "
                             f"{self.n_samples} resamples, seed {self.seed})"}
 
-    def _comparison(self, claim: dict, comparison: dict, full: dict, samples: dict) -> dict:
-        a, b = (self._term(term, full, samples) for term in (comparison["a"], comparison["b"]))
-        delta, deltas = a[0] - b[0], a[1] - b[1]
-        low, high = percentile_interval(deltas)
-        p_for, p_against = comparison_p_values(claim["kind"], claim["direction"], deltas, claim.get("margin"))
+    def _comparison(self, claim: dict, comparison: dict, runs: dict, table: dict, pair: str) -> dict:
+        """One comparison A vs B: our difference, its 95% interval and p-values (nmt.difference: over seeds and
+        sentences where both sides have several runs, over sentences where one has a single run) and how large a
+        difference the run could detect."""
+        terms = [(value, sign) for value, sign in zip(comparison["a"]["values"], comparison["a"]["signs"])] + \
+                [(value, -sign) for value, sign in zip(comparison["b"]["values"], comparison["b"]["signs"])]
+        parts = []
+        for system, fields in system_terms(terms).items():
+            if not fields:
+                continue  # its values cancel out
+            full = sum(weight * runs[(system, field)].full for field, weight in fields.items())
+            resampled = sum(weight * runs[(system, field)].resampled for field, weight in fields.items())
+            parts.append(SystemPart(full=full, resampled=resampled, prior=self._prior(table, pair, quantity(fields))))
+        difference = estimate(parts)
+        low, high = difference.interval
+        kind, margin = claim["kind"], claim.get("margin")
+        p_for, p_against = comparison_p_values(kind, claim["direction"], difference, margin)
+        effect = paper_effect(kind, claim["direction"], comparison["paper_delta"], margin)
         return {"a": comparison["a"]["text"], "b": comparison["b"]["text"], "paper_delta": comparison["paper_delta"],
-                "ours_delta": delta, "ci_low": low, "ci_high": high, "p_for": p_for, "p_against": p_against,
-                "paper_inside": inside(comparison["paper_delta"], low, high), "verdict": verdict_of(p_for, p_against)}
+                "ours_delta": difference.delta, "ci_low": low, "ci_high": high, "p_for": p_for,
+                "p_against": p_against, "paper_inside": inside(comparison["paper_delta"], low, high),
+                "verdict": verdict_of(p_for, p_against), "method": difference.method,
+                "df": None if math.isinf(difference.df) else difference.df,
+                "min_detectable": difference.min_detectable(), "paper_effect": effect,
+                "seeds_needed": difference.seeds_needed(effect) if effect is not None else None}
 
     def _chrf_delta(self, comparison: dict, pair: str, testset: str) -> float | None:
         """The chrF difference of the comparison's two terms, as BLEU's is taken (each system the mean of its runs);
@@ -235,40 +264,61 @@ class ClaimJudge:
             values.append(float(value))
         return float(np.mean(values))
 
-    def _term(self, term: dict, full: dict, samples: dict) -> tuple[float, np.ndarray]:
-        value = sum(sign * full[v] for sign, v in zip(term["signs"], term["values"]))
-        resampled = sum(sign * samples[v] for sign, v in zip(term["signs"], term["values"]))
-        return value, resampled
-
     def _runs(self, pair: str, system: str) -> list[str]:
         return (self.runs.get(pair) or {}).get(system, [system])
 
-    def _resampled(self, values: set[tuple[str, str]], table: dict, pair: str) -> tuple[dict, dict, int, dict]:
-        """{value: whole-test-set score}, {value: [n_samples] resampled scores} on one set of resampled sentences,
-        the number of sentences and {system: its number of runs}. A system trained with several seeds scores the mean
-        of its runs, and each resample draws its runs with replacement (the same draw for all of a system's values,
-        and for every system trained with the same seeds: paired by seed)."""
+    def _resampled(self, values: set[tuple[str, str]], table: dict, pair: str
+                   ) -> tuple[dict[tuple[str, str], "ValueRuns"], int, dict[str, int]]:
+        """{value: its runs' scores (ValueRuns)}, the number of sentences and {system: its number of runs}. Every
+        run is scored on the same resamples of the test sentences (paired by sentence)."""
         runs_of = {system: self._runs(pair, system) for system, _ in values}
-        per_run = {}  # (run, field) -> (full score, [n_samples])
-        sizes = set()
+        out, sizes = {}, set()
         for system, field in sorted(values):
+            fulls, resampled = [], []
             for run in runs_of[system]:
-                per_run[(run, field)], n = self._run_resamples(pair, table, run, field)
+                (full, samples), n = self._run_resamples(pair, table, run, field)
+                fulls.append(full)
+                resampled.append(samples)
                 sizes.add(n)
+            out[(system, field)] = ValueRuns(full=np.asarray(fulls), resampled=np.stack(resampled))
         if len(sizes) != 1:
-            raise InputError(f"{table['id']}: the scores files of {', '.join(sorted({r for r, _ in per_run}))} count "
+            raise InputError(f"{table['id']}: the scores files of {', '.join(sorted(runs_of))} count "
                              f"different numbers of sentences of {table['testset']}")
-        draws = {}
-        for seeds in sorted({seed_key(runs) for runs in runs_of.values()}):
-            draws[seeds] = run_draws(len(seeds), self.n_samples, None if self.seed is None
-                                     else self.seed + 1 + len(draws))
-        full, samples = {}, {}
-        for system, field in values:
-            runs = runs_of[system]
-            full[(system, field)] = float(np.mean([per_run[(run, field)][0] for run in runs]))
-            matrix = np.stack([per_run[(run, field)][1] for run in runs])  # [runs, n_samples]
-            samples[(system, field)] = two_level_resamples(matrix, draws[seed_key(runs)])
-        return full, samples, sizes.pop(), {system: len(runs) for system, runs in sorted(runs_of.items())}
+        return out, sizes.pop(), {system: len(runs) for system, runs in sorted(runs_of.items())}
+
+    def _prior(self, table: dict, pair: str, measured: tuple[tuple[str, float], ...]):
+        """The seed variances of every system with several runs that the preset's tables score on this test set (of
+        this pair) for this quantity, fitted to one prior (nmt.difference.fit_prior): what a system's own variance
+        from a few seeds is moderated towards. Read from the scores files' whole-test-set values."""
+        key = (pair, table["testset"], measured)
+        if key not in self._priors:
+            variances, dfs = [], set()
+            for system in self._pool_systems(pair, table["testset"]):
+                values = []
+                for run in self._runs(pair, system):
+                    sfile = self._scores_file(pair, run, table["testset"])
+                    scores = read_json_object(sfile, "a scores file") if sfile.is_file() else {}
+                    parts = [scores.get(field) for field, _ in measured]
+                    if any(not isinstance(v, (int, float)) or isinstance(v, bool) for v in parts):
+                        break
+                    values.append(sum(weight * float(v) for v, (_, weight) in zip(parts, measured)))
+                else:
+                    if len(values) >= 2:
+                        variances.append(float(np.var(values, ddof=1)))
+                        dfs.add(len(values) - 1)
+            # one prior per number of seeds: the preset trains every system with the same seeds
+            self._priors[key] = fit_prior(variances, dfs.pop()) if len(dfs) == 1 else fit_prior([], 0)
+        return self._priors[key]
+
+    def _pool_systems(self, pair: str, testset: str) -> list[str]:
+        """Every row system of the preset's tables that is scored on ``testset`` of ``pair``."""
+        systems = {}
+        for table in self.tables.values():
+            if table.get("testset") == testset and self.pair_for_task.get(table["task"]) == pair:
+                for row in table["rows"]:
+                    if row.get("system"):
+                        systems[row["system"]] = None
+        return sorted(systems)
 
     def _run_resamples(self, pair: str, table: dict, run: str, field: str) -> tuple[tuple[float, np.ndarray], int]:
         """One run's whole-test-set score of ``field`` and its score on every resample of the test sentences
@@ -322,7 +372,8 @@ class ClaimJudge:
             if not lang:
                 raise NotRun(f"no target language known for {pair} (detokenised BLEU)")
             hyps, refs = detokenize(hyps, lang), detokenize(refs, lang)
-        stats = bleu_statistics(hyps, refs, tokenize)
+        # scored as the scores file says it was: case-insensitively where the text was lowercased (case:lc)
+        stats = bleu_statistics(hyps, refs, tokenize, is_lowercased(scores.get(f"{field}_signature")))
         recomputed = bleu_of(stats, tokenize)
         if not math.isclose(recomputed, scores[field], rel_tol=1e-9, abs_tol=1e-9):
             raise InputError(f"{sfile}: {field} is {scores[field]}, but {hyp} scores {recomputed} against "
@@ -353,15 +404,16 @@ class ClaimJudge:
 
     # -- the convergence gate ------------------------------------------------------------------------------------
     def _gate(self, values: set[tuple[str, str]], table: dict, pair: str) -> dict:
-        """{converged, systems: {system: {converged, runs: {run: convergence record, or None without metrics}}}}
-        over the trainings the values rest on. ``converged`` is False when any of them did not converge, None when
-        none was trained (statistical aligners) or one has no training record, else True. An alignment table that
-        merges both directions rests on the systems of its reverse task too."""
+        """{converged, systems: {system: {converged, runs: {run: convergence record, or None without metrics}}},
+        trained: [{pair, system}]} over the trainings the values rest on (``trained``: what retraining with more
+        seeds would train again: `nmt estimate --claims` prices it). ``converged`` is False when any of them did not
+        converge, None when none was trained (statistical aligners) or one has no training record, else True. An
+        alignment table that merges both directions rests on the systems of its reverse task too."""
         pairs = [pair]
         reverse = (table.get("alignment") or {}).get("reverse_task")
         if reverse and self.pair_for_task.get(reverse):
             pairs.append(self.pair_for_task[reverse])
-        systems = {}
+        systems, trainings = {}, []
         for name in sorted({system for system, _ in values}):
             for trained in self._trained(table, name, pair):
                 for where in pairs:
@@ -371,8 +423,9 @@ class ClaimJudge:
                     label = trained if where == pair else f"{trained} ({where})"
                     systems[label] = {"converged": all_converged([r and r["converged"] for r in runs.values()]),
                                       "runs": runs}
+                    trainings.append({"pair": where, "system": trained})
         return {"converged": all_converged([s["converged"] for s in systems.values()]) if systems else None,
-                "systems": systems}
+                "systems": systems, "trained": trainings}
 
     def _trained(self, table: dict, name: str, pair: str) -> list[str]:
         """The trained systems a row's values rest on: the system itself, an ensemble's members or the system a
@@ -392,7 +445,8 @@ class ClaimJudge:
             records = read_metrics(mfile) if mfile.is_file() else []
             if records:
                 self.sources.append(mfile)
-            self._convergence[key] = convergence(records, self.rule.converged_within) if records else None
+            self._convergence[key] = (convergence(records, self.rule.converged_within, self.rule.converged_window)
+                                      if records else None)
         return self._convergence[key]
 
     # -- a benchmark's speed-up --------------------------------------------------------------------------------
@@ -423,35 +477,112 @@ def all_converged(flags: list[bool | None]) -> bool | None:
     return None if any(flag is None for flag in flags) else True
 
 
-def training_convergence(results_dir: Path, trained: dict[str, dict], within: float) -> list[dict]:
-    """The convergence gate on every training the plan made (``trained``: {task: {system: ...}}, seed runs
-    included: nmt.pipeline.plan.collect_systems) that left its metrics.jsonl under ``results_dir``
-    (results/PRESET): [{pair, system, epochs, halvings, last_improvement, converged}], by pair and system."""
+def training_convergence(results_dir: Path, trained: dict[str, dict], within: float, window: int) -> list[dict]:
+    """The convergence gate (threshold ``within``, ``window`` evaluations) on every training the plan made
+    (``trained``: {task: {system: ...}}, seed runs included: nmt.pipeline.plan.collect_systems) that left its
+    metrics.jsonl under ``results_dir`` (results/PRESET): [{pair, system, epochs, halvings, last_improvement, window,
+    window_gain, converged}], by pair and system."""
     out = []
     for mfile in sorted(layout.under(results_dir, layout.RESULTS_ROOT, layout.METRICS, pair=pair, system=system)
                         for pair, systems in trained.items() for system in systems):
         records = read_metrics(mfile) if mfile.is_file() else []
         if records:
             out.append({"pair": mfile.parent.parent.parent.name, "system": mfile.parent.name,
-                        **convergence(records, within)})
+                        **convergence(records, within, window)})
     return out
 
 
-def seed_key(runs: list[str]) -> tuple[str, ...]:
-    """Which seeds a system's runs were trained with, as their names say (the first run is the system itself, the
-    others SYSTEM_seedN): systems with the same key are paired by seed."""
-    return tuple(m["seed"] if (m := SEED_RUN.match(run)) else "first" for run in runs)
+@dataclass(frozen=True)
+class ValueRuns:
+    """One value of a claim (a system's field) over its runs: ``full`` [n_runs] the whole test set's score of each
+    run, ``resampled`` [n_runs, n_samples] each run on every resample of the test sentences."""
+    full: np.ndarray
+    resampled: np.ndarray
 
 
-def comparison_p_values(kind: str, direction: str, deltas: np.ndarray, margin: float | None) -> tuple[float, float]:
-    """(p_for, p_against) of one comparison from the resampled differences A - B (see the module docstring)."""
+def system_terms(terms: list[tuple[tuple[str, str], float]]) -> dict[str, dict[str, float]]:
+    """A comparison's signed values (``terms``: [((system, field), sign)], A's with +, B's with -) by system: {system:
+    {field: sign}}, each system's part of the difference (one field; two for an unk gain, run by run)."""
+    out: dict[str, dict[str, float]] = {}
+    for (system, field), sign in terms:
+        fields = out.setdefault(system, {})
+        fields[field] = fields.get(field, 0.0) + sign
+    return {system: {f: w for f, w in fields.items() if w} for system, fields in out.items()}
+
+
+def quantity(fields: dict[str, float]) -> tuple[tuple[str, float], ...]:
+    """What a system's part measures, whatever its sign (a field, or an unk gain): the key of the pool whose systems'
+    seed variances moderate each other's."""
+    ordered = sorted(fields.items())
+    sign = 1.0 if ordered[0][1] > 0 else -1.0
+    return tuple((field, sign * weight) for field, weight in ordered)
+
+
+def comparison_p_values(kind: str, direction: str, difference, margin: float | None) -> tuple[float, float]:
+    """(p_for, p_against) of one comparison from its estimated difference A - B (nmt.difference; see the module
+    docstring): ``p_for`` that the difference lies on the claim's side of its threshold, ``p_against`` on the other."""
     if kind == "equal":
-        p_for = max(tail_p_value(deltas, -margin, "above"), tail_p_value(deltas, margin, "below"))
-        p_against = min(tail_p_value(deltas, margin, "above"), tail_p_value(deltas, -margin, "below"))
+        p_for = max(difference.p_value(-margin, "above"), difference.p_value(margin, "below"))
+        p_against = min(difference.p_value(margin, "above"), difference.p_value(-margin, "below"))
         return p_for, p_against
-    better = np.asarray(deltas) if direction == "higher" else -np.asarray(deltas)
     threshold = -margin if kind == "within" else 0.0
-    return tail_p_value(better, threshold, "above"), tail_p_value(better, threshold, "below")
+    if direction == "higher":
+        return difference.p_value(threshold, "above"), difference.p_value(threshold, "below")
+    return difference.p_value(-threshold, "below"), difference.p_value(-threshold, "above")
+
+
+def claim_p_values(comparisons: list[tuple[float, float]]) -> tuple[float, float]:
+    """(p_for, p_against) of a claim made of k comparisons' (p_for, p_against): it holds when all of them do (the
+    intersection-union test: the largest p_for) and is contradicted when any is (Bonferroni: k times the smallest
+    p_against)."""
+    k = len(comparisons)
+    return max(p for p, _ in comparisons), min(1.0, k * min(p for _, p in comparisons))
+
+
+def paper_effect(kind: str, direction: str, paper_delta: float | None, margin: float | None) -> float | None:
+    """How far the paper's difference lies from the claim's threshold, on the claim's side: what a run must be able
+    to detect to decide the claim at the paper's size (None where the paper gives no number)."""
+    if paper_delta is None:
+        return None
+    if kind == "equal":
+        return margin - abs(paper_delta)
+    oriented = paper_delta if direction == "higher" else -paper_delta
+    return oriented + (margin if kind == "within" else 0.0)
+
+
+def claim_power(comparisons: list[dict], n_runs: dict[str, int]) -> dict:
+    """What a claim's run could detect: ``min_detectable`` (the largest of its comparisons': the claim needs them
+    all), ``seeds_needed`` where the paper's difference is smaller than that (the largest of its comparisons'; None
+    where no number of seeds would do or the spread between seeds is not measured) and ``power_note``, the sentence
+    the report shows."""
+    detectable = max(c["min_detectable"] for c in comparisons)
+    runs = max(n_runs.values()) if n_runs else 1
+    with_paper = [c for c in comparisons if c["paper_effect"] is not None]
+    out = {"min_detectable": detectable, "paper_effect": min((c["paper_effect"] for c in with_paper), default=None),
+           "seeds_needed": None}
+    if runs < 2 or any(c["method"] != "two-level" for c in comparisons):
+        out["power_note"] = (f"one run per system: the spread between seeds is not measured (the test sentences "
+                             f"alone detect >= {detectable:.2g}; train.seeds: [1, 2, 3] measures it)")
+        return out
+    detect = f"{runs} seeds detect >= {detectable:.2g}"
+    if not with_paper:
+        out["power_note"] = f"{detect}; the paper gives no number to size it by"
+        return out
+    if all(c["paper_effect"] >= c["min_detectable"] for c in with_paper):
+        out["power_note"] = f"{detect}, the paper's difference ({out['paper_effect']:+.2g}) included"
+        return out
+    if any(c["paper_effect"] <= 0 for c in with_paper):
+        out["power_note"] = (f"{detect}; the paper's own difference sits at the claim's threshold (its margin is the "
+                             f"paper's gap), so no number of seeds decides it at the paper's size")
+        return out
+    short = [c for c in with_paper if c["paper_effect"] < c["min_detectable"]]
+    if any(c["seeds_needed"] is None for c in short):
+        out["power_note"] = (f"{detect}; the paper's {out['paper_effect']:+.2g} is below what any number of seeds "
+                             f"detects on this test set (its sentences' own variance)")
+        return out
+    out["seeds_needed"] = max(c["seeds_needed"] for c in short)
+    out["power_note"] = f"{detect}, the paper's {out['paper_effect']:+.2g} needs about {out['seeds_needed']}"
+    return out
 
 
 def verdict_of(p_for: float, p_against: float, alpha: float = ALPHA) -> str:
@@ -468,10 +599,11 @@ def inside(value: float | None, low: float | None, high: float | None) -> bool |
 
 
 def adjust(records: list[dict]) -> list[dict]:
-    """The report's verdicts: each claim's raw verdict adjusted by Holm's method across every claim with a test
-    (``p_adjusted``, ``verdict_adjusted``), capped by the convergence gate (``verdict``), with the words the report
-    shows (``verdict_label``). Records are updated in place and returned."""
-    tested = [r for r in records if r["p_for"] is not None]
+    """The report's verdicts: each of the papers' claims' raw verdict adjusted by Holm's method across every claim
+    with a test (``p_adjusted``, ``verdict_adjusted``), capped by the convergence gate (``verdict``), with the words
+    the report shows (``verdict_label``). Our checks (a ``check``: a test the papers do not state) stay outside the
+    family: their verdict is the raw one, capped by the gate. Records are updated in place and returned."""
+    tested = [r for r in records if r["p_for"] is not None and not r.get("check")]
     adjusted = holm([min(r["p_for"], r["p_against"]) for r in tested])
     for record, p in zip(tested, adjusted):
         record["p_adjusted"] = p
@@ -480,7 +612,7 @@ def adjust(records: list[dict]) -> list[dict]:
         else:
             record["verdict_adjusted"] = REPRODUCED if record["p_for"] <= record["p_against"] else CONTRADICTED
     for record in records:
-        if record["p_for"] is None:
+        if record["p_for"] is None or record.get("check"):
             record["verdict_adjusted"] = record["verdict_raw"]
         capped = record["converged"] is False and record["verdict_adjusted"] != NOT_RUN
         record["verdict"] = INCONCLUSIVE if capped else record["verdict_adjusted"]
@@ -500,7 +632,7 @@ def verdict_label(record: dict, capped: bool) -> str:
     else:
         text = verdict
     notes = []
-    if record["n_runs"] and max(record["n_runs"].values()) == 1:
+    if record["n_runs"] and min(record["n_runs"].values()) == 1:
         notes.append("single run")
     if record.get("substitute"):
         notes.append("with a stand-in tool")  # which one: the record's `substitute`, shown beside the claim
@@ -508,22 +640,31 @@ def verdict_label(record: dict, capped: bool) -> str:
 
 
 def summary(records: list[dict]) -> dict[str, Any]:
-    """The counts the report's headline and DVC's metrics show: by verdict (after adjustment and the gate), how many
-    the gate capped, how many rest on a stand-in tool, and the raw (unadjusted) counts beside them."""
+    """The counts the report's headline and DVC's metrics show (of the papers' claims; ``checks`` counts our checks
+    apart): by verdict (after adjustment and the gate), how many the gate capped, how many rest on a stand-in tool,
+    and the raw (unadjusted) counts beside them."""
+    checks = [r for r in records if r.get("check")]
+    records = [r for r in records if not r.get("check")]
     def count(key: str) -> dict[str, int]:
         return {verdict.replace(" ", "_"): sum(r[key] == verdict for r in records) for verdict in VERDICTS}
 
     return {"claims": len(records), **count("verdict"),
             "not_converged": sum(r["converged"] is False and r["verdict"] != NOT_RUN for r in records),
             "with_stand_in": sum(bool(r.get("substitute")) and r["verdict"] != NOT_RUN for r in records),
-            "raw": count("verdict_raw")}
+            "raw": count("verdict_raw"), "checks": len(checks)}
 
 
 def claims_json(preset: str, records: list[dict], trainings: list[dict] | None = None) -> dict:
-    """What reports/PRESET/claims.json holds: the rule, the counts (DVC metrics), every claim with its comparisons,
-    and the convergence gate on every training (:func:`training_convergence`)."""
-    return {"preset": preset, "rule": {"alpha": ALPHA, "correction": "holm", "interval": "95% percentile bootstrap"},
-            "summary": summary(records), "claims": records, "trainings": trainings or []}
+    """What reports/PRESET/claims.json holds: the rule, the counts (DVC metrics), the papers' claims with their
+    comparisons, our checks apart (outside Holm's family), and the convergence gate on every training
+    (:func:`training_convergence`)."""
+    rule = {"alpha": ALPHA, "correction": "holm, over the papers' claims (not our checks)",
+            "interval": f"95%; {TWO_LEVEL} (a generalised pivotal quantity); {SENTENCE_LEVEL} (its percentiles)",
+            "power": "min_detectable: the smallest distance from the claim's threshold detected with 80% power by the "
+                     "two-sided 5% test; seeds_needed: the seeds that would detect the paper's difference"}
+    return {"preset": preset, "rule": rule, "summary": summary(records),
+            "claims": [r for r in records if not r.get("check")], "checks": [r for r in records if r.get("check")],
+            "trainings": trainings or []}
 
 
 def claims_csv(records: list[dict]) -> str:

@@ -21,6 +21,7 @@ from .. import layout
 from ..data.text import write_bytes_atomic
 from ..environment import describe
 from ..errors import ConfigError, InputError
+from ..evaluate import is_lowercased
 from .claims import claims_csv, claims_json, kendall_tau
 from .cost import environment_data, environment_view, training_seconds, training_time_cell
 from .plots import curve_points, learning_curves, read_metrics
@@ -360,42 +361,74 @@ def _claims_view(preset: str, claims: list[dict], claim_files: list[str], table_
     """The Claims section: the tally and one row per claim (its weakest comparison for best/order/each_better), with
     its raw and adjusted verdicts, whether the paper's difference lies in our interval, the runs and convergence it
     rests on and its scope."""
-    rows = []
-    for c in claims:
-        if c["comparisons"]:
-            weakest = c["comparisons"][c["weakest"]]
-            comparison = f"{weakest['a']} vs {weakest['b']}"
-        else:
-            comparison = c["kind"]
-        if c.get("margin") is not None:
-            basis = "the paper's" if c.get("margin_basis") == "paper" else "ours"
-            comparison += f" (margin {c['margin']:g}, {basis})"
-        paper_delta = _fmt_delta(c["paper_delta"], c["kind"])
-        if c.get("paper_note"):
-            paper_delta = c["paper_note"] if paper_delta == DASH else f"{paper_delta} ({c['paper_note']})"
-        interval = (f"[{_fmt_delta(c['ci_low'], c['kind'])}, {_fmt_delta(c['ci_high'], c['kind'])}]"
-                    if _is_num(c["ci_low"]) else DASH)
-        unconverged = [name for name, s in (c.get("systems_convergence") or {}).items() if s["converged"] is False]
-        runs = c.get("n_runs") or {}
-        rows.append({"id": c["id"], "paper": c["paper"], "claim": c["claim"], "where": c["where"],
-                     "table_link": c["table"] if c.get("table") in table_ids else None, "comparison": comparison,
-                     "paper_delta": paper_delta, "ours_delta": _fmt_delta(c["ours_delta"], c["kind"]),
-                     "interval": interval,
-                     "paper_inside": {True: "inside", False: "outside", None: DASH}[c.get("paper_inside")],
-                     "verdict": c["verdict"], "verdict_class": c["verdict"].replace(" ", "-"),
-                     "label": c.get("verdict_label") or c["verdict"], "raw": c.get("verdict_raw", c["verdict"]),
-                     "p": _fmt_p(c.get("p_adjusted"), c.get("resamples")),
-                     "runs": ", ".join(sorted({str(n) for n in runs.values()})) if runs else DASH,
-                     "unconverged": ", ".join(unconverged), "scope": (c.get("scope") or {}).get("text"),
-                     "operationalisation": c.get("operationalisation"), "substitute": c.get("substitute"),
-                     "margin_why": c.get("margin_why"), "reason": c.get("reason")})
+    rows = [_claim_row(c, table_ids) for c in claims]
     gate = [{"pair": t["pair"], "system": t["system"], "epochs": t["epochs"], "halvings": t["halvings"],
              "last": DASH if t["last_improvement"] is None else f"{100 * t['last_improvement']:+.2f}%",
+             "gain": _fmt_window_gain(t["window_gain"], t["window"]),
              "converged": "yes" if t["converged"] else "no"} for t in trainings]
-    return {"summary": claims_json(preset, claims)["summary"], "rows": rows, "sources": claim_files,
+    return {"summary": claims_json(preset, claims)["summary"], "rows": [r for r in rows if not r["check"]],
+            "checks": [r for r in rows if r["check"]], "sources": claim_files,
             "synthetic": synthetic, "paper_preset": preset == "paper",
             "single_run": bool(rows) and all(r["runs"] in ("1", DASH) for r in rows),
-            "trainings": gate, "n_converged": sum(t["converged"] for t in trainings)}
+            "trainings": gate, "n_converged": sum(t["converged"] for t in trainings),
+            "windows": sorted({t["window"] for t in trainings})}
+
+
+def _claim_row(c: dict, table_ids: set[str]) -> dict:
+    """One claim's row of the Claims section (or of our checks)."""
+    if c["comparisons"]:
+        weakest = c["comparisons"][c["weakest"]]
+        comparison = f"{weakest['a']} vs {weakest['b']}"
+    else:
+        comparison = c["kind"]
+    if c.get("margin") is not None:
+        basis = "the paper's" if c.get("margin_basis") == "paper" else "ours"
+        comparison += f" (margin {c['margin']:g}, {basis})"
+    paper_delta = _fmt_delta(c["paper_delta"], c["kind"])
+    if c.get("paper_note"):
+        paper_delta = c["paper_note"] if paper_delta == DASH else f"{paper_delta} ({c['paper_note']})"
+    interval = (f"[{_fmt_delta(c['ci_low'], c['kind'])}, {_fmt_delta(c['ci_high'], c['kind'])}]"
+                if _is_num(c["ci_low"]) else DASH)
+    unconverged = [name for name, s in (c.get("systems_convergence") or {}).items() if s["converged"] is False]
+    runs = c.get("n_runs") or {}
+    return {"id": c["id"], "paper": c["paper"], "claim": c["claim"], "where": c["where"],
+            "table_link": c["table"] if c.get("table") in table_ids else None, "comparison": comparison,
+            "paper_delta": paper_delta, "ours_delta": _fmt_delta(c["ours_delta"], c["kind"]),
+            "interval": interval,
+            "paper_inside": {True: "inside", False: "outside", None: DASH}[c.get("paper_inside")],
+            "verdict": c["verdict"], "verdict_class": c["verdict"].replace(" ", "-"),
+            "label": c.get("verdict_label") or c["verdict"], "raw": c.get("verdict_raw", c["verdict"]),
+            "p": _fmt_p(c.get("p_adjusted"), c.get("resamples")),
+            "runs": ", ".join(sorted({str(n) for n in runs.values()})) if runs else DASH,
+            "unconverged": ", ".join(unconverged), "scope": (c.get("scope") or {}).get("text"),
+            "operationalisation": c.get("operationalisation"), "substitute": c.get("substitute"),
+            "margin_why": c.get("margin_why"), "margin_basis": c.get("margin_basis"),
+            "reason": c.get("reason"), "check": c.get("check"),
+            "power": c.get("power_note"),
+            "method": c.get("interval_method")}
+
+
+def header_label(column: str, signatures: list[dict]) -> str:
+    """Our scores' column header, naming for a BLEU or chrF column the case they were computed with, as their
+    sacreBLEU signatures say: "BLEU (tok, lowercased)" where the text was lowercased in preparation (case:lc), "cased"
+    where the scores are case-sensitive (as the papers' BLEU is), "case varies" where the rows differ."""
+    label = COLUMN_LABELS[column]
+    if column not in SIGNED_COLUMNS:
+        return label
+    cases = {"lowercased" if is_lowercased(s["signature"]) else "cased"
+             for s in signatures if s["metric"] == label and "case:" in s["signature"]}
+    if not cases:
+        return label
+    case = cases.pop() if len(cases) == 1 else "case varies"
+    return f"{label[:-1]}, {case})" if label.endswith(")") else f"{label} ({case})"
+
+
+def _fmt_window_gain(gain: float | None, window: int) -> str:
+    """The convergence gate's figure (nmt.schedule.window_gain) in words: "-0.40% over the last 2 evaluations";
+    with too few evaluations, says so."""
+    if gain is None:
+        return f"{DASH} (no more than {window} evaluations)"
+    return f"{100 * gain:+.2f}% over the last {window} evaluation{'s' if window != 1 else ''}"
 
 
 def _reference_used(field: str, scores: dict) -> str:
@@ -489,7 +522,9 @@ class _Report:
             "pair": pair,
             "testset": table["testset"],
             "source": _shown_table_path(tpath),
-            "columns": [{"key": c, "label": COLUMN_LABELS[c]} for c in columns],
+            # our scores' headers say the case they were computed with; the paper's keep its own label
+            "columns": [{"key": c, "label": COLUMN_LABELS[c], "ours_label": header_label(c, signatures)}
+                        for c in columns],
             "rows": row_views,
             "signatures": signatures,
             "missing": missing_systems,

@@ -1,8 +1,9 @@
 """Claims files (``workflow/claims/*.yaml``): a paper's findings as data, each tied to the table it comes from.
 
 A claim compares values of one table's rows: ``SYSTEM`` (its scores file's ``metric`` field) or ``SYSTEM.FIELD``
-(another field, e.g. ``bleu_tok_unk``), ``{gain: [A, B]}`` (A minus B), or ``{best_on_dev: ENSEMBLE}`` (the member
-of one of the table's ensembles with the lowest dev perplexity, chosen when the claim is judged). Its kind says how:
+(another field, e.g. ``bleu_tok_unk``), ``{gain: [A, B]}`` (A minus B), ``{mean: [T1, T2, ...]}`` (the mean of
+values or gains: one model against the others as a group), or ``{best_on_dev: ENSEMBLE}`` (the member of one of the
+table's ensembles with the lowest dev perplexity, chosen when the claim is judged). Its kind says how:
 
 - ``better: [A, B]``        A beats B (``direction``: higher or lower is better; by default the metric's);
 - ``best: [A, B, C, ...]``  A beats each of the others;
@@ -14,7 +15,8 @@ of one of the table's ensembles with the lowest dev perplexity, chosen when the 
 
 A margin says where it comes from (``margin_basis``: paper or derived, and ``margin_why``); ``operationalisation``
 records where and why the test differs from the paper's sentence, ``substitute`` a stand-in for a tool the paper
-used. Each claim is reduced here to its pairwise comparisons (``pairs``), whose paper differences come from the
+used, and ``check`` marks a test the paper does not state (why we make it): it is reported among "our checks",
+outside the family of the papers' claims. Each claim is reduced here to its pairwise comparisons (``pairs``), whose paper differences come from the
 table's ``paper`` values (or the claim's own ``paper_delta`` where the paper's numbers are not in a table). The
 verdicts are the report's job (nmt.report.claims).
 """
@@ -71,7 +73,7 @@ def _parse_claim(raw: dict, tables: dict[str, dict], other_tables: set[str], whe
     claim = {"id": raw["id"], "claim": raw["claim"], "where": raw["where"], "kind": kind,
              "paper_note": raw.get("paper_note"), "table": raw.get("table"), "metric": raw.get("metric"),
              "operationalisation": raw.get("operationalisation"), "substitute": raw.get("substitute"),
-             "margin_basis": None, "margin_why": None, "absent": None}
+             "check": raw.get("check"), "margin_basis": None, "margin_why": None, "absent": None}
     if kind == "speedup":
         low, high = raw["speedup"]["lengths"]
         if low > high:
@@ -134,6 +136,13 @@ def _parse_term(term: Any, table: dict, metric: str, where: str) -> dict:
         suffix = "" if field == metric else f".{field}"
         return {"text": f"best member of {ensemble} on dev{suffix}", "values": [], "signs": [1], "paper": None,
                 "choose": {"ensemble": ensemble, "members": list(spec["members"]), "field": field, "suffix": suffix}}
+    if isinstance(term, dict) and "mean" in term:
+        members = [_parse_term(t, table, metric, f"{where}.mean[{k}]") for k, t in enumerate(term["mean"], start=1)]
+        k = len(members)
+        paper = None if any(m["paper"] is None for m in members) else round(sum(m["paper"] for m in members) / k, 6)
+        return {"text": "mean of " + ", ".join(m["text"] for m in members),
+                "values": [v for m in members for v in m["values"]],
+                "signs": [sign / k for m in members for sign in m["signs"]], "paper": paper}
     if isinstance(term, dict):
         parts = [_parse_value(v, table, metric, f"{where}.gain[{k}]") for k, v in enumerate(term["gain"], start=1)]
         paper = None if any(p["paper"] is None for p in parts) else round(parts[0]["paper"] - parts[1]["paper"], 6)
