@@ -148,7 +148,7 @@ def collect_ensembles(config: dict, root: str | Path = ".") -> dict[str, dict[st
             defined_in.setdefault((task, name), table_path)
             found.setdefault(task, {})[name] = spec
             # with each seed that all its members were trained with: the same ensemble (or decoding) of that seed's
-            # runs, NAME_seedN, so that it has runs like a system and is paired with the systems' seed N
+            # runs, NAME_seedN, so that it has runs like a system, run N made of the systems' seed-N runs
             for seed in _seeds_of_all(systems.get(task, {}), spec["members"]):
                 found[task][seed_run(name, seed)] = {**spec, "members": [seed_run(m, seed) for m in spec["members"]]}
     return found
