@@ -462,3 +462,28 @@ def test_nmt_report_with_a_malformed_metrics_file_is_one_line_naming_its_line(tm
     lines = done.stderr.strip().splitlines()
     assert done.returncode == 2 and len(lines) == 1 and "Traceback" not in done.stderr, done.stderr
     assert lines[0].startswith(f"nmt: error: {models / 'metrics.jsonl'}:2: invalid JSON: "), lines[0]
+
+
+def test_what_a_claim_could_detect_is_said_in_words():
+    from nmt.report.claims import claim_power
+
+    def comparison(delta, effect, detectable, needed, method="two-level"):
+        return {"paper_delta": delta, "paper_effect": effect, "min_detectable": detectable, "seeds_needed": needed,
+                "method": method}
+
+    runs = {"a": 3, "b": 3}
+    short = claim_power([comparison(0.6, 0.6, 1.4, 14)], runs, "better")
+    assert short["seeds_needed"] == 14 and short["power_note"] == "3 seeds detect 1.4; the paper's +0.6 needs about 14"
+    enough = claim_power([comparison(2.0, 2.0, 1.4, None)], runs, "better")
+    assert enough["seeds_needed"] is None and enough["power_note"] == "3 seeds detect 1.4: the paper's +2 included"
+    beyond = claim_power([comparison(0.1, 0.1, 1.4, None)], runs, "better")
+    assert beyond["seeds_needed"] is None and "below what any number of seeds detects" in beyond["power_note"]
+    at_margin = claim_power([comparison(0.02, 0.0, 0.03, None)], runs, "within")
+    assert "(0 inside the margin) sits at the claim's threshold" in at_margin["power_note"]
+    # the claim needs every comparison: the largest figures
+    both = claim_power([comparison(0.6, 0.6, 1.4, 14), comparison(0.5, 0.5, 1.0, 9)], runs, "best")
+    assert both["min_detectable"] == 1.4 and both["seeds_needed"] == 14 and both["paper_effect"] == 0.5
+    single = claim_power([comparison(0.6, 0.6, 1.4, None, method="sentence")], {"a": 3, "b": 1}, "better")
+    assert single["seeds_needed"] is None and single["power_note"].startswith("a single run on one side")
+    assert claim_power([comparison(None, None, 1.4, None)], runs, "better")["power_note"].endswith(
+        "the paper gives no number to size it by")

@@ -151,6 +151,10 @@ def test_the_reference_preset_made_one_seed_at_a_time_renders_from_its_exported_
     reverse = claims["luong-reverse"]
     assert reverse["n_runs"] == {"base": 2, "base_reverse": 2} and reverse["verdict"] != "not run"
     assert reverse["interval_method"].startswith("two-level")
+    # every judged claim says what its run could detect, and how many seeds would decide what it could not
+    judged = [c for c in claims.values() if c["verdict"] != "not run" and c["kind"] != "speedup"]
+    assert judged and all(c["min_detectable"] >= 0 and c["power_note"].startswith("2 seeds detect") for c in judged)
+    assert all(c["seeds_needed"] is None or c["seeds_needed"] >= 2 for c in judged)
     assert claims["raffel-monotonic-eq17-near-softmax"]["verdict"] == "not run"  # not a table of this preset
     # every translation the claims read was found in the export, where the layout puts it
     assert [c["id"] for c in claims.values() if c["table"] == "luong2015_table1" and c["verdict"] == "not run"] == []

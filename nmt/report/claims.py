@@ -183,7 +183,7 @@ class ClaimJudge:
                 "ours_delta_chrf": weakest["ours_delta_chrf"], "paper_delta": paper_delta,
                 "paper_inside": inside(paper_delta, weakest["ci_low"], weakest["ci_high"]),
                 "comparisons": comparisons, "weakest": weakest_index, "n_runs": n_runs,
-                **claim_power(comparisons, n_runs),
+                **claim_power(comparisons, n_runs, claim["kind"]),
                 "converged": gate["converged"], "systems_convergence": gate["systems"],
                 "trained": gate["trained"], "interval_method": method, "resamples": self.n_samples,
                 "interval": f"95%, {method} ({n_sentences} sentences of {table['testset']}; "
@@ -550,38 +550,37 @@ def paper_effect(kind: str, direction: str, paper_delta: float | None, margin: f
     return oriented + (margin if kind == "within" else 0.0)
 
 
-def claim_power(comparisons: list[dict], n_runs: dict[str, int]) -> dict:
+def claim_power(comparisons: list[dict], n_runs: dict[str, int], kind: str) -> dict:
     """What a claim's run could detect: ``min_detectable`` (the largest of its comparisons': the claim needs them
-    all), ``seeds_needed`` where the paper's difference is smaller than that (the largest of its comparisons'; None
+    all), ``paper_effect`` (the smallest distance of a paper's difference from the claim's threshold), ``seeds_needed``
+    where the paper's difference is closer to it than the run could detect (the largest of its comparisons'; None
     where no number of seeds would do or the spread between seeds is not measured) and ``power_note``, the sentence
-    the report shows."""
+    the report shows under the verdict."""
     detectable = max(c["min_detectable"] for c in comparisons)
     runs = max(n_runs.values()) if n_runs else 1
     with_paper = [c for c in comparisons if c["paper_effect"] is not None]
-    out = {"min_detectable": detectable, "paper_effect": min((c["paper_effect"] for c in with_paper), default=None),
-           "seeds_needed": None}
-    if runs < 2 or any(c["method"] != "two-level" for c in comparisons):
-        out["power_note"] = (f"one run per system: the spread between seeds is not measured (the test sentences "
-                             f"alone detect >= {detectable:.2g}; train.seeds: [1, 2, 3] measures it)")
+    closest = min(with_paper, key=lambda c: c["paper_effect"], default=None)
+    out = {"min_detectable": detectable, "paper_effect": closest and closest["paper_effect"], "seeds_needed": None}
+    if any(c["method"] != "two-level" for c in comparisons):
+        out["power_note"] = (f"a single run on one side: the spread between seeds is not measured (the test "
+                             f"sentences alone detect {detectable:.2g}; train.seeds: [1, 2, 3] measures it)")
         return out
-    detect = f"{runs} seeds detect >= {detectable:.2g}"
-    if not with_paper:
+    detect = f"{runs} seeds detect {detectable:.2g}"
+    if closest is None:
         out["power_note"] = f"{detect}; the paper gives no number to size it by"
         return out
-    if all(c["paper_effect"] >= c["min_detectable"] for c in with_paper):
-        out["power_note"] = f"{detect}, the paper's difference ({out['paper_effect']:+.2g}) included"
-        return out
-    if any(c["paper_effect"] <= 0 for c in with_paper):
-        out["power_note"] = (f"{detect}; the paper's own difference sits at the claim's threshold (its margin is the "
-                             f"paper's gap), so no number of seeds decides it at the paper's size")
-        return out
-    short = [c for c in with_paper if c["paper_effect"] < c["min_detectable"]]
-    if any(c["seeds_needed"] is None for c in short):
-        out["power_note"] = (f"{detect}; the paper's {out['paper_effect']:+.2g} is below what any number of seeds "
-                             f"detects on this test set (its sentences' own variance)")
-        return out
-    out["seeds_needed"] = max(c["seeds_needed"] for c in short)
-    out["power_note"] = f"{detect}, the paper's {out['paper_effect']:+.2g} needs about {out['seeds_needed']}"
+    paper = f"the paper's {closest['paper_delta']:+.2g}"
+    if kind in ("within", "equal"):
+        paper += f" ({closest['paper_effect']:.2g} inside the margin)"
+    if closest["paper_effect"] >= detectable:
+        out["power_note"] = f"{detect}: {paper} included"
+    elif closest["paper_effect"] <= 0:
+        out["power_note"] = f"{detect}; {paper} sits at the claim's threshold: no number of seeds decides it"
+    elif any(c["seeds_needed"] is None for c in with_paper if c["paper_effect"] < c["min_detectable"]):
+        out["power_note"] = f"{detect}; {paper} is below what any number of seeds detects on this test set"
+    else:
+        out["seeds_needed"] = max(c["seeds_needed"] for c in with_paper if c["paper_effect"] < c["min_detectable"])
+        out["power_note"] = f"{detect}; {paper} needs about {out['seeds_needed']}"
     return out
 
 
