@@ -1,18 +1,21 @@
 #!/usr/bin/env bash
-# One seed's part of the published GPU reference run (workflow/presets/small-gpu.yaml, docs/reproductions/small-gpu)
-# on one GPU machine: Snakemake makes the part's files (`nmt seed-targets`), eight jobs sharing the GPU; then the part
-# is exported without models into OUTDIR/part-seedN.tgz, with the logs and a summary.
+# The published GPU reference run (workflow/presets/small-gpu.yaml, docs/reproductions/small-gpu), one seed's part or
+# all of them, on one GPU machine: Snakemake makes the parts' files (`nmt seed-targets`), NMT_JOBS_PER_GPU jobs (8)
+# sharing the GPU, their kernels side by side under NVIDIA's MPS where the machine has it (benchmarks/mps.sh;
+# NMT_MPS=0 leaves it off, to measure the difference); then each part is exported without models into
+# OUTDIR/part-seedN.tgz, with the logs and a summary.
 #
 #   bash benchmarks/reference-gpu-prepare.sh                          # here, once: .gpu-carry/ (wheels, corpus)
-#   bash benchmarks/reference-gpu.sh SEED OUTDIR [MINUTES]            # there, carrying .gpu-carry
+#   bash benchmarks/reference-gpu.sh SEEDS OUTDIR [MINUTES]           # there, carrying .gpu-carry
 #
-# MINUTES (default 8) bounds Snakemake; trainings stopped by it write their checkpoints, and the same command again
-# on the same warm machine (it keeps the working tree) resumes them. Once the part is whole, here:
+# SEEDS: one seed (1), several (1,2) or `all` (the preset's train.seeds). MINUTES (default 8) bounds Snakemake;
+# trainings stopped by it write their checkpoints, and the same command again on the same warm machine (it keeps the
+# working tree) resumes them. Once a part is whole, here:
 #   tar -xzf part-seedN.tgz -C docs/reproductions/small-gpu/results
 #   nmt report --preset small-gpu --results docs/reproductions/small-gpu/results --data data/small-gpu \
 #       --out docs/reproductions/small-gpu
 set -uo pipefail
-seed=${1:?seed}
+seeds=${1:?seeds: N, N,M or all}
 out=$(realpath -m "${2:?outdir}")
 minutes=${3:-8}
 mkdir -p "$out"
@@ -39,22 +42,39 @@ if [ ! -d ../shared/data/multi30k ]; then
     mkdir -p ../shared && ln -sfn "$PWD/.gpu-carry/data" ../shared/data
 fi
 
-mapfile -t targets < <(nmt seed-targets --preset "$preset" --seed "$seed")
-echo "seed $seed: ${#targets[@]} files to make, $jobs_per_gpu jobs sharing the GPU, at most $minutes min" | tee -a "$summary"
+if [ "$seeds" = all ]; then
+    seeds=$(python3 -c 'import sys; from nmt import config; from nmt.pipeline.plan import preset_seeds
+print(",".join(map(str, preset_seeds(config.load_params("params.yaml", sys.argv[1])))))' "$preset")
+fi
+IFS=, read -r -a seed_list <<< "$seeds"
+targets=()
+for seed in "${seed_list[@]}"; do
+    mapfile -t part < <(nmt seed-targets --preset "$preset" --seed "$seed")
+    targets+=("${part[@]}")
+done
+echo "seeds $seeds: ${#targets[@]} files to make, $jobs_per_gpu jobs sharing the GPU, at most $minutes min" \
+    | tee -a "$summary"
 export NMT_JOBS_PER_GPU=$jobs_per_gpu NMT_GPU_LOCK_DIR="$out/gpu-locks"
+if [ "${NMT_MPS:-1}" != 0 ]; then
+    eval "$(bash benchmarks/mps.sh start "$out/mps" 2>> "$summary")"
+fi
 timeout --signal=TERM --kill-after=30 "$(( minutes * 60 ))" \
     snakemake --workflow-profile profiles/local --config preset="$preset" --resources gpu="$jobs_per_gpu" \
     --cores "$(nproc)" --keep-going --rerun-incomplete "${targets[@]}" > "$out/snakemake.log" 2>&1
 rc=$?
+bash benchmarks/mps.sh stop "$out/mps" 2>> "$summary"
 echo "snakemake: exit $rc after $(( $(date +%s) - started )) s; $(grep -c 'steps (100%) done' "$out/snakemake.log") finished" \
     | tee -a "$summary"
 grep -h "epoch .*dev ppl\|stopped\|converged" logs/"$preset"/*/train/*.log 2>/dev/null | tail -n 60 > "$out/trainings.txt"
 
-if nmt export-run --preset "$preset" --seed "$seed" --out "$out/part" >> "$summary" 2>&1; then
-    tar -czf "$out/part-seed$seed.tgz" -C "$out/part" . && rm -rf "$out/part"
-    echo "part-seed$seed.tgz: $(du -h "$out/part-seed$seed.tgz" | cut -f1)" | tee -a "$summary"
-else
-    echo "the part is not whole yet: run the same command again on this machine" | tee -a "$summary"
-fi
+for seed in "${seed_list[@]}"; do
+    if nmt export-run --preset "$preset" --seed "$seed" --out "$out/part" >> "$summary" 2>&1; then
+        tar -czf "$out/part-seed$seed.tgz" -C "$out/part" . && rm -rf "$out/part"
+        echo "part-seed$seed.tgz: $(du -h "$out/part-seed$seed.tgz" | cut -f1)" | tee -a "$summary"
+    else
+        rm -rf "$out/part"
+        echo "seed $seed's part is not whole yet: run the same command again on this machine" | tee -a "$summary"
+    fi
+done
 tar -czf "$out/logs.tgz" logs/"$preset" 2>/dev/null || true
 rm -rf "$NMT_GPU_LOCK_DIR"
