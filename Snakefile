@@ -32,6 +32,9 @@ if _overrides:
 # params.yaml + workflow/presets/{preset}.yaml, validated against nmt/spec/schemas/params.schema.yaml:
 # an unknown key or a wrong type stops the workflow here with a message naming it.
 try:
+    # read as the commands read it too (nmt.files): a key given twice, which Snakemake's own reading lets through
+    # with the last value, stops here
+    nmtcfg.read_yaml(Path(workflow.basedir) / "params.yaml", "the params file")
     _resolved = nmtcfg.merge_preset(config, config.get("preset"), root=Path(workflow.basedir), source="params.yaml")
 except nmtcfg.ConfigError as err:
     raise WorkflowError(str(err))

@@ -12,6 +12,7 @@
 # trainings stopped by it write their checkpoints, and the same command again on the same warm machine (it keeps the
 # working tree) resumes them. Once a part is whole, here:
 #   tar -xzf part-seedN.tgz -C docs/reproductions/small-gpu/results
+# and once every seed's part is in (before that, add --partial: fewer than half the scores files are there):
 #   nmt report --preset small-gpu --results docs/reproductions/small-gpu/results --data data/small-gpu \
 #       --out docs/reproductions/small-gpu
 set -uo pipefail

@@ -15,27 +15,20 @@ from pathlib import Path
 from typing import Any
 
 import jsonschema
-import yaml
 
-from . import eflomal_runner, layout
+from . import eflomal_runner, files, layout
 from .data.tasks import corpus_for_task, licence_allows
 from .errors import ConfigError
 from .spec.figures import load_figures as parse_figures
-from .spec.schema import yaml_error_line
 from .spec.tables import load_table as parse_table
 
 SCHEMA_PATH = Path(__file__).with_name("spec") / "schemas" / "params.schema.yaml"
 
 
-def read_yaml(path: str | Path) -> Any:
-    path = Path(path)
-    try:
-        with open(path, encoding="utf-8") as handle:
-            return yaml.safe_load(handle)
-    except FileNotFoundError:
-        raise ConfigError(f"{path}: no such file") from None
-    except yaml.YAMLError as err:
-        raise ConfigError(yaml_error_line(path, err)) from None
+def read_yaml(path: str | Path, what: str = "the file") -> Any:
+    """A configuration file (params.yaml, a preset, the schema) through nmt.files.read_yaml: strict UTF-8, a key
+    given twice and an empty file refused, every problem one ConfigError naming the file and the line."""
+    return files.read_yaml(path, what, error=ConfigError)
 
 
 def deep_merge(base: dict, override: dict) -> dict:
@@ -50,7 +43,7 @@ def deep_merge(base: dict, override: dict) -> dict:
 
 
 def schema() -> dict:
-    return read_yaml(SCHEMA_PATH)
+    return read_yaml(SCHEMA_PATH, "the params schema")
 
 
 @functools.lru_cache(maxsize=1)
@@ -73,7 +66,7 @@ def validate(config: dict, source: str) -> None:
 def load_params(params_path: str | Path, preset: str | None = None) -> dict:
     """params.yaml merged with workflow/presets/{preset}.yaml (preset from the file unless given)."""
     params_path = Path(params_path)
-    params = read_yaml(params_path) or {}
+    params = read_yaml(params_path, "the params file")
     if not isinstance(params, dict):
         raise ConfigError(f"{params_path}: expected a mapping at the top level")
     return merge_preset(params, preset, root=params_path.parent, source=str(params_path))
@@ -90,7 +83,7 @@ def merge_preset(params: dict, preset: str | None, root: Path, source: str) -> d
         raise ConfigError(f"{source}: unknown preset {preset!r}; known presets: {', '.join(known)}")
     # the defaults on their own first: a bad default that this preset happens to override is still an error
     validate(params, source)
-    overlay = read_yaml(preset_path) or {}
+    overlay = read_yaml(preset_path, "a preset")  # an empty one is an error, not params.yaml's recipe unchanged
     if not isinstance(overlay, dict):
         raise ConfigError(f"{preset_path}: expected a mapping at the top level")
     config = deep_merge(params, overlay)

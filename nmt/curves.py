@@ -3,17 +3,28 @@
 `tensorboard --logdir results/PRESET` shows every system of a run as it trains: per evaluation the dev perplexity
 (and per epoch the train perplexity, the learning rate and the target tokens per second), and every
 RUNNING_EVERY updates the epoch's running train perplexity, all against the number of updates. (No gradient norm:
-the update clips it inside the fused step and does not return it.) The files are
-written with PyTorch's SummaryWriter, which needs the `tensorboard` package (the `curves` extra); without it a
-training says once that curves are off and trains as before. metrics.jsonl stays the record the pipeline reads:
-the event files are for watching.
+the update clips it inside the fused step and does not return it.) The events are TensorBoard's own records (the
+protocol buffers of the `tensorboard` package, the `curves` extra), written in this process, each flushed as it is
+added: no writer thread, so a fault of the directory is seen where it happens. Without the package a training says
+once that curves are off and trains as before. metrics.jsonl stays the record the pipeline reads: the event files
+are for watching.
 
-A resumed training purges the events after the update it resumes from (SummaryWriter's purge_step), so the curves
-of a killed and resumed run are those of an uninterrupted one.
+A side channel never stops a training: a curves directory that cannot be created or written (read-only, a file in
+its place, a full disk, a quota) turns the curves off with one warning that names it and the reason, and the training
+goes on.
+
+A resumed training purges the events after the update it resumes from (TensorBoard's purge: a START session event
+at that step, as SummaryWriter's purge_step writes), so the curves of a killed and resumed run are those of an
+uninterrupted one.
 """
 from __future__ import annotations
 
+import contextlib
+import itertools
 import math
+import os
+import socket
+import time
 from pathlib import Path
 from typing import Callable
 
@@ -21,24 +32,82 @@ CURVES_DIR = "tensorboard"  # beside metrics.jsonl, in the model's directory
 RUNNING_EVERY = 100  # updates between two points of the running train perplexity
 
 try:  # optional: the `curves` extra
-    from torch.utils.tensorboard import SummaryWriter
+    from tensorboard.compat.proto.event_pb2 import Event, SessionLog
+    from tensorboard.compat.proto.summary_pb2 import Summary
+    from tensorboard.summary.writer.record_writer import RecordWriter
 except ImportError:  # pragma: no cover - exercised where tensorboard is not installed
-    SummaryWriter = None
+    Event = None
+
+_FILE_NUMBER = itertools.count()  # two event files of one process in one second get different names
+
+
+def available() -> bool:
+    """Whether the tensorboard package is there to write the events with."""
+    return Event is not None
 
 
 class Curves:
-    """The event files of one training (no-ops without tensorboard)."""
+    """The event file of one training (no-ops without tensorboard, or once its directory failed)."""
 
     def __init__(self, out_dir: str | Path, system: str, resume_from: int = 0, log: Callable[[str], None] = print):
+        self.system, self.log = system, log
+        self.directory = Path(out_dir) / CURVES_DIR
+        self.path: Path | None = None
         self.writer = None
-        if SummaryWriter is None:
+        if not available():
             log(f"[{system}] no live curves: the tensorboard package is not installed "
                 f"(pip install -e '.[curves]'); metrics.jsonl has every evaluation")
             return
-        # a killed process's events after the update this one resumes from (its checkpoint's) are dropped
-        self.writer = SummaryWriter(log_dir=str(Path(out_dir) / CURVES_DIR),
-                                    purge_step=resume_from + 1 if resume_from else None)
+        try:
+            self.directory.mkdir(parents=True, exist_ok=True)
+            self.path = self.directory / (f"events.out.tfevents.{int(time.time()):010d}.{socket.gethostname()}."
+                                          f"{os.getpid()}.{next(_FILE_NUMBER)}")
+            self.writer = RecordWriter(open(self.path, "wb"))
+            self._add(Event(wall_time=time.time(), file_version="brain.Event:2"))
+            if resume_from:
+                # a killed process's events after the update this one resumes from (its checkpoint's) are dropped
+                step = resume_from + 1
+                self._add(Event(wall_time=time.time(), step=step, file_version="brain.Event:2"))
+                self._add(Event(wall_time=time.time(), step=step, session_log=SessionLog(status=SessionLog.START)))
+            self._flush()
+        except OSError as err:
+            self._off(err)
 
+    # -- writing, each fault turning the curves off -------------------------------------------------------------
+    def _add(self, event) -> None:
+        self.writer.write(event.SerializeToString())
+
+    def _flush(self) -> None:
+        self.writer.flush()
+
+    def _scalars(self, step: int, values: dict[str, float]) -> None:
+        """Add one point per tag at `step`, flushed at once (a few hundred bytes per call)."""
+        if self.writer is None:
+            return
+        try:
+            for tag, value in values.items():
+                self._add(Event(wall_time=time.time(), step=int(step),
+                                summary=Summary(value=[Summary.Value(tag=tag, simple_value=float(value))])))
+            self._flush()
+        except OSError as err:
+            self._off(err)
+
+    def _off(self, err: OSError) -> None:
+        """One warning naming the directory (or file) and the reason; no more events from this training."""
+        where = err.filename if isinstance(err.filename, str) else None
+        if isinstance(err, FileExistsError) or isinstance(err, NotADirectoryError):
+            reason = "a file where a directory should be"
+        else:
+            reason = err.strerror or str(err) or type(err).__name__
+        where = where or str(self.path or self.directory)
+        self.log(f"[{self.system}] live curves off: {where}: {reason}; the training goes on "
+                 f"(metrics.jsonl has every evaluation)")
+        writer, self.writer = self.writer, None
+        if writer is not None:
+            with contextlib.suppress(OSError):  # what is still buffered cannot be written either
+                writer.close()
+
+    # -- what a training records ------------------------------------------------------------------------------
     def wants_running(self, updates: int) -> bool:
         """Whether this update adds a point of the running train perplexity (the caller reads the sums for it)."""
         return self.writer is not None and updates % RUNNING_EVERY == 0
@@ -47,24 +116,28 @@ class Curves:
         """The epoch's train perplexity so far, every RUNNING_EVERY updates (the learning rate, constant within an
         epoch, is drawn per epoch)."""
         if self.wants_running(updates) and tokens:
-            self.writer.add_scalar("train/running_ppl", math.exp(loss_sum / tokens), updates)
+            self._scalars(updates, {"train/running_ppl": math.exp(loss_sum / tokens)})
 
     def evaluation(self, updates: int, dev_ppl: float, dev_bleu: float | None = None) -> None:
-        if self.writer is None:
-            return
-        self.writer.add_scalar("dev/ppl", dev_ppl, updates)
+        values = {"dev/ppl": dev_ppl}
         if dev_bleu is not None:  # train.best_by: dev_bleu
-            self.writer.add_scalar("dev/bleu", dev_bleu, updates)
+            values["dev/bleu"] = dev_bleu
+        self._scalars(updates, values)
 
     def epoch(self, updates: int, record: dict) -> None:
         """An epoch's record (metrics.jsonl's line): its train perplexity, learning rate and speed."""
-        if self.writer is None:
-            return
-        self.writer.add_scalar("train/ppl", record["train_ppl"], updates)
-        self.writer.add_scalar("train/lr", record["lr"], updates)
-        self.writer.add_scalar("train/tgt_tokens_per_s", record["tgt_tokens_per_s"], updates)
-        self.writer.flush()
+        self._scalars(updates, {"train/ppl": record["train_ppl"], "train/lr": record["lr"],
+                                "train/tgt_tokens_per_s": record["tgt_tokens_per_s"]})
 
     def close(self) -> None:
-        if self.writer is not None:
-            self.writer.close()
+        """The event file closed; never raises (a fault here turns the curves off like any other)."""
+        if self.writer is None:
+            return
+        try:
+            self._flush()
+        except OSError as err:
+            self._off(err)
+            return
+        writer, self.writer = self.writer, None
+        with contextlib.suppress(OSError):
+            writer.close()

@@ -55,6 +55,17 @@ SCORE_KEYS = ("system", "testset", "preset", "pair", "n_sentences", *_bleu_keys(
 META_KEYS = ("system", "testset", "preset", "pair")
 
 
+def _empty(ref_path: PathLike, hyp_path: PathLike) -> InputError:
+    return InputError(f"{ref_path}: empty: no sentence to score {hyp_path} against")
+
+
+def require_sentences(ref_path: PathLike, hyp_path: PathLike) -> None:
+    """An empty reference (and so, as the line counts must agree, an empty translation) is one InputError: nothing
+    can be scored. `nmt evaluate` asks before it writes anything (the unk-replaced translation)."""
+    if not read_lines(ref_path):
+        raise _empty(ref_path, hyp_path)
+
+
 def _check_lengths(hyps: Sequence[str], refs: Sequence[str]) -> None:
     if len(hyps) != len(refs):
         raise InputError(f"{len(hyps)} hypotheses but {len(refs)} references")
@@ -213,6 +224,8 @@ def evaluate_files(hyp_path: PathLike, ref_path: PathLike, *, lang: str, ppl: fl
         if not math.isfinite(ppl):
             raise ValueError(f"ppl must be a finite number or None, got {ppl}")
     hyps, refs = read_parallel(hyp_path, ref_path, allow_empty_src=True)
+    if not refs:  # sacreBLEU has nothing to average over (an IndexError deep inside it)
+        raise _empty(ref_path, hyp_path)
     raw_refs = None
     if raw_ref_path is not None:
         raw_refs = read_lines(raw_ref_path)

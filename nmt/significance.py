@@ -20,7 +20,6 @@ states the method and its assumptions.
 """
 from __future__ import annotations
 
-import math
 import os
 from typing import Sequence
 

@@ -9,6 +9,13 @@ the GPU's kernels are deterministic; nmt.models.io.restore_rng_states: a checkpo
 device). Re-running the same command after any kill resumes from `checkpoint.pt`. Model and checkpoint files are
 plain data, read with torch.load(weights_only=True) (nmt.models.io).
 
+One training per directory: a second one aimed at it stops at once (nmt.directory_lock); one whose directory holds
+another training's finished model.pt (another system, or other model or train settings) is refused before anything
+is touched, unless `replace` (nmt train --replace); a training that starts afresh moves an earlier checkpoint aside
+and removes the earlier training's other files (RUN_FILES, the curves), so that nothing of two trainings is mixed.
+Every file is written beside its destination and moved into place when complete: a full disk stops the training with
+one line (TrainingStopped) that names the file and says that the last checkpoint is intact to resume from.
+
 Beyond the plain recipe (Peter et al. 2017's variants of RNNsearch training):
   train.init_from          start from the parameters of a trained model.pt / checkpoint.pt: every parameter with the
                            same name and shape is copied (same vocabularies and architecture required); the rest, e.g.
@@ -53,7 +60,10 @@ Files in the output directory:
 """
 from __future__ import annotations
 
+import errno
 import json
+import os
+import shutil
 import signal
 import sys
 import time
@@ -63,8 +73,9 @@ import torch
 from tqdm import tqdm
 
 from .engine import cpu_precision, mkl_on_amd
-from .curves import Curves
+from .curves import CURVES_DIR, Curves
 from .config import ConfigError
+from .errors import UserError
 from .settings import SystemSettings, TrainSettings, comparable_settings, upgrade
 from .data.batches import epoch_batches, make_batch
 from .data.links import load_training_links
@@ -78,8 +89,8 @@ from .environment import describe
 from .evaluate import bleu_tokenized
 from .likelihood import corpus_nll, perplexity
 from .models.common import count_parameters
-from .models.io import (load_checkpoint, plain, read_init_from, restore_rng_states, rng_states, save_checkpoint,
-                        save_model)
+from .models.io import (load_checkpoint, plain, read_init_from, read_model_file, restore_rng_states, rng_states,
+                        save_checkpoint, save_model)
 from .models.registry import build_model, credit_rule
 from .schedule import Schedule, learning_rate, wants_epoch
 from .engine.train_step import TrainingStep
@@ -87,6 +98,18 @@ from .engine.train_step import TrainingStep
 CHECKPOINT = "checkpoint.pt"
 FINAL = "model.pt"
 BEST = "best.pt"
+#: what a training writes beside its checkpoint (and CURVES_DIR): an earlier training's are removed when one starts
+#: afresh, so that nothing of two trainings is ever mixed in one directory
+RUN_FILES = (FINAL, BEST, "model.json", "metrics.jsonl", "metrics.csv", "evaluations.jsonl")
+
+
+class TrainingStopped(UserError):
+    """A training could not write its files (a full disk, a quota, a directory gone read-only): one line that says
+    which file, why, and that the last checkpoint is intact to resume from."""
+
+
+class AnotherTraining(UserError):
+    """The output directory holds another training's finished model (nmt train --replace drops it)."""
 
 
 def log(message: str) -> None:
@@ -174,12 +197,15 @@ class StopRequested:
 
 
 def train(config: dict, data_dir: str | Path, out_dir: str | Path, *, system: str = "system",
-          threads: int | None = None, device: str | None = None, progress: bool | None = None) -> list[dict]:
-    """Train one system; returns the per-epoch metrics. `config` is a resolved system config."""
+          threads: int | None = None, device: str | None = None, progress: bool | None = None,
+          replace: bool = False) -> list[dict]:
+    """Train one system; returns the per-epoch metrics. `config` is a resolved system config. `replace`: train
+    even where `out_dir` holds another training's finished model (whose files are then removed); without it that is
+    an AnotherTraining error, before anything is written."""
     started = time.perf_counter()  # wall_s counts from here: setup (data, model) included
     set_threads(threads)
     run = TrainingRun(config, Path(data_dir), Path(out_dir), system=system, device=pick_device(device),
-                      progress=progress, started=started)
+                      progress=progress, started=started, replace=replace)
     try:
         with StopRequested() as stop:
             run.start()  # model.json is written once the signals are caught: from then on a signal ends in a checkpoint
@@ -189,9 +215,17 @@ def train(config: dict, data_dir: str | Path, out_dir: str | Path, *, system: st
                     break
                 run.epoch(stop)
         run.finish()
+    except OSError as err:  # a full disk, a quota: every file is written atomically, so the last checkpoint is whole
+        raise TrainingStopped(f"{write_error(err)}: the training stopped; {run.resume_note(err)}") from None
     finally:  # however it ends (a signal's checkpoint included), the directory is free again
         run.close()
     return run.state["metrics"]
+
+
+def write_error(err: OSError) -> str:
+    """An OSError as `PATH: reason` (the path as text)."""
+    reason = err.strerror or str(err) or type(err).__name__
+    return f"{os.fsdecode(err.filename)}: {reason}" if err.filename is not None else reason
 
 
 class TrainingRun:
@@ -199,7 +233,7 @@ class TrainingRun:
     from), start (model.json), one epoch after another, finish (model.pt). `state` is what a checkpoint keeps."""
 
     def __init__(self, config: dict, data_dir: Path, out_dir: Path, *, system: str, device: torch.device,
-                 progress: bool | None, started: float | None = None):
+                 progress: bool | None, started: float | None = None, replace: bool = False):
         self.config = plain(config, "config")  # as checkpoint.pt keeps it: a resumed run compares like with like
         # wall time: this process's from `started` (time.perf_counter) on, plus what the checkpoint says earlier
         # processes spent (_resume); recorded in every checkpoint's state and in model.json's wall_s
@@ -225,6 +259,11 @@ class TrainingRun:
         # the data read, the directory is ours until the training ends: a second training aimed at it stops here
         self.lock = DirectoryLock(out_dir, "training")
         try:
+            # another training's finished model here: refused before anything is touched, unless replacing it
+            other = other_training(out_dir, self.config, system)
+            if other is not None and not replace:
+                raise AnotherTraining(f"{out_dir}: {other}; train into another --out, or give --replace to remove "
+                                      f"its files and train {system} here")
             torch.manual_seed(self.seed)
             self.model = model = build_model(self.model_cfg, len(self.src_vocab), len(self.tgt_vocab))
             model.init_uniform(train.init_range)
@@ -237,7 +276,13 @@ class TrainingRun:
             self.state = {"epoch": 1, "batch": 0, "updates": 0, "metrics": [], "loss_sum": 0.0, "tokens": 0,
                           "elapsed": 0.0, "rng": None, "evaluations": [], "best": None}
             self.ckpt_path = out_dir / CHECKPOINT
+            self.saved: tuple[int, int, int] | None = None  # (epoch, batch, updates) of the last checkpoint written
             ckpt = resumable_checkpoint(self.ckpt_path, self.config, system)
+            if ckpt is None:  # starting afresh: nothing of an earlier training stays beside this one's files
+                clear_earlier_training(out_dir, system, keep_model=other is None)
+            elif other is not None:  # replacing, and the checkpoint is this training's: model.pt is not
+                (out_dir / FINAL).unlink()
+                log(f"[{system}] removed {out_dir / FINAL}: {other}")
             if ckpt is None and train.init_from:
                 copied, fresh = initialise_from(model, train.init_from, self.model_cfg, self.src_vocab,
                                                 self.tgt_vocab)
@@ -274,6 +319,7 @@ class TrainingRun:
         # (a checkpoint written before wall_s was recorded: its processes' time is unknown, counted as 0)
         self.wall_before = float(self.state.get("wall_s", 0.0))
         self.processes_before = int(self.state.get("processes", 1))
+        self.saved = (self.state["epoch"], self.state["batch"], self.state["updates"])
         log(f"[{self.system}] resuming from {self.ckpt_path}: epoch {self.state['epoch']}, batch "
             f"{self.state['batch']}, {self.state['updates']} updates done")
         # Snakemake deletes a failed job's outputs before it reruns it, and a job killed after its last epoch's
@@ -317,6 +363,18 @@ class TrainingRun:
         self.state.update(epoch=epoch, batch=batch, **rng_states(self.dev))  # CPU RNG, and a GPU's CUDA RNG too
         self.state.update(wall_s=self.wall_s(), processes=self.processes_before + 1)  # read by nothing trained
         save_checkpoint(self.ckpt_path, self.config, self.model, self.optimizer, self.state)
+        self.saved = (epoch, batch, self.state["updates"])
+
+    def resume_note(self, err: OSError) -> str:
+        """What a training stopped by `err` (a file it could not write) leaves to resume from, and what to do (for
+        its one-line error)."""
+        fix = "make room" if err.errno in (errno.ENOSPC, errno.EDQUOT, errno.EFBIG) else "fix that"
+        if self.saved is None:
+            return f"no checkpoint was written yet: {fix} and run the same command to start again"
+        epoch, batch, updates = self.saved
+        where = f"epoch {epoch}, batch {batch}" if batch else f"the start of epoch {epoch}"
+        return (f"the last checkpoint, {self.ckpt_path} ({where}, {updates} updates), is intact: {fix} and run the "
+                "same command to resume from it")
 
     def dev_perplexity(self) -> tuple[float, int]:
         """The dev set's summed NLL and its target tokens (in evaluation mode; training mode is the caller's)."""
@@ -478,6 +536,64 @@ def dev_references(data_dir: Path, dev_tgt: list[list[int]], vocab: Vocab) -> li
     return [" ".join(vocab.decode(ids)) for ids in dev_tgt]
 
 
+def settings_difference(theirs: dict, mine: dict, limit: int = 3) -> str:
+    """The model and train settings in which two configs differ, as `key: theirs, here mine` (the first `limit`)."""
+    def flat(config: dict) -> dict:
+        out = {}
+        for section, values in comparable_settings(config).items():
+            for key, value in values.items():
+                out[f"{section}.{key}"] = value
+        return out
+
+    def shown(values: dict, key: str) -> str:
+        return repr(values[key]) if key in values else "unset"
+
+    a, b = flat(theirs), flat(mine)
+    keys = sorted(k for k in set(a) | set(b) if k not in a or k not in b or a[k] != b[k])
+    listed = [f"{k} {shown(a, k)}, here {shown(b, k)}" for k in keys[:limit]]
+    return "; ".join(listed) + (f"; and {len(keys) - limit} more" if len(keys) > limit else "")
+
+
+def other_training(out_dir: Path, config: dict, system: str) -> str | None:
+    """Why `out_dir`'s model.pt is another training's finished model (its system or its settings differ from this
+    one's, or it cannot be read), or None when there is none or it is this training's own."""
+    path = out_dir / FINAL
+    if not path.exists():
+        return None
+    try:  # the tensors mapped, not read: only its system and settings are looked at
+        blob = read_model_file(path, mmap=True, remedy="it cannot be told whose it is")
+    except ConfigError as err:
+        return f"its model.pt is not a model this training can keep ({str(err).removeprefix(f'{path}: ')})"
+    theirs = blob.get("system")
+    try:
+        difference = settings_difference(blob["config"], config)
+    except (AttributeError, TypeError):  # its model or train section is no mapping
+        return f"its model.pt ({theirs!r}) holds no model and train settings to compare with this training's"
+    if theirs == system and not difference:
+        return None
+    named = f"system {theirs!r}" if theirs != system else f"an earlier training of {system}"
+    settings = f"trained with other settings ({difference})" if difference else "with the same settings"
+    return f"holds the finished model of {named} ({path.name}), {settings}"
+
+
+def clear_earlier_training(out_dir: Path, system: str, *, keep_model: bool) -> None:
+    """Remove what an earlier training left beside the checkpoint of one starting afresh (its metrics, evaluations,
+    best.pt, curves; model.pt too unless `keep_model`: it is this training's own, to be written again), so that a
+    training killed early never leaves its model.json beside another's files."""
+    removed = []
+    for name in RUN_FILES:
+        path = out_dir / name
+        if path.is_file() and not (name == FINAL and keep_model):
+            path.unlink()
+            removed.append(name)
+    curves = out_dir / CURVES_DIR
+    if curves.is_dir():
+        shutil.rmtree(curves)
+        removed.append(CURVES_DIR + "/")
+    if removed:
+        log(f"[{system}] starting afresh: removed the earlier training's {', '.join(removed)} from {out_dir}")
+
+
 def resumable_checkpoint(ckpt_path: Path, config: dict, system: str) -> dict | None:
     """The checkpoint to resume from: None when there is none, or when it was written with other settings (then
     it is moved aside to checkpoint.pt.stale and training starts afresh)."""
@@ -485,7 +601,7 @@ def resumable_checkpoint(ckpt_path: Path, config: dict, system: str) -> dict | N
         return None
     # onto the CPU: load_state_dict copies the tensors to the model's and optimiser's device, and the RNG
     # states must stay CPU ByteTensors
-    ckpt = load_checkpoint(ckpt_path)
+    ckpt = load_checkpoint(ckpt_path, resume=True)
     if comparable_settings(ckpt["config"]) == comparable_settings(config):
         return ckpt
     stale = ckpt_path.with_name(CHECKPOINT + ".stale")

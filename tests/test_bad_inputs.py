@@ -56,6 +56,9 @@ def files(tmp_path_factory) -> Path:
                          ("text_hidden", {"hidden": "big"})):
         config = {k: v for k, v in {**blob["model_config"], **change}.items() if v is not None}
         torch.save({**blob, "model_config": config}, root / f"{name}.pt")
+    torch.save([blob], root / "list_payload.pt")  # a model file whose payload is not a dict
+    torch.save({**blob, "tgt_vocab": " ".join(blob["tgt_vocab"])}, root / "text_vocab.pt")
+    torch.save({**blob, "src_vocab": blob["src_vocab"][:-1] + [7]}, root / "number_vocab.pt")
     (root / "badprep").mkdir()
     for side in ("src", "tgt"):
         Vocab(SRC_WORDS).save(root / "badprep" / f"vocab.{side}")
@@ -140,6 +143,21 @@ CASES = {
                  "--out", "{d}/out"], "{d}/bogus_score.yaml: system global_location: bad config key model.score"),
     "unk replace: files of different lengths": (
         UNK + ["--positions", "{d}/pos_two_lines"], "line counts differ"),
+    "a report from a mistyped results directory (tests/test_whole_outputs.py: the report it would replace is kept)": (
+        ["report", "--params", str(ROOT / "params.yaml"), "--preset", "tiny", "--results", "{d}/reslts", "--data",
+         "{d}/data", "--out", "{d}/out"],
+        "{d}/reslts: no scores files of preset tiny (39 expected, no such directory); a report would be all MISSING"),
+    "a model file whose payload is not a dict (translate)": (
+        ["translate", "--model", "{d}/list_payload.pt", "--src", "{d}/src", "--out", "{d}/out"],
+        "{d}/list_payload.pt: not a model file written by nmt train (it holds a list, not a dict)"),
+    "a model file whose vocabulary is not a list (evaluate --model)": (
+        ["evaluate", "--hyp", "{d}/tgt", "--ref", "{d}/tgt", "--src", "{d}/src", "--model", "{d}/text_vocab.pt",
+         "--lang", "de", "--out", "{d}/out", "--system", "s", "--testset", "test", "--preset-name", "demo",
+         "--pair", "en-de"],
+        "{d}/text_vocab.pt: not a model file written by nmt train (its tgt_vocab is a str, not a list of words)"),
+    "a model file whose vocabulary holds a number (translate)": (
+        ["translate", "--model", "{d}/number_vocab.pt", "--src", "{d}/src", "--out", "{d}/out"],
+        "{d}/number_vocab.pt: not a model file written by nmt train (its src_vocab[19] is an int, not a word"),
 }
 
 

@@ -455,13 +455,13 @@ def test_a_claim_on_a_table_the_preset_does_not_run_is_not_run(tmp_path):
 def test_nmt_report_with_a_malformed_metrics_file_is_one_line_naming_its_line(tmp_path):
     models = tmp_path / "results" / "en-de" / "models" / "base"
     models.mkdir(parents=True)
-    (models / "metrics.jsonl").write_text('{"epoch": 1, "dev_ppl": 12.5}\n{"epoch": 2, "dev_ppl": \n')
+    (models / "metrics.jsonl").write_text('{"epoch": 1, "lr": 1.0, "dev_ppl": 12.5}\n{"epoch": 2, "dev_ppl": \n')
     done = subprocess.run([sys.executable, "-m", "nmt.cli", "report", "--params", str(ROOT / "params.yaml"),
                            "--preset", "tiny", "--results", str(tmp_path / "results"), "--data", str(tmp_path / "data"),
-                           "--out", str(tmp_path / "out")], capture_output=True, text=True)
+                           "--out", str(tmp_path / "out"), "--partial"], capture_output=True, text=True)
     lines = done.stderr.strip().splitlines()
     assert done.returncode == 2 and len(lines) == 1 and "Traceback" not in done.stderr, done.stderr
-    assert lines[0].startswith(f"nmt: error: {models / 'metrics.jsonl'}:2: invalid JSON: "), lines[0]
+    assert lines[0].startswith(f"nmt: error: {models / 'metrics.jsonl'}:2:25: invalid JSON: "), lines[0]
 
 
 def test_what_a_claim_could_detect_is_said_in_words():

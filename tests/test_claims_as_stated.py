@@ -213,7 +213,7 @@ def test_nmt_report_renders_the_small_preset_from_an_existing_results_directory(
             run.curve(name, 30.0, 20.0, 19.95, 19.9)
     status = main(["report", "--params", str(ROOT / "params.yaml"), "--preset", "small",
                    "--results", str(run.results), "--data", str(tmp_path / "data" / "small"),
-                   "--out", str(tmp_path / "reports" / "small")])
+                   "--out", str(tmp_path / "reports" / "small"), "--partial"])  # 6 of its 90 scores files
     assert status == 0
     data = json.loads((tmp_path / "reports" / "small" / "claims.json").read_text())
     reverse = next(c for c in data["claims"] if c["id"] == "luong-reverse")

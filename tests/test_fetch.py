@@ -498,6 +498,124 @@ def test_tar_members_share_one_download(tmp_path, server):
     assert final_names(dest) == ["de", "en"] and not (dest / ".download").exists()
 
 
+# ------------------------------------------------------------------------------------------------------------------
+# broken downloads: one line naming the file, the download deleted, and the next run fetches it again
+
+def tar_archive(*members) -> bytes:
+    """A tar.gz of (name, bytes) regular files and (name, "symlink" | "hardlink", target) links."""
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode="w:gz") as archive:
+        for member in members:
+            info = tarfile.TarInfo(member[0])
+            if len(member) == 3:
+                info.type = tarfile.SYMTYPE if member[1] == "symlink" else tarfile.LNKTYPE
+                info.linkname = member[2]
+                archive.addfile(info)
+            else:
+                info.size = len(member[1])
+                archive.addfile(info, io.BytesIO(member[1]))
+    return buf.getvalue()
+
+
+def xml_file(*segments: bytes) -> bytes:
+    body = b"".join(b'<seg id="%d"> %s </seg>\n' % (i, s) for i, s in enumerate(segments, start=1))
+    return b'<?xml version="1.0" encoding="UTF-8"?>\n<mteval>\n<doc docid="1">\n' + body + b"</doc>\n</mteval>\n"
+
+
+GOOD_XML = xml_file("Ein erster Satz.".encode(), "Zw\u00f6lf &amp; mehr.".encode())
+BROKEN = {  # name: (what upstream serves first, the file's registry entry, what the one line says)
+    "corrupt gzip": (gzip.compress(TEXT_B)[:20] + b"\x00" * 40 + gzip.compress(TEXT_B)[60:],
+                     {"compression": "gzip"}, "could not be decompressed (Error -3 while decompressing data"),
+    "not gzip at all": (b"<html>Service unavailable</html>\n", {"compression": "gzip"},
+                        "could not be decompressed (Not a gzipped file"),
+    "truncated gzip": (gzip.compress(TEXT_B)[:-100], {"compression": "gzip"}, "could not be decompressed ("),
+    "a link member pointing outside": (
+        tar_archive(("DeEn/en", TEXT_A), ("DeEn/b", "symlink", "../../../etc/passwd")),
+        {"compression": "tar.gz", "member": "DeEn/b"},
+        "could not be read (archive member 'DeEn/b' is a link to '../../../etc/passwd', outside the archive)"),
+    "an absolute link member": (
+        tar_archive(("DeEn/b", "symlink", "/etc/passwd")), {"compression": "tar.gz", "member": "DeEn/b"},
+        "could not be read (archive member 'DeEn/b' is a link to '/etc/passwd', outside the archive)"),
+    "a hard link to a member the archive does not have": (
+        tar_archive(("DeEn/b", "hardlink", "DeEn/gone")), {"compression": "tar.gz", "member": "DeEn/b"},
+        "could not be read (archive member 'DeEn/b' is a link to 'DeEn/gone', which the archive does not have)"),
+    "a link in a loop": (
+        tar_archive(("DeEn/b", "symlink", "c"), ("DeEn/c", "symlink", "b")),
+        {"compression": "tar.gz", "member": "DeEn/b"}, "could not be read (archive member 'DeEn/b' is a link in a "
+                                                       "loop (DeEn/b -> DeEn/c -> DeEn/b))"),
+    "an XML segment with invalid UTF-8": (
+        tar_archive(("xml/test.de.xml", xml_file(b"Ein erster Satz.", b"Zw\xf6lf &amp; mehr."))),
+        {"compression": "tar.gz", "member": "xml/test.de.xml", "segments": "xml"},
+        "could not be read (xml/test.de.xml:5: <seg> 2 is not valid UTF-8 (byte 0xf6))"),
+}
+FIXED = {"corrupt gzip": gzip.compress(TEXT_B), "not gzip at all": gzip.compress(TEXT_B),
+         "truncated gzip": gzip.compress(TEXT_B),
+         "a link member pointing outside": tar_archive(("DeEn/en", TEXT_B), ("DeEn/b", "symlink", "en")),
+         "an absolute link member": tar_archive(("DeEn/b", TEXT_B)),
+         "a hard link to a member the archive does not have": tar_archive(("DeEn/gone", TEXT_B),
+                                                                            ("DeEn/b", "hardlink", "DeEn/gone")),
+         "a link in a loop": tar_archive(("DeEn/c", TEXT_B), ("DeEn/b", "symlink", "c")),
+         "an XML segment with invalid UTF-8": tar_archive(("xml/test.de.xml", GOOD_XML))}
+
+
+@pytest.mark.parametrize("known_sum", [False, True], ids=["sum recorded on first fetch", "sum in the registry"])
+@pytest.mark.parametrize("case", sorted(BROKEN))
+def test_a_broken_download_is_one_line_deleted_and_fetched_again_once_upstream_is_fixed(tmp_path, server, case,
+                                                                                      known_sum):
+    served, entry, message = BROKEN[case]
+    fixed = FIXED[case]
+    expected_text = ("Ein erster Satz.\nZw\u00f6lf & mehr.\n".encode() if "XML" in case else TEXT_B)
+    url_path = "/b.xml.tgz" if "XML" in case else ("/b.txt.gz" if entry["compression"] == "gzip" else "/b.tgz")
+    server.files[url_path] = served
+    registry = write_registry(tmp_path / "corpora.yaml", {"web": corpus({"b": {
+        "url": server.url + url_path, "mirror": "web/b", "sha256": sha(expected_text) if known_sum else None,
+        **entry}})})
+    dest, checks = tmp_path / "dest", tmp_path / "checksums.tsv"
+    kw = dict(mirror=None, checksums=checks, registry=registry)
+    with pytest.raises(FetchError) as err:
+        fetch_file("web", "b", dest, **kw)
+    text = str(err.value)
+    assert "\n" not in text and "b'/" not in text, text
+    assert text.startswith(f"cannot get web/b: the download from {server.url}{url_path} {message}"), text
+    assert text.endswith("), run again to download it afresh") and str(dest / ".download") in text, text
+    assert final_names(dest) == [] and not list((dest / ".download").glob("*")), "kept for reuse"
+    assert not checks.exists()  # nothing recorded of a broken file
+    server.files[url_path] = fixed  # upstream fixed: the same call downloads it again and succeeds
+    requests = len(server.requests)
+    assert fetch_file("web", "b", dest, **kw).read_bytes() == expected_text
+    assert len(server.requests) == requests + 1 and not (dest / ".download").exists()
+
+
+def test_a_link_member_inside_the_archive_is_read_from_the_archive(tmp_path, server):
+    server.files["/gold.tgz"] = tar_archive(("DeEn/real/de", TEXT_B), ("DeEn/de", "symlink", "real/de"),
+                                            ("DeEn/en", TEXT_A), ("DeEn/en2", "hardlink", "DeEn/en"))
+    registry = write_registry(tmp_path / "corpora.yaml", {"gold": corpus({
+        name: {"url": server.url + "/gold.tgz", "compression": "tar.gz", "member": member, "mirror": None,
+               "sha256": None} for name, member in (("de", "DeEn/de"), ("en", "./DeEn/en2"))})})
+    got = fetch_corpus("gold", None, tmp_path / "dest", mirror=None, checksums=tmp_path / "c.tsv", registry=registry)
+    assert got["de"].read_bytes() == TEXT_B and got["en"].read_bytes() == TEXT_A
+
+
+def test_data_fetch_of_a_broken_download_is_one_line_exit_2_and_the_rerun_fetches_it_again(tmp_path, server,
+                                                                                          monkeypatch, capsys):
+    from nmt.cli import main
+    served, entry, _ = BROKEN["corrupt gzip"]
+    server.files["/b.txt.gz"] = served
+    monkeypatch.setattr(fetch_module, "DEFAULT_REGISTRY", tmp_path / "corpora.yaml")
+    write_registry(tmp_path / "corpora.yaml", {"web": corpus({"b": {
+        "url": server.url + "/b.txt.gz", "mirror": "web/b", "sha256": sha(TEXT_B), **entry}})})
+    monkeypatch.setenv("NMT_CHECKSUMS", str(tmp_path / "checksums.tsv"))
+    dest = tmp_path / "dest"
+    assert main(["data", "fetch", "web", "--dest", str(dest)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "Traceback" not in err, err
+    assert err.startswith(f"nmt: error: cannot get web/b: the download from {server.url}/b.txt.gz could not be "
+                          "decompressed (Error -3 while decompressing data"), err
+    server.files["/b.txt.gz"] = gzip.compress(TEXT_B)
+    assert main(["data", "fetch", "web", "--dest", str(dest)]) == 0
+    assert capsys.readouterr().out.split() == [str(dest / "b")] and (dest / "b").read_bytes() == TEXT_B
+
+
 def test_file_url(tmp_path):
     src = tmp_path / "upstream" / "a.txt.gz"
     src.parent.mkdir()

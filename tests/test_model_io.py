@@ -1,6 +1,8 @@
 """Model and checkpoint files (nmt.models.io): plain data that torch.load(weights_only=True) reads, one-line errors
 for every file it cannot or will not read, and the RNG states (CPU, and the CUDA one on a GPU) of a checkpoint."""
+import errno
 import json
+import os
 import pickle
 from pathlib import Path
 
@@ -123,6 +125,21 @@ def bad_files(tmp_path: Path) -> dict[str, tuple[Path, str]]:
     torch.save({"state_dict": {"w": torch.ones(1)}}, path)
     files["foreign"] = (path, r"not a model file written by nmt train \(it has no model_config, model, src_vocab")
     files["missing"] = (tmp_path / "missing.pt", r"no such file; give a model.pt that `nmt train` wrote")
+    # readable files whose payload or keys are not what nmt writes: refused at the boundary, naming the key
+    blob = torch.load(good, weights_only=True)
+    last = len(blob["src_vocab"]) - 1
+    for kind, content, message in (
+            ("payload", [blob], r"not a model file written by nmt train \(it holds a list, not a dict\)"),
+            ("vocabulary", {**blob, "tgt_vocab": " ".join(blob["tgt_vocab"])},
+             r"not a model file written by nmt train \(its tgt_vocab is a str, not a list of words\)"),
+            ("word", {**blob, "src_vocab": blob["src_vocab"][:-1] + [7]},
+             rf"\(its src_vocab\[{last}\] is an int, not a word \(a string\)\)"),
+            ("parameters", {**blob, "model": {**blob["model"], "extra": [1.0]}},
+             r"\(its model is not a state dict \('extra' holds a list, not a tensor\)\)"),
+            ("config", {**blob, "config": "beam: 2"}, r"\(its config is a str, not a dict\)"),
+            ("version", {**blob, "config_version": "2"}, r"\(its config_version is a str, not an integer\)")):
+        torch.save(content, tmp_path / f"{kind}.pt")
+        files[kind] = (tmp_path / f"{kind}.pt", message)
     return files
 
 
@@ -140,7 +157,7 @@ def test_the_commands_report_a_refused_model_file_in_one_line_with_status_2(tmp_
     files = bad_files(tmp_path)
     (tmp_path / "a.src").write_text("s1 s2\n")
     (tmp_path / "a.tgt").write_text("t1 t2\n")
-    for kind in ("object", "truncated", "missing"):
+    for kind in ("object", "truncated", "missing", "payload", "vocabulary", "word"):
         path = files[kind][0]
         capsys.readouterr()
         assert main(["translate", "--model", str(path), "--src", str(tmp_path / "a.src"),
@@ -180,6 +197,75 @@ def test_init_from_reads_a_model_or_a_checkpoint_and_names_its_key_when_it_canno
     torch.save({"model": [1, 2]}, tmp_path / "odd.pt")
     with pytest.raises(ConfigError, match="not a model.pt or checkpoint.pt written by nmt train"):
         read_init_from(tmp_path / "odd.pt")
+
+
+def test_a_checkpoint_whose_state_is_not_nmts_is_one_line(tmp_path):
+    model = make_model()
+    opt = make_optimizer(model.parameters(), train_settings(optimizer="sgd", lr=0.1))
+    save_checkpoint(tmp_path / "checkpoint.pt", {"model": MODEL_CFG}, model, opt, {"epoch": "1", "batch": 0})
+    with pytest.raises(ConfigError, match=r"checkpoint\.pt: not a checkpoint written by nmt train \(its state\.epoch "
+                                          r"is a str, not an integer\); move it away"):
+        load_checkpoint(tmp_path / "checkpoint.pt")
+    save_checkpoint(tmp_path / "checkpoint.pt", {"model": MODEL_CFG}, model, opt, {"epoch": 1, "batch": 0})
+    assert load_checkpoint(tmp_path / "checkpoint.pt")["state"]["epoch"] == 1
+    with pytest.raises(ConfigError, match=r"\(its state has no updates\)"):  # what a training resumes from
+        load_checkpoint(tmp_path / "checkpoint.pt", resume=True)
+
+
+class DiskFile:
+    """A file on a disk with `room` bytes left: the writes past them fail with ENOSPC, as a full disk's do."""
+
+    def __init__(self, handle, room):
+        self.handle, self.room = handle, room
+
+    def write(self, data):
+        if len(data) > self.room:
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+        self.room -= len(data)
+        return self.handle.write(data)
+
+    def __getattr__(self, name):
+        return getattr(self.handle, name)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.handle.close()
+
+
+class FullDisk:
+    """Stands in for nmt.data.text's `os` module: the files write_atomic opens have `room` bytes left."""
+
+    def __init__(self, room):
+        self.room = room
+
+    def fdopen(self, fd, mode):
+        return DiskFile(os.fdopen(fd, mode), self.room)
+
+    def __getattr__(self, name):
+        return getattr(os, name)
+
+
+@pytest.mark.parametrize("room", [0, 300, 3000])
+def test_a_full_disk_leaves_the_previous_checkpoint_as_it_was_and_names_the_file(tmp_path, monkeypatch, room):
+    """torch's zip writer turns the disk's error into a RuntimeError of its own (past its first bytes): the save is
+    an OSError naming checkpoint.pt, the temporary file is gone and the previous checkpoint is byte for byte there."""
+    import nmt.data.text
+    path = tmp_path / "checkpoint.pt"
+    model = make_model()
+    opt = make_optimizer(model.parameters(), train_settings(optimizer="sgd", lr=0.1))
+    save_checkpoint(path, {"model": MODEL_CFG}, model, opt, {"epoch": 1, "batch": 0})
+    before = path.read_bytes()
+    assert len(before) > room
+    monkeypatch.setattr(nmt.data.text, "os", FullDisk(room))
+    with pytest.raises(OSError) as info:
+        save_checkpoint(path, {"model": MODEL_CFG}, make_model(seed=1), opt, {"epoch": 2, "batch": 0})
+    assert info.type is OSError and info.value.errno == errno.ENOSPC and info.value.filename == str(path)
+    assert path.read_bytes() == before and sorted(p.name for p in tmp_path.iterdir()) == ["checkpoint.pt"]
+    with pytest.raises(OSError, match="No space left on device") as info:
+        save_model(tmp_path / "model.pt", model, Vocab(SRC_WORDS), TGT_WORDS, {"model": dict(MODEL_CFG)})
+    assert info.value.filename == str(tmp_path / "model.pt") and not (tmp_path / "model.pt").exists()
 
 
 def test_an_unreadable_checkpoint_says_to_move_it_away(tmp_path):

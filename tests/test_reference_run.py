@@ -55,9 +55,20 @@ def test_a_seed_the_preset_does_not_train_is_one_line(capsys):
 
 
 def fill(results: Path, files: list[str], text: str = "x") -> None:
+    """The files, each saying what it is where the real ones do (export-run checks it: a scores file its preset,
+    system, test set and pair, a model.json its system, preset and seed)."""
     for f in files:
         (results / f).parent.mkdir(parents=True, exist_ok=True)
-        (results / f).write_text(f"{text} {f}\n")
+        task, kind, *rest = f.split("/")
+        if kind == "scores":
+            system, testset = rest[0][: -len(".json")].split(".", 1)
+            content = json.dumps({"system": system, "testset": testset, "preset": "small-gpu", "pair": task})
+        elif rest[-1] == "model.json":
+            seed = int(rest[0].rsplit("_seed", 1)[1]) if "_seed" in rest[0] else 1
+            content = json.dumps({"system": rest[0], "config": {"preset": "small-gpu", "train": {"seed": seed}}})
+        else:
+            content = f"{text} {f}"
+        (results / f).write_text(content + "\n")
 
 
 def test_parts_are_exported_one_at_a_time_and_never_mixed(tmp_path, small_gpu):
@@ -71,7 +82,7 @@ def test_parts_are_exported_one_at_a_time_and_never_mixed(tmp_path, small_gpu):
     assert export_run(small_gpu, ROOT, results, dest, seeds=[2]) == {"copied": 0, "unchanged": 96}
     assert not (dest / "en-de/models/base_seed2/model.pt").exists()
     fill(results, run_files(small_gpu, ROOT, [1]))
-    (results / "en-de/scores/base_seed2.test.json").write_text("another run\n")
+    (results / "en-de/scores/base_seed2.test.json").write_text(json.dumps({"preset": "small-gpu", "bleu_tok": 1.0}))
     with pytest.raises(ValueError, match=r"base_seed2\.test\.json: already there with other content"):
         export_run(small_gpu, ROOT, results, dest, seeds=[1, 2])
     assert not (dest / "en-de/models/base/model.json").exists()  # nothing of seed 1 was copied either

@@ -299,7 +299,7 @@ def test_a_brevity_penalty_that_is_not_a_number_is_a_user_error(tmp_path):
     sfile = results / "synth" / "scores" / "base.test.json"
     sfile.write_text(json.dumps({**json.loads(sfile.read_text()), "bleu_tok_bp": "high"}))
     table = load_table(write_yaml(tmp_path / "t.yaml", TABLE))
-    with pytest.raises(UserError, match=r"base\.test\.json: 'bleu_tok_bp' must be a number or null"):
+    with pytest.raises(UserError, match=r"base\.test\.json: bleu_tok_bp: 'high' is not of type 'number', 'null'"):
         build_table(table, results / "synth" / "scores", "synth", "demo")
 
 
@@ -318,7 +318,7 @@ def test_a_malformed_scores_file_is_a_user_error_naming_file_line_and_column(tmp
     results = make_results(tmp_path)
     (results / "synth" / "scores" / "base.test.json").write_text('{"bleu_tok": 12.5,\n "ppl": }\n')
     table = load_table(write_yaml(tmp_path / "t.yaml", TABLE))
-    with pytest.raises(UserError, match=r"base\.test\.json: invalid JSON: Expecting value: line 2 column 9"):
+    with pytest.raises(UserError, match=r"base\.test\.json:2:9: invalid JSON: Expecting value"):
         build_table(table, results / "synth" / "scores", "synth", "demo")
 
 

@@ -1,5 +1,8 @@
 """Training: deterministic, and a killed run resumes to exactly the result of an uninterrupted one."""
+import errno
 import json
+import os
+import shutil
 import signal
 import socket
 import subprocess
@@ -286,20 +289,165 @@ def test_a_rerun_after_the_last_checkpoint_restores_the_outputs_a_workflow_delet
     assert (out / "metrics.csv").read_text().count("\n") == 4  # header + 3 epochs
 
 
-def test_changed_config_starts_afresh_and_keeps_the_old_checkpoint(workspace, tmp_path):
+def files_of(out) -> dict:
+    """Every file of a model directory and its bytes (the lock file aside)."""
+    return {p.relative_to(out).as_posix(): p.read_bytes() for p in sorted(out.rglob("*"))
+            if p.is_file() and p.name != ".lock"}
+
+
+def one_line_error(result, logged: str | None = None) -> str:
+    """The one line of a command that failed with exit status 2 (after the training's log lines, which start with
+    `logged`, if given)."""
+    lines = [line for line in result.stderr.strip().splitlines() if not (logged and line.startswith(logged))]
+    assert result.returncode == 2 and len(lines) == 1 and "Traceback" not in result.stderr, result.stderr
+    assert lines[0].startswith("nmt: error: "), lines[0]
+    return lines[0]
+
+
+def test_changed_config_into_a_finished_directory_is_refused_untouched_and_replaced_with_replace(workspace, tmp_path):
     root, preset = workspace
     out = tmp_path / "changed"
     subprocess.run(train_cmd(root, preset, out), check=True, capture_output=True)
+    old_checkpoint, before = (out / "checkpoint.pt").read_bytes(), files_of(out)
+    table = yaml.safe_load((root / "table.yaml").read_text())
+    table["systems"]["feed"]["model"]["dropout"] = 0.3
+    (tmp_path / "table.yaml").write_text(yaml.safe_dump(table))
+    cmd = train_cmd(root, preset, out)
+    cmd[cmd.index("--table") + 1] = str(tmp_path / "table.yaml")
+    line = one_line_error(subprocess.run(cmd, capture_output=True, text=True))
+    assert line == (f"nmt: error: {out}: holds the finished model of an earlier training of feed (model.pt), trained "
+                    "with other settings (model.dropout 0.2, here 0.3); train into another --out, or give --replace "
+                    "to remove its files and train feed here")
+    assert files_of(out) == before  # nothing touched
+    result = subprocess.run(cmd + ["--replace"], capture_output=True, text=True, check=True)
+    assert "different settings" in result.stderr and "resuming" not in result.stderr
+    assert (out / "checkpoint.pt.stale").read_bytes() == old_checkpoint
+    assert read_model_file(out / "model.pt")["config"]["model"]["dropout"] == 0.3
+    # the same training again (no --replace): its own model, resumed from its checkpoint, not refused
+    again = subprocess.run(cmd, capture_output=True, text=True, check=True)
+    assert "resuming from" in again.stderr and "epoch 4, batch 0" in again.stderr
+
+
+def test_another_system_replacing_a_finished_one_and_killed_in_epoch_1_leaves_nothing_of_the_first(workspace,
+                                                                                                  tmp_path):
+    """The issue's case: before, the checkpoint was moved aside and a kill in epoch 1 left model.json saying one
+    system beside the other's model.pt, metrics.jsonl and best.pt. Now it is refused; with --replace the first
+    system's files are gone before the second writes anything."""
+    root, preset = workspace
+    reference_run(root, preset)
+    out = tmp_path / "models" / "feed"
+    shutil.copytree(root / "ref", out)
+    (out / "best.pt").write_bytes((out / "model.pt").read_bytes())  # as keep: best would have left it
+    table = yaml.safe_load((root / "table.yaml").read_text())
+    table["systems"]["other"] = {"model": {**table["systems"]["feed"]["model"], "input_feed": False}}
+    (tmp_path / "table.yaml").write_text(yaml.safe_dump(table))
+    cmd = train_cmd(root, preset, out)
+    cmd[cmd.index("--table") + 1], cmd[cmd.index("--system") + 1] = str(tmp_path / "table.yaml"), "other"
+    before = files_of(out)
+    line = one_line_error(subprocess.run(cmd, capture_output=True, text=True))
+    assert line.startswith(f"nmt: error: {out}: holds the finished model of system 'feed' (model.pt), trained with "
+                           "other settings (model.input_feed True, here False)")
+    assert line.endswith("give --replace to remove its files and train other here")
+    assert files_of(out) == before
+    kill_when(cmd + ["--replace"], lambda: (out / "model.json").exists()
+              and json.loads((out / "model.json").read_text())["system"] == "other")
+    assert json.loads((out / "model.json").read_text())["system"] == "other"
+    for name in ("model.pt", "best.pt", "metrics.jsonl", "metrics.csv"):  # none of feed's files is left
+        assert not (out / name).exists() or read_model_file(out / name)["system"] == "other", name
+    assert (out / "checkpoint.pt.stale").read_bytes() == before["checkpoint.pt"]
+    assert not (out / "tensorboard").exists() or not any(
+        "feed" in p.name for p in (out / "tensorboard").iterdir())
+    # run again (the kill left its checkpoint, or none): other's training, finished, and no longer "another's"
+    subprocess.run(cmd + ["--replace"], check=True, capture_output=True)
+    assert read_model_file(out / "model.pt")["system"] == "other"
+    assert json.loads((out / "model.json").read_text())["system"] == "other"
+    assert len((out / "metrics.jsonl").read_text().splitlines()) == 3
+    assert not (out / "best.pt").exists()  # keep: last; feed's best.pt went with the rest of its files
+
+
+def test_a_workflow_rerun_after_a_settings_change_starts_afresh_without_replace(workspace, tmp_path):
+    """Snakemake and DVC delete a job's outputs (model.pt, metrics.jsonl, model.json) before they rerun it when its
+    settings changed, and pass no --replace: the checkpoint of the old settings is moved aside, what else the old
+    training left (metrics.csv, its curves) is removed, and the new training runs."""
+    root, preset = workspace
+    out = tmp_path / "workflow"
+    subprocess.run(train_cmd(root, preset, out), check=True, capture_output=True)
     old_checkpoint = (out / "checkpoint.pt").read_bytes()
+    for name in ("model.pt", "metrics.jsonl", "model.json"):
+        (out / name).unlink()
     table = yaml.safe_load((root / "table.yaml").read_text())
     table["systems"]["feed"]["model"]["dropout"] = 0.3
     (tmp_path / "table.yaml").write_text(yaml.safe_dump(table))
     cmd = train_cmd(root, preset, out)
     cmd[cmd.index("--table") + 1] = str(tmp_path / "table.yaml")
     result = subprocess.run(cmd, capture_output=True, text=True, check=True)
-    assert "different settings" in result.stderr and "resuming" not in result.stderr
+    assert "different settings" in result.stderr
+    assert f"starting afresh: removed the earlier training's metrics.csv, tensorboard/ from {out}" in result.stderr
     assert (out / "checkpoint.pt.stale").read_bytes() == old_checkpoint
     assert read_model_file(out / "model.pt")["config"]["model"]["dropout"] == 0.3
+
+
+FULL_DISK_TRAINING = """
+import os, shutil, sys
+from nmt.engine import mkl_on_amd
+mkl_on_amd.reexec_if_useful()  # as the nmt command does before torch is imported: the same products as its runs
+sys.path.insert(0, sys.argv[1])
+import nmt.data.text
+from nmt.cli import main
+from test_model_io import DiskFile, FullDisk
+
+class FullAtSecondCheckpoint(FullDisk):  # the disk fills up while the second checkpoint is written
+    saves = 0
+
+    def fdopen(self, fd, mode):
+        handle = os.fdopen(fd, mode)
+        if not os.path.basename(os.readlink(f"/proc/self/fd/{fd}")).startswith(".checkpoint.pt."):
+            return handle
+        self.saves += 1
+        if self.saves < 2:
+            return handle
+        shutil.copyfile(os.path.join(sys.argv[2], "checkpoint.pt"), sys.argv[3])  # the first, to compare
+        return DiskFile(handle, 500)
+
+nmt.data.text.os = FullAtSecondCheckpoint(0)
+sys.exit(main(sys.argv[4:]))
+"""
+
+
+def test_a_full_disk_during_training_stops_in_one_line_and_the_last_checkpoint_resumes(workspace, tmp_path):
+    """The second checkpoint cannot be written (torch's writer fails past its first bytes, as on a full disk): one
+    line naming the file and the checkpoint left intact, exit status 2, no temporary file left; the same command
+    then resumes from that checkpoint to the uninterrupted run's result."""
+    root, preset = workspace
+    reference = reference_run(root, preset)
+    out, first = tmp_path / "full", tmp_path / "first_checkpoint.pt"
+    cmd = train_cmd(root, preset, out)
+    result = subprocess.run([sys.executable, "-c", FULL_DISK_TRAINING, str(ROOT / "tests"), str(out), str(first),
+                             *cmd[3:]], capture_output=True, text=True)
+    line = one_line_error(result, logged="[feed] ")
+    assert result.stderr.strip().splitlines()[-1] == line  # the last word
+    updates = json.loads((out / "metrics.jsonl").read_text().splitlines()[0])["updates"]
+    assert line == (f"nmt: error: {out / 'checkpoint.pt'}: {os.strerror(errno.ENOSPC)}: the training stopped; the last "
+                    f"checkpoint, {out / 'checkpoint.pt'} (the start of epoch 2, {updates} updates), is intact: make "
+                    "room and run the same command to resume from it")
+    assert (out / "checkpoint.pt").read_bytes() == first.read_bytes()
+    assert not [p.name for p in out.iterdir() if p.name.endswith(".tmp")] and not (out / "model.pt").exists()
+    resumed = subprocess.run(cmd, capture_output=True, text=True, check=True)
+    assert "resuming from" in resumed.stderr and "epoch 2, batch 0" in resumed.stderr
+    assert_same_run(reference, final_state(out))
+
+
+def test_a_curves_directory_that_cannot_be_written_is_one_warning_and_the_training_goes_on(workspace, tmp_path):
+    root, preset = workspace
+    out = tmp_path / "no_curves"
+    out.mkdir()
+    (out / CURVES_DIR).write_text("a file where the curves directory should be\n")
+    result = subprocess.run(train_cmd(root, preset, out), capture_output=True, text=True, check=True)
+    warnings = [line for line in result.stderr.splitlines() if "curves" in line]
+    assert warnings == [f"[feed] live curves off: {out / CURVES_DIR}: a file where a directory should be; the "
+                        "training goes on (metrics.jsonl has every evaluation)"]
+    assert "Traceback" not in result.stderr and "b'" not in result.stderr
+    assert_same_run(reference_run(root, preset), final_state(out))
 
 
 class StopAfter:

@@ -20,7 +20,6 @@ Decoding and scoring are not included: they take minutes where training takes ho
 from __future__ import annotations
 
 import datetime
-import json
 import platform
 import statistics
 import tempfile
@@ -35,6 +34,8 @@ from ..pipeline import plan
 from ..settings import SystemSettings, TrainSettings, comparable_settings
 from ..train import train
 from ..engine.update_timing import time_updates
+from ..files import read_json
+from ..spec.schema import validator
 
 # Settings that do not change the cost of an update (reversal only reorders the source).
 _COST_FREE_MODEL_KEYS = ("reverse",)
@@ -45,7 +46,7 @@ def training_size(config: dict, task: str, data_root: str | Path | None) -> dict
     """Training split size of a task: from prep.json when the data is prepared, else the preset's `size`."""
     prep_path = Path(data_root) / task / "prepared" / "prep.json" if data_root is not None else None
     if prep_path is not None and prep_path.is_file():
-        prep = json.loads(prep_path.read_text(encoding="utf-8"))
+        prep = read_json(prep_path, "a prepared corpus's statistics", schema=validator("data-stats", "prepared"))
         train = prep["splits"]["train"]
         return {"pairs": train["sentences"], "tgt_words": train["tgt_tokens"],
                 "src_vocab": prep["src_vocab"], "tgt_vocab": prep["tgt_vocab"], "source": str(prep_path)}
@@ -241,6 +242,43 @@ def bench_train(config: dict, root: str | Path, data_root: str | Path | None, *,
     if checks:
         result["epoch_checks"] = checks
     return result
+
+
+#: What `nmt estimate --claims` takes of a report's claims.json (nmt.report.claims.claims_json): each claim's id, the
+#: seeds that would decide it, the trainings it rests on and how many runs each had.
+REPORT_CLAIMS_SCHEMA = {
+    "type": "object",
+    "required": ["preset", "claims"],
+    "properties": {
+        "preset": {"type": "string"},
+        "claims": {"type": "array", "items": {
+            "type": "object",
+            "required": ["id"],
+            "properties": {
+                "id": {"type": "string"},
+                "seeds_needed": {"type": ["integer", "null"], "minimum": 1},
+                "trained": {"type": ["array", "null"], "items": {
+                    "type": "object", "required": ["pair", "system"],
+                    "properties": {"pair": {"type": "string"}, "system": {"type": "string"}}}},
+                "n_runs": {"type": ["object", "null"], "additionalProperties": {"type": "integer", "minimum": 1}},
+            }}},
+    },
+}
+
+
+def read_throughput(path: str | Path) -> dict:
+    """A throughput file `nmt bench train` wrote (schemas/throughput.schema.yaml), read through nmt.files: every
+    problem one ConfigError naming the file (and the line or key)."""
+    if not Path(path).is_file():
+        raise cfg.ConfigError(f"{path}: no such file; write it with `nmt bench train`")
+    return read_json(path, "a throughput file", schema=validator("throughput"), error=cfg.ConfigError)
+
+
+def read_report_claims(path: str | Path) -> dict:
+    """A report's claims.json, as far as `nmt estimate --claims` reads it (REPORT_CLAIMS_SCHEMA)."""
+    if not Path(path).is_file():
+        raise cfg.ConfigError(f"{path}: no such file; give the claims.json that `nmt report` wrote")
+    return read_json(path, "a report's claims file", schema=REPORT_CLAIMS_SCHEMA, error=cfg.ConfigError)
 
 
 def estimate(config: dict, root: str | Path, data_root: str | Path | None, bench: dict) -> dict:

@@ -27,7 +27,18 @@ READS = {"nmt.config": ["nmt/spec/schemas/params.schema.yaml"],
          "nmt.spec.claims": ["nmt/spec/schemas/claims.schema.yaml"],
          "nmt.data.fetch": ["nmt/data/corpora.yaml", "nmt/data/checksums.tsv"],
          "nmt.engine.native": ["nmt/engine/native/kernels.c"],
-         "nmt.report.render": ["nmt/report/templates/index.html.j2"]}
+         "nmt.report.render": ["nmt/report/templates/index.html.j2"],
+         # the formats of the files the report, the export and the estimate read (nmt.spec.schema.validator)
+         "nmt.report.plots": ["nmt/spec/schemas/metrics.schema.yaml"],
+         "nmt.report.speed": ["nmt/spec/schemas/benchmark.schema.yaml"],
+         "nmt.report.tables": ["nmt/spec/schemas/scores.schema.yaml"],
+         "nmt.report.claims": ["nmt/spec/schemas/model.schema.yaml", "nmt/spec/schemas/benchmark.schema.yaml"],
+         "nmt.report.cost": ["nmt/spec/schemas/model.schema.yaml"],
+         "nmt.report.figures": ["nmt/spec/schemas/attention.schema.yaml"],
+         "nmt.report.context": ["nmt/spec/schemas/data-stats.schema.yaml", "nmt/spec/schemas/model.schema.yaml"],
+         "nmt.pipeline.export": ["nmt/spec/schemas/scores.schema.yaml", "nmt/spec/schemas/model.schema.yaml"],
+         "nmt.bench.estimate": ["nmt/spec/schemas/data-stats.schema.yaml",
+                                "nmt/spec/schemas/throughput.schema.yaml"]}
 
 
 @lru_cache(maxsize=1)

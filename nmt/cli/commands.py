@@ -124,23 +124,14 @@ def cmd_bench_monotonic(args) -> None:
 
 
 def cmd_estimate(args) -> None:
-    from ..bench.estimate import claim_costs, estimate, format_claim_costs, format_estimate
+    from ..bench.estimate import (claim_costs, estimate, format_claim_costs, format_estimate, read_report_claims,
+                                  read_throughput)
     config = load_config(args)
-    try:
-        bench = json.loads(Path(args.throughput).read_text(encoding="utf-8"))
-    except (OSError, ValueError) as err:
-        raise cfg.ConfigError(f"{args.throughput}: cannot read the throughput file ({err}); "
-                              "write it with `nmt bench train`") from None
+    bench = read_throughput(args.throughput)  # nmt.files: every problem one line naming the file and the key
+    claims_doc = read_report_claims(args.claims) if args.claims else None  # both read before anything is said
     result = estimate(config, Path(args.params).parent, _data_root(args, config), bench)
     print(format_estimate(result))
-    if args.claims:
-        try:
-            claims_doc = json.loads(Path(args.claims).read_text(encoding="utf-8"))
-        except (OSError, ValueError) as err:
-            raise cfg.ConfigError(f"{args.claims}: cannot read the report's claims file ({err}); "
-                                  "write it with `nmt report`") from None
-        if not isinstance(claims_doc, dict):
-            raise cfg.ConfigError(f"{args.claims}: not a report's claims.json (an object with `claims`)")
+    if claims_doc is not None:
         result["claim_costs"] = claim_costs(result, claims_doc)
         unit = "GPU-hours" if result["device_type"] == "cuda" else "CPU-hours"
         print("\nwhat the seeds that would decide the inconclusive claims cost (claims.json: seeds_needed):")
@@ -187,12 +178,13 @@ def cmd_dvc_yaml(args) -> None:
     stale = stale_files(root, files)
     if args.check:
         top = root / DEFAULT_PATH
-        planned = planned_preset(top.read_text(encoding="utf-8") if top.is_file() else "")
+        # errors="replace": a damaged stage file (a byte that is not UTF-8) just does not match, and is said so
+        planned = planned_preset(top.read_text(encoding="utf-8", errors="replace") if top.is_file() else "")
         if planned and planned != config["preset"]:
             raise cfg.ConfigError(f"{top}: plans preset {planned!r}, params.yaml names {config['preset']!r}; "
                                   "regenerate it with `nmt dvc-yaml`, then run `dvc repro` again")
         for path, text in files.items():
-            current = (root / path).read_text(encoding="utf-8") if (root / path).is_file() else None
+            current = (root / path).read_text(encoding="utf-8", errors="replace") if (root / path).is_file() else None
             if current != text:
                 raise cfg.ConfigError(f"{root / path}: does not match the preset's table and figure files or the "
                                       "code's imports; regenerate it with `nmt dvc-yaml`, then run `dvc repro` again")
@@ -241,7 +233,8 @@ def cmd_train(args) -> None:
     if links:
         system_cfg["train"]["guided_alignment"] = {**system_cfg["train"]["guided_alignment"],
                                                    "file": str(Path(links).resolve())}
-    train(system_cfg, args.data, args.out, system=args.system, threads=args.threads, device=args.device)
+    train(system_cfg, args.data, args.out, system=args.system, threads=args.threads, device=args.device,
+          replace=args.replace)
 
 
 def cmd_translate(args) -> None:
@@ -326,7 +319,8 @@ def cmd_unk_replace(args) -> None:
 
 
 def cmd_evaluate(args) -> None:
-    from ..evaluate import evaluate_files
+    from ..evaluate import evaluate_files, require_sentences
+    require_sentences(args.ref, args.hyp)  # empty files: one line, before the perplexity or --unk-out
     ppl, lang = None, args.lang
     if args.models_dir:  # the system's own model for perplexity; an ensemble of the preset's tables has none
         paths, combine = plan.decoding_models(load_config(args), Path(args.params).parent, args.pair, args.system,
@@ -373,17 +367,31 @@ def cmd_evaluate(args) -> None:
 
 
 # -- report ---------------------------------------------------------------------------------------------------
+def _expected_scores(config: dict, root: Path, results: Path) -> list[Path]:
+    """Every scores file the preset's tables and figures read (translations' and alignments'), below ``results``."""
+    wanted = dict.fromkeys([*plan.collect_evaluations(config, root),
+                            *((a["task"], a["name"], a["split"]) for a in plan.collect_alignments(config, root))])
+    return [layout.under(results, layout.RESULTS_ROOT, layout.SCORES, pair=task, system=name, testset=testset)
+            for task, name, testset in wanted]
+
+
 def cmd_report(args) -> None:
+    from ..pipeline.identity import run_identity
     from ..report.claims import ClaimJudge, VerdictRule, adjust, training_convergence
     from ..report.deviations import claim_scopes, deviations
     from ..report.context import report_context
-    from ..report.render import SPEED_VIEWS, render_report
+    from ..report.render import SPEED_VIEWS, check_scores, render_report, training_problems
     config = load_config(args)
     root = Path(args.params).parent
     tables = [root / t for t in config["tables"]]
     # Outputs are namespaced by task (results/{preset}/{task}/...); the preset says which corpus plays it.
     pairs = {task: data_task(config, task) for task in config["data"]["tasks"]}
     trained = plan.collect_systems(config, root)  # the trainings whose records the report reads
+    claim_specs = plan.collect_claims(config, root)  # a bad claims file is said before the results are looked at
+    # a mistyped --results or a run not made yet: refused rather than a page of MISSING over a good report
+    expected = _expected_scores(config, root, Path(args.results))
+    missing = check_scores(expected, Path(args.results), config["preset"], partial=args.partial)
+    problems = training_problems(Path(args.results), trained)
     context = report_context(config, Path(args.data), Path(args.results), trained)
     speed = {}
     for name in SPEED_VIEWS:  # benchmarks/NAME.json: written by `nmt bench NAME` (the DAG's bench_NAME step)
@@ -402,7 +410,7 @@ def cmd_report(args) -> None:
                        ensembles=plan.collect_ensembles(config, root),
                        languages={task: cfg.corpus_for_task(config, task)["tgt_lang"] for task in pairs},
                        unavailable={cfg.load_table(root / t)["id"]: why for t, why in unavailable.items()})
-    claims = adjust([judge.judge(claim) for claim in plan.collect_claims(config, root)])
+    claims = adjust([judge.judge(claim) for claim in claim_specs])
     synthetic = all(cfg.corpus_for_task(config, task)["corpus"] == "synth" for task in pairs)
     index = render_report(preset=config["preset"], preset_description=config.get("description", ""),
                           tables=tables, results_dir=Path(args.results), pair_for_task=pairs,
@@ -412,7 +420,14 @@ def cmd_report(args) -> None:
                           claims=claims, claim_files=config.get("claims") or [], runs=runs,
                           deviations=found, synthetic=synthetic,
                           trainings=training_convergence(Path(args.results), trained, rule.converged_within,
-                                                         rule.converged_window))
+                                                         rule.converged_window),
+                          run=run_identity(config, root), problems=problems)
+    if missing:
+        print(f"nmt: warning: a partial report: {len(missing)} of its {len(expected)} scores files are missing "
+              "(their rows say MISSING)", file=sys.stderr)
+    if problems:
+        print(f"nmt: warning: {len(problems)} training{'s' if len(problems) > 1 else ''} with incomplete records "
+              f"(listed at the top of the page): {'; '.join(problems)}", file=sys.stderr)
     print(index)
 
 
@@ -423,7 +438,7 @@ def cmd_compare(args) -> None:
             if not (Path(report) / name).is_file():
                 raise UserError(f"{Path(report) / name}: missing; give the directories `nmt report` wrote "
                                 "(reports/PRESET, docs/reproductions/PRESET)")
-    result = compare(Path(args.run), Path(args.reference))
+    result = compare(Path(args.run), Path(args.reference), across_presets=args.across_presets)
     print(format_comparison(result, everything=args.all))
     if args.json:
         write_json_atomic(args.json, result)
@@ -580,6 +595,9 @@ def _model_commands(sub) -> None:
                                           "OUT/../../alignments/aligners/ALIGNER.train.links)")
     p.add_argument("--threads", type=int, default=None)
     p.add_argument("--device", default=None, help="cpu, cuda, cuda:1 (default: cuda when available)")
+    p.add_argument("--replace", action="store_true",
+                   help="train even where --out holds another system's (or other settings') finished model.pt, "
+                        "removing that training's files first (without it: refused, nothing touched)")
     p.set_defaults(func=cmd_train)
 
     p = sub.add_parser("translate", help="translate a tokenised source file (several --model: an ensemble)")
@@ -687,6 +705,9 @@ def _scoring_commands(sub) -> None:
     p.add_argument("--results", required=True, help="results/{preset}")
     p.add_argument("--data", required=True, help="data/{preset}")
     p.add_argument("--out", required=True, help="reports/{preset}")
+    p.add_argument("--partial", action="store_true",
+                   help="render even when fewer than half of the expected scores files exist (a run not finished, "
+                        "one seed's part of a reference); without it, such a report is refused")
     p.set_defaults(func=cmd_report)
 
     p = sub.add_parser("compare", help="a run's report against a reference's (docs/reproductions/PRESET): the "
@@ -694,6 +715,8 @@ def _scoring_commands(sub) -> None:
     p.add_argument("run", help="the run's report directory (reports/PRESET)")
     p.add_argument("reference", help="the reference's report directory")
     p.add_argument("--all", action="store_true", help="show every number and claim, not only those that differ")
+    p.add_argument("--across-presets", action="store_true",
+                   help="compare reports of different presets or corpora anyway (the first line says so)")
     p.add_argument("--json", help="also write the comparison as JSON")
     p.set_defaults(func=cmd_compare)
 

@@ -26,6 +26,7 @@ import hashlib
 import io
 import logging
 import os
+import posixpath
 import re
 import shutil
 import sys
@@ -33,12 +34,12 @@ import tarfile
 import tempfile
 import urllib.parse
 import urllib.request
+import zlib
 from pathlib import Path
 from typing import Any, Iterator
 
-import yaml
-
 from ..errors import ConfigError, UserError
+from ..files import read_text, read_yaml
 
 log = logging.getLogger(__name__)
 
@@ -74,23 +75,6 @@ class FetchError(UserError, RuntimeError):
 
 # --------------------------------------------------------------------------------------------------------------------
 # registry
-
-class _UniqueKeyLoader(yaml.SafeLoader):
-    """A YAML loader that refuses duplicate keys (the registry is edited by hand; a duplicate would silently win)."""
-
-
-def _construct_mapping(loader: yaml.SafeLoader, node: yaml.MappingNode, deep: bool = False) -> dict:
-    seen: set = set()
-    for key_node, _ in node.value:
-        key = loader.construct_object(key_node, deep=deep)
-        if key in seen:
-            raise ConfigError(f"duplicate key {key!r} (line {key_node.start_mark.line + 1})")
-        seen.add(key)
-    return loader.construct_mapping(node, deep=deep)
-
-
-_UniqueKeyLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _construct_mapping)
-
 
 def _check_relative(value: Any, where: str, what: str) -> None:
     if not isinstance(value, str) or not value.strip():
@@ -204,14 +188,9 @@ def load_registry(path: str | os.PathLike | None = None) -> dict:
     compression/member, duplicate key) raises ``ValueError`` naming the registry file, the corpus and the file.
     """
     path = Path(path) if path is not None else DEFAULT_REGISTRY
-    try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise ConfigError(f"{path}: cannot read the corpus registry ({exc.strerror or exc})") from None
-    try:
-        data = yaml.load(text, Loader=_UniqueKeyLoader)
-    except (yaml.YAMLError, ValueError) as exc:
-        raise ConfigError(f"{path}: not valid YAML: {exc}") from None
+    # nmt.files: strict UTF-8, a key given twice refused (the registry is edited by hand; a duplicate would silently
+    # win), every problem one line naming the file and the line
+    data = read_yaml(path, "the corpus registry", error=ConfigError)
     if not isinstance(data, dict) or not data:
         raise ConfigError(f"{path}: the registry must be a non-empty mapping of corpus name -> entry")
     try:
@@ -241,10 +220,9 @@ def _entry(registry: dict, corpus: str, name: str) -> tuple[dict, dict]:
 def read_checksums(path: str | os.PathLike) -> dict[tuple[str, str], str]:
     """Read ``corpus<TAB>name<TAB>sha256`` lines (``#`` comments and blank lines allowed). A missing file is empty."""
     path = Path(path)
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
+    if not path.exists():
         return {}
+    text = read_text(path, "a checksum file", error=ConfigError)
     sums: dict[tuple[str, str], str] = {}
     for number, line in enumerate(text.split("\n"), start=1):
         if not line.strip() or line.lstrip().startswith("#"):
@@ -500,17 +478,37 @@ def _materialise(download: Path, entry: dict, tmp: Path) -> str:
         with gzip.open(download, "rb") as src:
             return _copy_hashing(src, tmp)
     with tarfile.open(download, "r:*") as archive:
-        try:
-            info = archive.getmember(entry["member"])
-        except KeyError:
-            raise OSError(f"the archive has no member {entry['member']!r}") from None
-        src = archive.extractfile(info)
-        if src is None:
-            raise OSError(f"archive member {entry['member']!r} is not a regular file")
+        src = archive.extractfile(_regular_member(archive, entry["member"]))
         with src:
             if entry.get("segments") == "xml":
                 return _copy_hashing(io.BytesIO(xml_segments(src.read(), entry["member"])), tmp)
             return _copy_hashing(src, tmp)
+
+
+def _regular_member(archive: tarfile.TarFile, name: str) -> tarfile.TarInfo:
+    """The archive's regular file `name`, a link inside the archive followed to the member it names (read from the
+    archive, never from the disk). A link that points outside the archive (an absolute path, '..' past its top), to a
+    member it does not have, or round in a loop, and anything but a file, is an OSError that names the member."""
+    members = {posixpath.normpath(m.name): m for m in archive.getmembers()}  # the last of a name, as tar extracts
+    info = members.get(posixpath.normpath(name))
+    if info is None:
+        raise OSError(f"the archive has no member {name!r}")
+    followed: list[str] = []
+    while info.issym() or info.islnk():
+        link = info.linkname
+        if info.name in followed or len(followed) > 32:
+            raise OSError(f"archive member {name!r} is a link in a loop ({' -> '.join(followed + [info.name])})")
+        followed.append(info.name)
+        # a symbolic link is relative to its own directory, a hard link to the archive's top
+        target = posixpath.normpath(posixpath.join(posixpath.dirname(info.name), link) if info.issym() else link)
+        if posixpath.isabs(link) or target == ".." or target.startswith("../"):
+            raise OSError(f"archive member {name!r} is a link to {link!r}, outside the archive")
+        info = members.get(target)
+        if info is None:
+            raise OSError(f"archive member {name!r} is a link to {link!r}, which the archive does not have")
+    if not info.isfile():
+        raise OSError(f"archive member {name!r} is not a regular file")
+    return info
 
 
 _SEG = re.compile(rb"<seg\b[^>]*>(.*?)</seg>", re.DOTALL)
@@ -518,9 +516,18 @@ _SEG = re.compile(rb"<seg\b[^>]*>(.*?)</seg>", re.DOTALL)
 
 def xml_segments(data: bytes, where: str) -> bytes:
     """The text of each <seg> element of a WIT3 (IWSLT) XML file, in document order, one per line, its XML entities
-    decoded and inner whitespace collapsed: the sentences of a dev or test set."""
+    decoded and inner whitespace collapsed: the sentences of a dev or test set. A segment that is not UTF-8 is an
+    OSError naming `where`, its line and the segment."""
     import html
-    segments = [" ".join(html.unescape(m.decode("utf-8")).split()) for m in _SEG.findall(data)]
+    segments = []
+    for number, match in enumerate(_SEG.finditer(data), start=1):
+        try:
+            text = match.group(1).decode("utf-8")
+        except UnicodeDecodeError as err:
+            line = data.count(b"\n", 0, match.start(1) + err.start) + 1
+            raise OSError(f"{where}:{line}: <seg> {number} is not valid UTF-8 (byte "
+                          f"{err.object[err.start]:#04x})") from None
+        segments.append(" ".join(html.unescape(text).split()))
     if not segments:
         raise OSError(f"{where} has no <seg> elements: not a WIT3 XML file")
     return ("\n".join(segments) + "\n").encode("utf-8")
@@ -667,11 +674,11 @@ def _materialise_verified(download: Path, entry: dict, final: Path, expected: st
     with _temporary_beside(final) as tmp:
         try:
             got = _materialise(download, entry, tmp)
-        except (OSError, EOFError, tarfile.TarError, gzip.BadGzipFile) as exc:
-            download.unlink(missing_ok=True)  # do not reuse a broken download
+        except (OSError, EOFError, tarfile.TarError, zlib.error) as exc:  # (gzip's BadGzipFile is an OSError)
+            download.unlink(missing_ok=True)  # never reused: the next run downloads it again
             raise FetchError(f"cannot get {label}: the download from {entry['url']} could not be "
                              f"{'decompressed' if entry['compression'] == 'gzip' else 'read'} ({_reason(exc)}); "
-                             "it was deleted, run again to download it afresh") from exc
+                             f"it was deleted ({download}), run again to download it afresh") from exc
         if expected is not None and got != expected:
             download.unlink(missing_ok=True)
             raise _mismatch(expected, got, f"{entry['url']} (downloaded)")

@@ -8,6 +8,11 @@ Output directory layout (one per preset and pair):
                                raw directory has {train}.links, or `links` names a file): for guided alignment
   prep.json                    what was applied (tokeniser, lowercasing, length filter, counts)
 
+The directory is replaced whole (nmt.data.staging): the files are written beside it and moved into place together
+once all are written, so a failure half-way (a full disk, a kill, a bad input) leaves an earlier prepared directory
+exactly as it was, never train.src new beside an old prep.json. Files there that are not prepare's own (other names
+than the ones above) are kept.
+
 A links file (Pharaoh, 0-based `i-j`, source index first; see nmt.data.links) must be parallel to the raw training
 split, line for line, and index its whitespace-separated words; it goes through the same length filter as the
 pairs. Tokenisation renumbers the words, so links cannot be combined with `tokenize: true`: align the prepared
@@ -22,10 +27,19 @@ import torch
 
 from ..errors import InputError, first_line
 from .links import check_links, read_links
+from .staging import staged_directory
 from .text import CorpusError, read_lines, read_parallel, write_atomic, write_lines_atomic, write_text_atomic
 from .vocab import Vocab
 
 LINKS = "train.links"  # the prepared training pairs' links, for guided alignment (train.guided_alignment.file)
+OWN_SUFFIXES = (".src", ".tgt", ".pt", ".links")  # with prep.json: the files prepare writes (the directory's own)
+
+
+def _own(entry: Path) -> bool:
+    """A file of the prepared directory that prepare writes (replaced or dropped when it prepares again); anything
+    else there is kept."""
+    return entry.name == "prep.json" or entry.suffix in OWN_SUFFIXES or (entry.name.startswith(".")
+                                                                         and entry.name.endswith(".tmp"))
 
 
 def _normalise(lines: list[str], lang: str, tokenize: bool, lowercase: bool) -> list[str]:
@@ -115,7 +129,14 @@ def prepare(raw_dir: str | Path, out_dir: str | Path, *, splits: list[str], trai
                 else {}),
              "lowercase": lowercase, "max_len": max_len, "train_dropped_by_length": dropped,
              "src_vocab": len(vocabs[0]), "tgt_vocab": len(vocabs[1]), "splits": {}}
-    out_dir.mkdir(parents=True, exist_ok=True)
+    with staged_directory(out_dir, own=_own) as staging:
+        _write_prepared(staging, texts, vocabs, stats, kept_links, links_path)
+    return stats
+
+
+def _write_prepared(out_dir: Path, texts: dict, vocabs: tuple[Vocab, Vocab], stats: dict, kept_links: list[str] | None,
+                    links_path: Path) -> None:
+    """Every file of the prepared directory into ``out_dir`` (the staging directory); completes ``stats``."""
     for split, (s, t) in texts.items():
         write_lines_atomic(out_dir / f"{split}.src", s)
         write_lines_atomic(out_dir / f"{split}.tgt", t)
@@ -134,7 +155,6 @@ def prepare(raw_dir: str | Path, out_dir: str | Path, *, splits: list[str], trai
     vocabs[0].save(out_dir / "vocab.src")
     vocabs[1].save(out_dir / "vocab.tgt")
     write_text_atomic(out_dir / "prep.json", json.dumps(stats, indent=2, sort_keys=True) + "\n")
-    return stats
 
 
 def _filter_links(path: Path, src: list[str], tgt: list[str], keep: list[int], tokenize: bool) -> list[str]:

@@ -6,6 +6,7 @@ from pathlib import Path
 from typing import Iterable
 
 from ..errors import InputError
+from ..files import read_text
 from .text import write_text_atomic
 
 PAD, UNK, BOS, EOS = "<pad>", "<unk>", "<s>", "</s>"
@@ -39,7 +40,7 @@ class Vocab:
 
     @classmethod
     def load(cls, path: str | Path) -> "Vocab":
-        words = Path(path).read_text(encoding="utf-8").splitlines()
+        words = read_text(path, "a vocabulary file").splitlines()  # UTF-8 checked: one line naming a bad byte
         if tuple(words[: len(SPECIALS)]) != SPECIALS:
             raise InputError(f"{path}: a vocabulary file must start with {', '.join(SPECIALS)}")
         return cls(words)

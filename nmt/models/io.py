@@ -4,8 +4,9 @@ Both files hold plain data only: dicts, lists, str, int, float, bool, None and t
 optimiser's state, the RNG states). They are read with ``torch.load(..., weights_only=True)``, which unpickles
 nothing else, so a model file from elsewhere cannot run code here. A file it refuses (pickled Python objects:
 one written by other software, or by a version of nmt that stored such objects), a missing, truncated or
-foreign file, raises `nmt.errors.ConfigError`: one line that names the file and says what to do (the command
-line prints it and exits with status 2).
+foreign file, and one whose payload is not a dict or whose keys do not hold what nmt writes (a vocabulary that is
+not a list of strings, a state dict that is not tensors, ...), raises `nmt.errors.ConfigError`: one line that names
+the file (and the key) and says what to do (the command line prints it and exits with status 2).
 
   model.pt        {"model_config", "model" (state dict), "src_vocab", "tgt_vocab" (lists of words),
                    "config" (the resolved system config), "system"}: `save_model` / `load_model`
@@ -15,7 +16,8 @@ Either can start another system's training (train.init_from): `read_init_from`. 
 (an ensemble, nmt.models.ensemble) are loaded by `load_models`, which checks that they share vocabularies.
 
 Every file is written atomically (nmt.data.text.write_atomic): a kill mid-save never leaves half a file under
-the final name. This module uses nmt.models, nmt.data, nmt.devices and nmt.errors, never nmt.train
+the final name, and a full disk leaves the previous file as it was and is an OSError naming the file (torch's zip
+writer would turn it into a RuntimeError of its own: `_save` raises the disk's error instead). This module uses nmt.models, nmt.data, nmt.devices and nmt.errors, never nmt.train
 (which uses it).
 """
 from __future__ import annotations
@@ -80,15 +82,105 @@ def _builtin(value):
     return value
 
 
+class _WriteErrors:
+    """A file handle that remembers the OSError its write raised (a full disk, a quota): torch's zip writer turns it
+    into a RuntimeError of its own ("unexpected pos ..."), which says nothing of the disk; `_save` raises the
+    OSError instead."""
+
+    def __init__(self, handle):
+        self.handle, self.error = handle, None
+
+    def write(self, data) -> int:
+        try:
+            return self.handle.write(data)
+        except OSError as err:
+            self.error = self.error or err
+            raise
+
+    def flush(self) -> None:
+        try:
+            self.handle.flush()
+        except OSError as err:
+            self.error = self.error or err
+            raise
+
+    def __getattr__(self, name):
+        return getattr(self.handle, name)
+
+
 def _save(blob: dict, path: Path) -> None:
-    write_atomic(path, lambda handle: torch.save(blob, handle))
+    """torch.save into a temporary file beside `path`, moved over it once complete (nmt.data.text.write_atomic): a
+    kill or a full disk leaves the previous file as it was. A write that fails is an OSError naming `path` (never
+    torch's RuntimeError), and the temporary file is gone."""
+    def write(handle) -> None:
+        recording = _WriteErrors(handle)
+        try:
+            torch.save(blob, recording)
+        except RuntimeError:
+            if recording.error is None:
+                raise
+            raise recording.error from None
+
+    write_atomic(path, write)
 
 
 # -- reading ----------------------------------------------------------------------------------------------------
-def read_file(path: str | Path, kind: str, keys: tuple[str, ...], *, context: str = "", remedy: str) -> dict:
+#: what each key of a model or checkpoint file holds (nmt writes nothing else; a file edited or written elsewhere is
+#: refused at the boundary, naming the key, instead of failing deep inside a command)
+_EXPECTED = {"model_config": "a dict", "model": "a state dict", "src_vocab": "a list of words",
+             "tgt_vocab": "a list of words", "config": "a dict", "system": "a string", "config_version": "an integer",
+             "optimizer": "a dict", "state": "a dict"}
+_STATE_KEYS = {"epoch": int, "batch": int, "updates": int, "metrics": list}
+
+
+def _a(value: Any) -> str:
+    """A value's type in words: "a list", "an int"."""
+    kind = type(value).__name__
+    return f"{'an' if kind[:1] in 'aeiou' else 'a'} {kind}"
+
+
+def _type_problem(key: str, value: Any) -> str | None:
+    """What is wrong with `value` as the file's `key` (e.g. "tgt_vocab is a str, not a list of words"), or None."""
+    expected = _EXPECTED[key]
+    if expected in ("a dict", "a state dict") and not isinstance(value, dict):
+        return f"{key} is {_a(value)}, not {expected}"
+    if expected == "a state dict":
+        for param, tensor in value.items():
+            if not isinstance(param, str) or not isinstance(tensor, torch.Tensor):
+                return f"{key} is not a state dict ({param!r} holds {_a(tensor)}, not a tensor)"
+    if expected == "a list of words":
+        if not isinstance(value, list):
+            return f"{key} is {_a(value)}, not a list of words"
+        for position, word in enumerate(value):
+            if not isinstance(word, str):
+                return f"{key}[{position}] is {_a(word)}, not a word (a string)"
+    if expected == "a string" and not isinstance(value, str):
+        return f"{key} is {_a(value)}, not a string"
+    if expected == "an integer" and (not isinstance(value, int) or isinstance(value, bool)):
+        return f"{key} is {_a(value)}, not an integer"
+    return None
+
+
+def _state_problem(state: dict, complete: bool) -> str | None:
+    """What is wrong with a checkpoint's `state` (its position and its metrics: each of the wrong type, or with
+    `complete` missing, as a training that resumes from it needs them all), or None."""
+    for name, kind in _STATE_KEYS.items():
+        if name not in state:
+            if complete:
+                return f"state has no {name}"
+            continue
+        if not isinstance(state[name], kind) or isinstance(state[name], bool):
+            return f"state.{name} is {_a(state[name])}, not {'a list' if kind is list else 'an integer'}"
+    return None
+
+
+def read_file(path: str | Path, kind: str, keys: tuple[str, ...], *, context: str = "", remedy: str,
+              mmap: bool = False) -> dict:
     """The dict in a file nmt wrote, read with torch.load(weights_only=True) onto the CPU; `kind` names what it
-    should be (e.g. "model file") and `keys` what it must hold. Any failure is one ConfigError line that starts
-    with `context` (e.g. "train.init_from: "), names the file and ends with `remedy` (what to do)."""
+    should be (e.g. "model file") and `keys` what it must hold, each key of the file its type (_EXPECTED: a
+    vocabulary a list of strings, a state dict tensors, ...). Any failure is one ConfigError line that starts with
+    `context` (e.g. "train.init_from: "), names the file (and the key) and ends with `remedy` (what to do).
+    `mmap`: the tensors mapped from the file rather than read (a look at a large file's config)."""
     path = Path(path)
     name = f"{context}{path}"
     if not path.exists():
@@ -98,7 +190,7 @@ def read_file(path: str | Path, kind: str, keys: tuple[str, ...], *, context: st
     try:
         with warnings.catch_warnings():  # e.g. about a foreign pickle's protocol: the error below says more
             warnings.simplefilter("ignore", UserWarning)
-            blob = torch.load(path, map_location="cpu", weights_only=True)
+            blob = torch.load(path, map_location="cpu", weights_only=True, mmap=mmap)
     except pickle.UnpicklingError as err:
         if "weights only" not in str(err).lower():
             raise ConfigError(f"{name}: not a readable {kind} ({first_line(err)}); {remedy}") from None
@@ -115,9 +207,14 @@ def read_file(path: str | Path, kind: str, keys: tuple[str, ...], *, context: st
         detail = type(err).__name__ + (f": {first_line(err)}" if first_line(err) else "")
         raise ConfigError(f"{name}: not a readable {kind} (truncated, corrupt or not written by nmt train: "
                           f"{detail}); {remedy}") from None
-    missing = [key for key in keys if not isinstance(blob, dict) or key not in blob]
+    if not isinstance(blob, dict):
+        raise ConfigError(f"{name}: not a {kind} written by nmt train (it holds {_a(blob)}, not a dict); {remedy}")
+    missing = [key for key in keys if key not in blob]
     if missing:
         raise ConfigError(f"{name}: not a {kind} written by nmt train (it has no {', '.join(missing)}); {remedy}")
+    problem = next((p for p in (_type_problem(key, blob[key]) for key in _EXPECTED if key in blob) if p), None)
+    if problem:
+        raise ConfigError(f"{name}: not a {kind} written by nmt train (its {problem}); {remedy}")
     # its settings' version (none: 1); older ones are upgraded where they are read (nmt.settings.upgrade)
     if blob.get("config_version", 1) > VERSION:
         raise ConfigError(f"{name}: written by a newer nmt (settings version {blob['config_version']}; this one reads "
@@ -140,9 +237,9 @@ def save_model(path: str | Path, model: torch.nn.Module, src_vocab: Vocab | list
 MODEL_REMEDY = "give a model.pt that `nmt train` wrote (retrain the system with it)"
 
 
-def read_model_file(path: str | Path) -> dict:
+def read_model_file(path: str | Path, *, remedy: str = MODEL_REMEDY, mmap: bool = False) -> dict:
     """The contents of a model.pt (plain data, tensors on the CPU); ConfigError when it is none."""
-    return read_file(path, "model file", MODEL_KEYS, remedy=MODEL_REMEDY)
+    return read_file(path, "model file", MODEL_KEYS, remedy=remedy, mmap=mmap)
 
 
 def load_model(path: str | Path, device: str | torch.device | None = None):
@@ -176,11 +273,16 @@ def save_checkpoint(path: str | Path, config: dict, model: torch.nn.Module, opti
            "state": plain(state, "state"), "config_version": VERSION}, Path(path))
 
 
-def load_checkpoint(path: str | Path) -> dict:
+def load_checkpoint(path: str | Path, *, resume: bool = False) -> dict:
     """The contents of a checkpoint.pt, tensors on the CPU (load_state_dict puts them where the model and the
-    optimiser are); ConfigError when it cannot be read."""
-    return read_file(path, "checkpoint", CHECKPOINT_KEYS,
-                     remedy="move it away (or delete it) and rerun to train from the start")
+    optimiser are); ConfigError when it cannot be read (`resume`: also when its state lacks what a training resumes
+    from: epoch, batch, updates, metrics)."""
+    remedy = "move it away (or delete it) and rerun to train from the start"
+    blob = read_file(path, "checkpoint", CHECKPOINT_KEYS, remedy=remedy)
+    problem = _state_problem(blob["state"], complete=resume)
+    if problem:
+        raise ConfigError(f"{path}: not a checkpoint written by nmt train (its {problem}); {remedy}")
+    return blob
 
 
 def read_init_from(path: str | Path) -> dict:

@@ -20,8 +20,6 @@ from itertools import takewhile
 from pathlib import Path
 from typing import Mapping
 
-import yaml
-
 from .. import config as cfg
 from .. import eflomal_runner, layout
 from ..align.statistical import aligner_label
@@ -221,7 +219,7 @@ class JobBuilder:
         self.jobs: list[Job] = []
 
     def _read_yaml(self, relative: str) -> dict:
-        return yaml.safe_load((self.root / relative).read_text(encoding="utf-8")) or {}
+        return cfg.read_yaml(self.root / relative, "the params file" if relative == "params.yaml" else "a preset")
 
     def path(self, template: str, **fields) -> str:
         return layout.path(template, preset=self.preset, **fields)

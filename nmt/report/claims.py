@@ -49,17 +49,18 @@ import numpy as np
 from scipy.stats import kendalltau
 
 from .. import layout
-from ..config import SEED_RUN
 from ..data.text import read_parallel
 from ..data.tokenize import detokenize
 from ..errors import InputError
 from ..evaluate import is_lowercased
 from ..schedule import convergence
 from ..difference import SystemPart, estimate, fit_prior
+from ..spec.schema import validator
 from ..significance import (bleu_of, bleu_resamples, bleu_statistics, bootstrap_seed, error_rate,
                             error_rate_resamples, holm, resample_indices)
 from .plots import read_metrics
-from .tables import read_json_object
+from ..spec.tables import is_number
+from .tables import read_json_object, read_scores
 
 REPRODUCED, CONTRADICTED, INCONCLUSIVE, NOT_RUN = "reproduced", "contradicted", "inconclusive", "not run"
 VERDICTS = (REPRODUCED, CONTRADICTED, INCONCLUSIVE, NOT_RUN)
@@ -229,7 +230,7 @@ class ClaimJudge:
             values = []
             for run in self._runs(pair, system):
                 sfile = self._scores_file(pair, run, testset)
-                values.append(read_json_object(sfile, "a scores file").get(CHRF_OF[field]) if sfile.is_file() else None)
+                values.append(read_scores(sfile).get(CHRF_OF[field]) if sfile.is_file() else None)
             if any(value is None for value in values):
                 return None
             total += sign * float(np.mean(values))
@@ -255,7 +256,8 @@ class ClaimJudge:
         for run in self._runs(pair, system):
             mfile, jfile = (layout.under(self.results_dir, layout.RESULTS_ROOT, template, pair=pair, system=run)
                             for template in (layout.METRICS, layout.MODEL_INFO))
-            kept = (read_json_object(jfile, "a model.json").get("kept") or {}) if jfile.is_file() else {}
+            kept = (read_json_object(jfile, "a model.json", validator("model")).get("kept") or {}) \
+                if jfile.is_file() else {}
             records = read_metrics(mfile) if mfile.is_file() else []
             value = kept.get("dev_ppl") if kept else (records[-1]["dev_ppl"] if records else None)
             if value is None:
@@ -297,7 +299,7 @@ class ClaimJudge:
                 values = []
                 for run in self._runs(pair, system):
                     sfile = self._scores_file(pair, run, table["testset"])
-                    scores = read_json_object(sfile, "a scores file") if sfile.is_file() else {}
+                    scores = read_scores(sfile) if sfile.is_file() else {}
                     parts = [scores.get(field) for field, _ in measured]
                     if any(not isinstance(v, (int, float)) or isinstance(v, bool) for v in parts):
                         break
@@ -349,7 +351,7 @@ class ClaimJudge:
         sfile = self._scores_file(pair, run, table["testset"])
         if not sfile.is_file():
             raise NotRun(f"no scores for {run} on {table['testset']} (results/{self.preset}/{pair}/scores)")
-        scores = read_json_object(sfile, "a scores file")
+        scores = read_scores(sfile)
         self.sources.append(sfile)
         if field in BLEU_FIELDS:
             return "bleu", self._bleu_statistics(scores, field, sfile, pair)
@@ -362,7 +364,7 @@ class ClaimJudge:
         which, tokenize, detok = BLEU_FIELDS[field]
         if scores.get(field) is None:
             raise NotRun(f"{sfile.name} has no {field}")
-        hyp = scores["hyp"] if which == "plain" else (scores.get("unk") or {}).get("hyp")
+        hyp = scores.get("hyp") if which == "plain" else (scores.get("unk") or {}).get("hyp")
         if not hyp or not scores.get("ref"):
             raise InputError(f"{sfile}: no translation file recorded for {field}")
         hyp = self._translation(hyp, which, pair, scores)
@@ -455,7 +457,7 @@ class ClaimJudge:
         bench_file = self.benchmarks.get(spec["benchmark"])
         if bench_file is None or not Path(bench_file).is_file():
             raise NotRun(f"no {spec['benchmark']} benchmark in this run")
-        bench = read_json_object(Path(bench_file), "a benchmark file")
+        bench = read_json_object(Path(bench_file), "a benchmark file", validator("benchmark", "monotonic"))
         self.sources.append(Path(bench_file))
         low_len, high_len = spec["lengths"]
         ratios = [cell["speedup"] for cell in bench["contexts"]["cells"]
@@ -686,15 +688,12 @@ def claims_csv(records: list[dict]) -> str:
 def kendall_tau(paper: list[float], ours: list[float]) -> tuple[float | None, int]:
     """Kendall's tau-b (scipy) between the paper's and our values of the same rows, and how many rows: None with
     fewer than 2 rows or where one side has no variation."""
-    pairs = [(p, o) for p, o in zip(paper, ours) if _finite(p) and _finite(o)]
+    pairs = [(p, o) for p, o in zip(paper, ours) if is_number(p) and is_number(o)]
     if len(pairs) < 2:
         return None, len(pairs)
     tau = kendalltau([p for p, _ in pairs], [o for _, o in pairs]).statistic
     return (None if math.isnan(tau) else float(tau)), len(pairs)
 
-
-def _finite(x: Any) -> bool:
-    return isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x)
 
 
 def dumps(obj: Any) -> str:

@@ -7,22 +7,50 @@ table's rows, claims.json the verdicts). A table number is the mean of a system'
 standard deviation (``ours_c_sd``) and count (``n_runs``) where the preset trains several seeds. Two means differ
 when |a - b| > 2 s sqrt(1/n_a + 1/n_b), s the seeds' pooled standard deviation: about the 95% band of a difference
 of means. With no seed spread on either side (single runs) a difference cannot be judged and is shown as such.
+
+Two reports are compared only when they are of one run recipe: claims.json's `run` (nmt.pipeline.identity) gives
+each table's corpus and settings, and the tables both reports show must agree in them (a small run and the small-gpu
+reference do: the first line of the comparison then says that the presets differ only in name for those tables).
+Reports of different presets or corpora (tiny against demo) are refused with one line unless ``across_presets``, and
+then the first line says so. A report without `run` (written before it existed, or by hand) is taken at its
+`preset` alone. Every file is read through its format (nmt.files, the schemas below): a malformed one is one line
+naming the file and the key.
 """
 from __future__ import annotations
 
-import json
 import math
 from collections import Counter
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from ..errors import InputError
-from .tables import read_json_object
+from ..files import read_json
 
 WITHIN, DIFFERS, NO_SPREAD, ONLY_RUN, ONLY_REFERENCE = "within", "differs", "no spread", "only in run", \
     "only in reference"
 STATUSES = (WITHIN, DIFFERS, NO_SPREAD, ONLY_RUN, ONLY_REFERENCE)
 BAND = 2.0  # standard errors of the difference: about 95%
+
+_NUMBER = {"type": ["number", "null"]}
+# What compare reads of a report's files (the rest of each is the report's own business).
+SUMMARY_SCHEMA = {"type": "object", "additionalProperties": {"type": "object"}}
+ROWS_SCHEMA = {"type": "array", "items": {
+    "type": "object", "required": ["label", "system", "status"],
+    "properties": {"label": {"type": "string"}, "system": {"type": ["string", "null"]}, "status": {"type": "string"},
+                   "n_runs": {"type": ["integer", "null"], "minimum": 0}},
+    "patternProperties": {"^(ours|paper)_": _NUMBER}}}
+CLAIMS_SCHEMA = {"type": "object", "properties": {
+    "preset": {"type": "string"},
+    "claims": {"type": "array", "items": {
+        "type": "object", "required": ["id"],
+        "properties": {"id": {"type": "string"}, "verdict": {"type": ["string", "null"]}, "ours_delta": _NUMBER,
+                       "ci_low": _NUMBER, "ci_high": _NUMBER}}},
+    "run": {"type": "object", "required": ["preset", "corpora", "tables"], "properties": {
+        "preset": {"type": "string"},
+        "corpora": {"type": "object", "additionalProperties": {
+            "type": "object", "required": ["corpus", "digest"],
+            "properties": {"corpus": {"type": "string"}, "digest": {"type": "string"}}}},
+        "tables": {"type": "object", "additionalProperties": {"type": "string"}}}}}}
 
 
 @dataclass(frozen=True)
@@ -72,19 +100,71 @@ def seed_band(sd_a: float | None, n_a: int, sd_b: float | None, n_b: int) -> flo
 
 
 def _table_ids(report: Path) -> list[str]:
-    return list(read_json_object(report / "summary.json", "a report summary"))
+    return list(read_json(report / "summary.json", "a report summary", schema=SUMMARY_SCHEMA))
 
 
 def _rows(report: Path, table: str) -> dict[str, dict]:
     path = report / f"{table}.json"  # a list of row records, not an object
-    try:
-        records = json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
+    if not path.is_file():
         return {}
-    except json.JSONDecodeError as err:
-        raise InputError(f"{path}: invalid JSON: {err}") from None
-    return {r["system"]: r for r in records
-            if isinstance(r, dict) and r.get("system") and r.get("status") == "measured"}
+    records = read_json(path, "a report table", schema=ROWS_SCHEMA, top=list)
+    return {r["system"]: r for r in records if r["system"] and r["status"] == "measured"}
+
+
+def _claims(report: Path) -> dict:
+    return read_json(report / "claims.json", "a claims file", schema=CLAIMS_SCHEMA)
+
+
+def run_of(report: Path) -> dict:
+    """claims.json's `run` (nmt.pipeline.identity); for a report without one, {"preset": its preset or None}."""
+    claims = _claims(report)
+    return claims.get("run") or {"preset": claims.get("preset")}
+
+
+def _differences(a: dict, b: dict) -> list[str]:
+    """How two runs' recipes differ where both reports show something: corpora first, then tables."""
+    out = []
+    corpora_a, corpora_b = a.get("corpora") or {}, b.get("corpora") or {}
+    for task in [t for t in corpora_a if t in corpora_b]:
+        if corpora_a[task]["digest"] != corpora_b[task]["digest"]:
+            same = corpora_a[task]["corpus"] == corpora_b[task]["corpus"]
+            out.append(f"the {task} corpus ({corpora_a[task]['corpus']} against {corpora_b[task]['corpus']}"
+                       f"{' with other settings' if same else ''})")
+    tables_a, tables_b = a.get("tables") or {}, b.get("tables") or {}
+    shared = [t for t in tables_a if t in tables_b]
+    if not shared and tables_a and tables_b:
+        out.append("every table (none in common)")
+    changed = [t for t in shared if tables_a[t] != tables_b[t]]
+    if changed and not out:
+        out.append(f"the settings of {', '.join(changed)}")
+    elif changed:
+        out.append(f"{len(changed)} of the {len(shared)} tables in common")
+    return out
+
+
+def check_comparable(run: Path, reference: Path, across_presets: bool = False) -> str | None:
+    """None when the two reports are of one run recipe and one preset; a note (the comparison's first line) when
+    they differ only in the preset's name, or when they differ and ``across_presets`` asks to compare them anyway;
+    otherwise InputError, one line saying how they differ."""
+    a, b = run_of(run), run_of(reference)
+    preset_a, preset_b = a.get("preset"), b.get("preset")
+    if preset_a is None or preset_b is None:  # a report made by hand: nothing to tell them apart by
+        return None
+    recorded = "tables" in a and "tables" in b
+    differences = _differences(a, b) if recorded else []
+    if not differences and (preset_a == preset_b or recorded):
+        if preset_a == preset_b:
+            return None
+        shared = [t for t in a["tables"] if t in b["tables"]]
+        return (f"note: presets {preset_a} and {preset_b} differ, but the {len(shared)} tables both reports show "
+                "were trained alike (the same corpora and settings)")
+    presets = f"preset {preset_a}" if preset_a == preset_b else f"presets {preset_a} and {preset_b}"
+    how = f": they differ in {'; '.join(differences)}" if differences else \
+        " (a report without a run record: re-render it with `nmt report` to compare recipes)"
+    if not across_presets:
+        raise InputError(f"{run} and {reference} are reports of {presets}{how}; their numbers differ by design, not "
+                         "by chance (--across-presets compares them anyway)")
+    return f"comparing across presets (--across-presets): {run} and {reference} are reports of {presets}{how}"
 
 
 def compare_tables(run: Path, reference: Path) -> list[NumberComparison]:
@@ -123,9 +203,9 @@ def compare_tables(run: Path, reference: Path) -> list[NumberComparison]:
 def compare_claims(run: Path, reference: Path) -> list[ClaimComparison]:
     """Each claim of the reference: the run's verdict beside it, and whether the run's difference lies inside the
     reference's 95% interval."""
-    mine = {c["id"]: c for c in read_json_object(run / "claims.json", "a claims file").get("claims", [])}
+    mine = {c["id"]: c for c in _claims(run).get("claims", [])}
     out = []
-    for ref in read_json_object(reference / "claims.json", "a claims file").get("claims", []):
+    for ref in _claims(reference).get("claims", []):
         claim = mine.get(ref["id"])
         interval = ((ref["ci_low"], ref["ci_high"]) if ref.get("ci_low") is not None and ref.get("ci_high") is not None
                     else None)
@@ -142,10 +222,12 @@ def compare_claims(run: Path, reference: Path) -> list[ClaimComparison]:
     return out
 
 
-def compare(run: Path, reference: Path) -> dict:
-    """Both comparisons and their counts, as JSON-ready data."""
+def compare(run: Path, reference: Path, across_presets: bool = False) -> dict:
+    """Both comparisons and their counts, as JSON-ready data; ``note``: what check_comparable said (or None)."""
+    note = check_comparable(Path(run), Path(reference), across_presets)
     numbers, claims = compare_tables(Path(run), Path(reference)), compare_claims(Path(run), Path(reference))
-    return {"run": str(run), "reference": str(reference), "rule": f"|a - b| > {BAND:g} s sqrt(1/n_a + 1/n_b)",
+    return {"run": str(run), "reference": str(reference), "note": note,
+            "rule": f"|a - b| > {BAND:g} s sqrt(1/n_a + 1/n_b)",
             "numbers": [asdict(n) for n in numbers], "claims": [asdict(c) for c in claims],
             "counts": {"numbers": _counts(numbers), "claims": _counts(claims)}}
 
@@ -162,7 +244,8 @@ def _fmt(value: float | None, digits: int = 2) -> str:
 
 def format_comparison(result: dict, everything: bool = False) -> str:
     """The comparison as text: the numbers and claims that differ (every one with ``everything``), then counts."""
-    lines = [f"run {result['run']} against reference {result['reference']}; a number differs when {result['rule']}"]
+    lines = [result["note"]] if result.get("note") else []
+    lines.append(f"run {result['run']} against reference {result['reference']}; a number differs when {result['rule']}")
     for n in result["numbers"]:
         if everything or n["status"] not in (WITHIN, NO_SPREAD):
             lines.append(f"{n['table']}  {n['label']} [{n['column']}]: run {_fmt(n['run'])} (n={n['run_n']}), "

@@ -5,21 +5,24 @@ model's model.json), so the page describes the runs that produced its numbers.
 """
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 from .. import __version__, layout
 from ..data.synth import describe
 from ..data.tasks import data_task
 from ..environment import git_commit
+from ..files import read_json
+from ..spec.schema import validator
 from ..settings import upgrade_value
 
 
-def _read_json(path: Path) -> dict | None:
-    try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except (FileNotFoundError, json.JSONDecodeError):
+def _read_json(path: Path, what: str, schema) -> dict | None:
+    """The file through nmt.files.read_json, checked against ``schema``; None when it does not exist (a step not
+    run yet). A file that is there but malformed is one InputError naming it, not a section left out without a
+    word."""
+    if not path.is_file():
         return None
+    return read_json(path, what, schema=schema)
 
 
 def report_context(config: dict, data_dir: Path, results_dir: Path, trained: dict[str, dict]) -> dict:
@@ -28,8 +31,10 @@ def report_context(config: dict, data_dir: Path, results_dir: Path, trained: dic
     for task in config["data"]["tasks"]:
         pair = data_task(config, task)  # a task played by another's corpus (same_as) shows that corpus
         spec = config["data"]["tasks"][pair]
-        raw_stats = _read_json(layout.under(data_dir, layout.DATA_ROOT, layout.RAW_STATS, pair=pair)) or {}
-        prep = _read_json(layout.under(data_dir, layout.DATA_ROOT, layout.PREP_STATS, pair=pair)) or {}
+        raw_stats = _read_json(layout.under(data_dir, layout.DATA_ROOT, layout.RAW_STATS, pair=pair),
+                               "a corpus's statistics", validator("data-stats")) or {}
+        prep = _read_json(layout.under(data_dir, layout.DATA_ROOT, layout.PREP_STATS, pair=pair),
+                          "a prepared corpus's statistics", validator("data-stats")) or {}
         description = spec["corpus"]
         if spec["corpus"] == "synth":
             description = describe()
@@ -44,7 +49,7 @@ def report_context(config: dict, data_dir: Path, results_dir: Path, trained: dic
     training = {}
     for model_json in sorted(layout.under(results_dir, layout.RESULTS_ROOT, layout.MODEL_INFO, pair=pair, system=system)
                              for pair, systems in trained.items() for system in systems):
-        meta = _read_json(model_json)
+        meta = _read_json(model_json, "a model.json", validator("model", "described"))
         if not meta:
             continue
         train = meta["config"]["train"]

@@ -20,12 +20,13 @@ Read from files only (no clock): the same results and the same report machine gi
 """
 from __future__ import annotations
 
-import math
 from pathlib import Path
 from typing import Any
 
 from .. import layout
+from ..spec.schema import validator
 from .plots import read_metrics
+from ..spec.tables import is_number
 from .tables import read_json_object
 
 DASH = "\u2013"
@@ -36,17 +37,14 @@ ENVIRONMENT_FIELDS = (("device", "device"), ("cpu", "CPU"), ("driver", "GPU driv
                       ("cuda", "CUDA"), ("cudnn", "cuDNN"), ("commit", "commit"), ("dirty", "uncommitted changes"))
 
 
-def _num(x: Any) -> bool:
-    return isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(float(x))
-
 
 def training_seconds(model_json: dict | None, metrics: list[dict]) -> tuple[float | None, str | None]:
     """A training's wall time on its device and its source: model.json's wall_s (setup to model.pt, every process
     of a resumed training), else the sum of metrics.jsonl's per-epoch elapsed_s (a model.json written before
     wall_s existed: training epochs only), else (None, None)."""
-    if model_json and _num(model_json.get("wall_s")):
+    if model_json and is_number(model_json.get("wall_s")):
         return float(model_json["wall_s"]), SOURCE_WALL
-    elapsed = [r["elapsed_s"] for r in metrics if _num(r.get("elapsed_s"))]
+    elapsed = [r["elapsed_s"] for r in metrics if is_number(r.get("elapsed_s"))]
     if elapsed:
         return float(sum(elapsed)), SOURCE_EPOCHS
     return None, None
@@ -101,7 +99,7 @@ def environment_data(report_machine: dict, tables: list[dict], results_dir: Path
             return systems[(pair, run)]
         mfile, jfile = (layout.under(results_dir, layout.RESULTS_ROOT, template, pair=pair, system=run)
                         for template in (layout.METRICS, layout.MODEL_INFO))
-        model_json = read_json_object(jfile) if jfile.is_file() else None
+        model_json = read_json_object(jfile, "a model.json", validator("model")) if jfile.is_file() else None
         metrics = read_metrics(mfile) if mfile.is_file() else []
         seconds, source = training_seconds(model_json, metrics)
         env = training_environment(model_json)
@@ -143,7 +141,7 @@ def _rests_on(table: dict, ensembles: dict[str, list[str]]) -> list[str]:
 # -- the section's view -----------------------------------------------------------------------------------------
 def fmt_duration(seconds: Any) -> str:
     """Seconds as the report shows a duration: 12.3s, 4m 05s, 2h 03m 04s."""
-    if not _num(seconds):
+    if not is_number(seconds):
         return DASH
     s = int(round(float(seconds)))
     h, rem = divmod(s, 3600)
@@ -156,7 +154,7 @@ def fmt_duration(seconds: Any) -> str:
 
 
 def fmt_hours(hours: Any) -> str:
-    if not _num(hours):
+    if not is_number(hours):
         return DASH
     return f"{hours:,.1f}" if hours >= 100 else f"{hours:.3f}" if hours >= 0.001 or hours == 0 else f"{hours:.1e}"
 

@@ -6,7 +6,6 @@ alignments. The only typed-in text is the figure file's title and its note on wh
 """
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 from matplotlib.backends.backend_agg import FigureCanvasAgg
@@ -16,8 +15,11 @@ from .. import layout
 from ..data.alignments import links_to_matrix, read_pharaoh
 from ..data.text import read_lines
 from ..errors import InputError
+from ..files import read_json
+from ..spec.schema import validator
 from .heatmaps import attention_heatmaps
 from .plots import save_png
+from .tables import read_scores
 
 DASH = "\u2013"
 
@@ -59,7 +61,7 @@ class FigureInputs:
     def scores(self, system: str, testset: str) -> dict:
         path = self.present(self.result(layout.SCORES, system=system, testset=testset))
         self.add_source(path, "scores")
-        return json.loads(path.read_text(encoding="utf-8"))
+        return read_scores(path)
 
     def translation(self, system: str, testset: str, unk: bool) -> list[str]:
         path = self.present(self.result(layout.UNK_TRANSLATION if unk else layout.TRANSLATION, system=system,
@@ -73,7 +75,12 @@ class FigureInputs:
     def attention(self, system: str, split: str) -> dict:
         path = self.present(self.result(layout.ATTENTION, system=system, split=split))
         self.add_source(path, "attention")
-        return json.loads(path.read_text(encoding="utf-8"))
+        matrix = read_json(path, "an attention matrix", schema=validator("attention"))
+        src, tgt, weights = matrix["src"], matrix["tgt"], matrix["weights"]
+        if len(weights) != len(tgt) or any(len(row) != len(src) for row in weights):
+            raise InputError(f"{path}: weights: must be one row per target word ({len(tgt)}) of one weight per "
+                             f"source word ({len(src)})")
+        return matrix
 
     def gold(self, split: str) -> Path:
         return self.data(layout.GOLD, split=split)
@@ -95,10 +102,16 @@ def bleu_by_length_view(fig: dict, inputs: FigureInputs, out_dir: Path) -> dict:
             raise NotDrawable(f"{inputs.result(layout.SCORES, system=ref['system'], testset=fig['testset'])}: no "
                              f"{'unk-replaced ' if ref['unk'] else ''}BLEU by length (evaluated without --src, "
                              f"or a model without attention asked for 'unk: true')")
-        overall = scores["bleu_tok_unk" if ref["unk"] else "bleu_tok"]
+        overall = scores.get("bleu_tok_unk" if ref["unk"] else "bleu_tok")
+        if overall is None:
+            raise NotDrawable(f"{inputs.result(layout.SCORES, system=ref['system'], testset=fig['testset'])}: BLEU by "
+                              f"length without {'bleu_tok_unk' if ref['unk'] else 'bleu_tok'}")
         lines.append({"label": f"{ref['label']} (BLEU {overall:.2f})", "buckets": by_length})
 
     labels = [_bucket_label(b) for b in lines[0]["buckets"]]
+    if any([_bucket_label(b) for b in line["buckets"]] != labels for line in lines):
+        raise InputError(f"{fig['id']}: the scores files of {', '.join(r['system'] for r in fig['lines'])} bucket "
+                         f"BLEU by length differently; evaluate them again with the same nmt")
     figure = f"{fig['id']}.png"
     plot = Figure(figsize=(8.0, 4.5), dpi=100)
     FigureCanvasAgg(plot)

@@ -7,7 +7,6 @@ same matplotlib/freetype versions) give the same bytes.
 from __future__ import annotations
 
 import io
-import json
 import math
 from pathlib import Path
 
@@ -17,30 +16,25 @@ from matplotlib.figure import Figure
 
 from ..data.text import write_bytes_atomic
 from ..errors import InputError
+from ..files import read_jsonl
+from ..spec.schema import validator
 
 
 def read_metrics(path: Path) -> list[dict]:
-    """Read a ``metrics.jsonl`` file (one JSON object per finished epoch; blank lines ignored).
+    """Read a ``metrics.jsonl`` file (one JSON object per finished epoch; blank lines ignored) through
+    nmt.files.read_jsonl, each line checked against schemas/metrics.schema.yaml.
 
-    Raises ``InputError`` naming the file and line on a malformed line.
+    Raises ``InputError`` naming the file and line on a malformed line (invalid UTF-8 or JSON, a line that is not
+    an object, ``dev_ppl`` missing or not a number, ...), and naming the file when it holds no epoch at all: `nmt
+    train` writes it only once an epoch has finished, so an empty one is a damaged record, not a training to leave
+    out without a word.
     """
     path = Path(path)
-    out = []
-    try:
-        text = path.read_text(encoding="utf-8")
-    except UnicodeDecodeError as e:
-        raise InputError(f"{path}: invalid UTF-8 (byte 0x{e.object[e.start]:02x} at offset {e.start})") from None
-    for n, line in enumerate(text.splitlines(), start=1):
-        if not line.strip():
-            continue
-        try:
-            obj = json.loads(line)
-        except json.JSONDecodeError as e:
-            raise InputError(f"{path}:{n}: invalid JSON: {e}") from None
-        if not isinstance(obj, dict):
-            raise InputError(f"{path}:{n}: each line must be a JSON object")
-        out.append(obj)
-    return out
+    records = read_jsonl(path, "a training's metrics", schema=validator("metrics"), allow_empty=True)
+    if not records:
+        raise InputError(f"{path}: empty: no epoch recorded (nmt train writes it once an epoch has finished); train "
+                         f"the system again, or remove its directory to leave it out")
+    return records
 
 
 def _num(x) -> float | None:

@@ -5,6 +5,11 @@ scores JSON (``{pair}/scores/{system}.{testset}.json``), ``{pair}/models/{system
 and ``{pair}/models/{system}/model.json``. The output is deterministic: the same inputs give the
 same bytes (no clock is read; a time appears only if the caller passes one in ``context``). One input is the
 machine that renders the report (its Environment and cost section, nmt.report.cost): described, never timed.
+
+The report directory is replaced whole (nmt.data.staging): the report is rendered beside it and moved into place
+once complete, so a failure (a malformed input found late, a full disk, a kill) leaves the previous report intact.
+The directory's top-level .html, .json, .csv and .png files are the report's (replaced, or dropped when the new
+report has no such file); anything else there (a reference's README.md and results/) is kept.
 """
 
 from __future__ import annotations
@@ -18,6 +23,7 @@ from typing import Any
 import jinja2
 
 from .. import layout
+from ..data.staging import staged_directory
 from ..data.text import write_bytes_atomic
 from ..environment import describe
 from ..errors import ConfigError, InputError
@@ -27,6 +33,7 @@ from .cost import environment_data, environment_view, training_seconds, training
 from .plots import curve_points, learning_curves, read_metrics
 from .figures import FigureInputs, figure_view
 from .speed import ATTENTION_FIGURES, MONOTONIC_FIGURES, attention_speed_view, monotonic_speed_view
+from ..spec.tables import is_number
 from .tables import (
     COLUMN_LABELS,
     SIGNED_COLUMNS,
@@ -49,6 +56,11 @@ SPEED_VIEWS = {
     "monotonic": (monotonic_speed_view, MONOTONIC_FIGURES),
 }
 
+# The report's own files in its directory (nmt.data.staging): whatever else is there is kept.
+REPORT_SUFFIXES = (".html", ".json", ".csv", ".png")
+# `nmt report` renders a page only where at least this fraction of the expected scores files exist (--partial: any).
+ENOUGH_SCORES = 0.5
+
 SIZE_LABELS = {
     "layers": "layers",
     "hidden": "hidden",
@@ -61,13 +73,10 @@ SIZE_LABELS = {
 
 # --------------------------------------------------------------------------- formatting helpers
 
-def _is_num(x: Any) -> bool:
-    return isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(float(x))
-
 
 def fmt_metric(value: Any, column: str) -> str:
     """ppl / BLEU / AER with 2 decimals; missing (None/NaN) -> en dash."""
-    if value is None or not _is_num(value):
+    if value is None or not is_number(value):
         return DASH
     return f"{float(value):.2f}"
 
@@ -75,7 +84,7 @@ def fmt_metric(value: Any, column: str) -> str:
 def fmt_diagnostic(value: Any) -> str:
     """A BLEU score's brevity penalty or length ratio with 3 decimals (as sacreBLEU prints them); missing (a scores
     file written before they existed) -> en dash."""
-    if value is None or not _is_num(value):
+    if value is None or not is_number(value):
         return DASH
     return f"{float(value):.3f}"
 
@@ -281,6 +290,46 @@ def _table_systems_in_order(table: dict) -> list[str]:
     return order
 
 
+def check_scores(expected: list[Path], results_dir: Path, preset: str, partial: bool = False) -> list[Path]:
+    """The expected scores files (every one the preset's tables and figures read) that are missing. Refuses
+    (InputError, one line) when fewer than ENOUGH_SCORES (half) of them exist, unless ``partial``: a report of mostly
+    MISSING rows (a mistyped --results, a run not made yet) is not rendered over a good one."""
+    missing = [path for path in expected if not Path(path).is_file()]
+    found = len(expected) - len(missing)
+    if partial or not expected or found >= ENOUGH_SCORES * len(expected):
+        return missing
+    if not found:
+        where = "" if Path(results_dir).is_dir() else ", no such directory"
+        raise InputError(f"{results_dir}: no scores files of preset {preset} ({len(expected)} expected{where}); a "
+                         "report would be all MISSING: check --results, or pass --partial")
+    raise InputError(f"{results_dir}: {found} of the {len(expected)} scores files of preset {preset} (fewer than "
+                     f"half; e.g. no {missing[0]}); a report would be mostly MISSING: finish the run, check --results, "
+                     "or pass --partial")
+
+
+def training_problems(results_dir: Path, trained: dict[str, dict]) -> list[str]:
+    """What is wrong with the records of the trainings of ``trained`` ({pair: {run: ...}}, seed runs included:
+    nmt.pipeline.plan.collect_systems) that left any: a metrics.jsonl or a model.json missing beside the other.
+    A training that left neither is not run (yet), which its rows say (MISSING); an empty or malformed
+    metrics.jsonl is refused where it is read (nmt.report.plots.read_metrics)."""
+    problems = []
+    for pair, systems in trained.items():
+        for system in systems:
+            mfile, jfile = (layout.under(Path(results_dir), layout.RESULTS_ROOT, template, pair=pair, system=system)
+                            for template in (layout.METRICS, layout.MODEL_INFO))
+            if mfile.is_file() and not jfile.is_file():
+                problems.append(f"{pair}/{system}: no model.json beside its metrics.jsonl (an unfinished or damaged "
+                                "training): its size, time and environment are unknown")
+            elif jfile.is_file() and not mfile.is_file():
+                problems.append(f"{pair}/{system}: no metrics.jsonl beside its model.json: no learning curve, "
+                                "convergence unknown")
+    return problems
+
+
+def _report_own(entry: Path) -> bool:
+    return entry.is_file() and entry.suffix in REPORT_SUFFIXES
+
+
 def render_report(*, preset: str, preset_description: str, tables: list[Path], results_dir: Path,
                   pair_for_task: dict[str, str], context: dict, out_dir: Path,
                   speed: dict[str, Path] | None = None, figures: list[tuple[str, dict]] | None = None,
@@ -288,7 +337,8 @@ def render_report(*, preset: str, preset_description: str, tables: list[Path], r
                   claims: list[dict] | None = None, claim_files: list[str] | None = None,
                   runs: dict[str, dict[str, list[str]]] | None = None, deviations: dict | None = None,
                   machine: dict | None = None, synthetic: bool = False,
-                  trainings: list[dict] | None = None) -> Path:
+                  trainings: list[dict] | None = None, run: dict | None = None,
+                  problems: list[str] | None = None) -> Path:
     """Render the report for ``results_dir`` (= ``results/{preset}``) into ``out_dir``.
 
     For a table with task T the corpus pair is ``pair_for_task[T]``; scores are read from
@@ -309,12 +359,23 @@ def render_report(*, preset: str, preset_description: str, tables: list[Path], r
     (nmt.report.claims.training_convergence), listed in the Claims section and claims.json.
     ``machine``: the machine that renders it (nmt.environment.describe(); default: this one's): with where the
     trainings ran and their cost, the Environment and cost section (nmt.report.cost), ``environment.json`` and
-    claims.json's ``environment``.
-    Returns the index path.
+    claims.json's ``environment``. ``run``: the run's identity (nmt.pipeline.identity.run_identity), claims.json's
+    ``run``, which `nmt compare` checks. ``problems``: what is wrong with the trainings' records
+    (:func:`training_problems`), listed at the top of the page.
+    The directory is replaced whole (module doc). Returns the index path.
     """
-    out_dir = Path(out_dir)
-    out_dir.mkdir(parents=True, exist_ok=True)
+    inputs = {name: value for name, value in locals().items() if name != "out_dir"}  # the arguments, as given
+    with staged_directory(out_dir, own=_report_own) as staging:
+        _render(out_dir=staging, **inputs)
+    return Path(out_dir) / "index.html"
+
+
+def _render(*, out_dir: Path, preset, preset_description, tables, results_dir, pair_for_task, context, speed, figures,
+            data_dir, unavailable, claims, claim_files, runs, deviations, machine, synthetic, trainings, run,
+            problems) -> None:
+    """render_report's work, into ``out_dir`` (the staging directory)."""
     report = _Report(preset, Path(results_dir), pair_for_task, out_dir, runs or {})
+    report.problems = list(problems or [])
     table_views, summary = [], {}
     for tpath in tables:
         view, summary[view["id"]] = report.table_view(Path(tpath), (unavailable or {}).get(Path(tpath)))
@@ -332,26 +393,25 @@ def render_report(*, preset: str, preset_description: str, tables: list[Path], r
     html = report.html(preset_description, table_views, figure_views, speed_views, dict(context or {}), claims_view,
                        _deviations_view(deviations), environment_view(environment))
     # claims.json: claims.py's content, and where the runs were made and what they cost (nmt.report.cost)
-    _write_text(out_dir / "claims.json", _dumps({**claims_json(preset, claims, trainings), "environment": environment}))
+    _write_text(out_dir / "claims.json", _dumps({**claims_json(preset, claims, trainings), "environment": environment,
+                                                 **({"run": run} if run else {})}))
     _write_text(out_dir / "environment.json", _dumps(environment))
     _write_text(out_dir / "claims.csv", claims_csv(claims))
     _write_text(out_dir / "summary.json", _dumps(summary))
-    index = out_dir / "index.html"
-    _write_text(index, html)
-    return index
+    _write_text(out_dir / "index.html", html)
 
 
 def _fmt_delta(value: Any, kind: str) -> str:
-    if not _is_num(value):
+    if not is_number(value):
         return DASH
     return f"{float(value):.2f}x" if kind == "speedup" else f"{float(value):+.2f}"
 
 
 def _fmt_p(value: Any, resamples: Any) -> str:
     """A bootstrap p-value; 0 (no resample crossed) as below the resolution of the resamples, 2 / n."""
-    if not _is_num(value):
+    if not is_number(value):
         return DASH
-    if value == 0 and _is_num(resamples):
+    if value == 0 and is_number(resamples):
         return f"< {2 / resamples:.1g}"
     return f"{value:.3f}" if value >= 0.001 else f"{value:.1e}"
 
@@ -388,7 +448,7 @@ def _claim_row(c: dict, table_ids: set[str]) -> dict:
     if c.get("paper_note"):
         paper_delta = c["paper_note"] if paper_delta == DASH else f"{paper_delta} ({c['paper_note']})"
     interval = (f"[{_fmt_delta(c['ci_low'], c['kind'])}, {_fmt_delta(c['ci_high'], c['kind'])}]"
-                if _is_num(c["ci_low"]) else DASH)
+                if is_number(c["ci_low"]) else DASH)
     unconverged = [name for name, s in (c.get("systems_convergence") or {}).items() if s["converged"] is False]
     runs = c.get("n_runs") or {}
     return {"id": c["id"], "paper": c["paper"], "claim": c["claim"], "where": c["where"],
@@ -472,6 +532,7 @@ class _Report:
         self.sources: dict[str, dict] = {}  # shown path -> {path, sha256, kind}
         self.missing_files: list[str] = []
         self.not_included: list[str] = []  # what this page could not show, and the file it lacked (said at the top)
+        self.problems: list[str] = []  # what is wrong with the trainings' records (training_problems)
         self.system_views: list[dict] = []
         self.seen_systems: set[tuple[str, str]] = set()
         self.seen_ids: set[str] = set()
@@ -547,7 +608,7 @@ class _Report:
         cells = [
             {"paper": fmt_metric(rec[f"paper_{c}"], c),
              "ours": fmt_metric(rec[f"ours_{c}"], c) + (f" \u00b1 {fmt_metric(rec[f'ours_{c}_sd'], c)}"
-                                                        if _is_num(rec.get(f"ours_{c}_sd")) else "")}
+                                                        if is_number(rec.get(f"ours_{c}_sd")) else "")}
             for c in columns
         ]
         source = None
@@ -556,14 +617,14 @@ class _Report:
             if rec["status"] == STATUS_MEASURED:
                 source = self.add_source(sfile, "scores")
                 scores = read_scores(sfile, system=system, testset=testset, pair=pair, preset=self.preset)
-                metrics = {c: scores[c] for c in COLUMN_LABELS if _is_num(scores.get(c))}
+                metrics = {c: scores[c] for c in COLUMN_LABELS if is_number(scores.get(c))}
                 for extra in ("n_sentences",):
-                    if _is_num(scores.get(extra)):
+                    if is_number(scores.get(extra)):
                         metrics[extra] = scores[extra]
                 table_summary[system] = metrics
                 for c in columns:
                     field = table_row.get("values_from", {}).get(c, c)
-                    if c in SIGNED_COLUMNS and field is not None and _is_num(scores.get(field)):
+                    if c in SIGNED_COLUMNS and field is not None and is_number(scores.get(field)):
                         sig = scores.get(f"{field}_signature")
                         signatures.append({
                             "system": system,
@@ -623,7 +684,7 @@ class _Report:
                 "epochs": fmt_value(last.get("epoch")),
                 "updates": fmt_value(last.get("updates")),
                 "tok_per_s": fmt_value(round(last["tgt_tokens_per_s"]))
-                if _is_num(last.get("tgt_tokens_per_s")) else DASH,
+                if is_number(last.get("tgt_tokens_per_s")) else DASH,
                 # model.json's wall_s, else (an older one) the sum of the epochs' elapsed_s, marked (nmt.report.cost)
                 "elapsed": training_time_cell(*training_seconds(model_json, mrecords)),
                 "dev_ppl": fmt_metric(last.get("dev_ppl"), "ppl"),
@@ -699,6 +760,7 @@ class _Report:
             sources=list(self.sources.values()),
             missing_files=self.missing_files,
             not_included=self.not_included,
+            problems=self.problems,
             results_base=self.shown_base,
             dash=DASH,
         )

@@ -7,7 +7,6 @@ Nothing here is typed in except the paper's own claims.
 """
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import numpy as np
@@ -16,6 +15,8 @@ from matplotlib import colors, patches, ticker
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
+from ..files import read_json
+from ..spec.schema import validator
 from .plots import save_png
 
 ATTENTION_METHODS = ("global", "local-m", "local-p")  # as `nmt bench attention` names them
@@ -24,7 +25,7 @@ ATTENTION_FIGURES = ("attention_speed.png",)
 
 def attention_speed_view(bench_file: Path, out_dir: Path, shown_path: str) -> dict:
     """Luong et al. section 3.2's cost argument, measured: ms per decoder step against source length."""
-    bench = json.loads(Path(bench_file).read_text(encoding="utf-8"))
+    bench = read_json(bench_file, "a benchmark file", schema=validator("benchmark", "attention"))
     rows = bench["rows"]
     lengths = sorted({r["src_len"] for r in rows})
     by = {(r["src_len"], r["method"]): r for r in rows}
@@ -224,7 +225,7 @@ def _growth_row(name: str, g: dict) -> dict:
 def monotonic_speed_view(bench_file: Path, out_dir: Path, shown_path: str) -> dict:
     """Raffel et al. (2017) appendix F, measured: the speed-up of hard monotonic over softmax attention over a
     T x U grid, and whole greedy decoding time against source length with this project's models."""
-    bench = json.loads(Path(bench_file).read_text(encoding="utf-8"))
+    bench = read_json(bench_file, "a benchmark file", schema=validator("benchmark", "monotonic"))
     contexts, decoding = bench["contexts"], bench["decoding"]
     cells = contexts["cells"]
     inputs, outputs = sorted({c["T"] for c in cells}), sorted({c["U"] for c in cells})

@@ -9,7 +9,6 @@ reported with status ``'missing'``, never filled in.
 
 from __future__ import annotations
 
-import json
 import math
 from pathlib import Path
 from typing import Any
@@ -18,6 +17,8 @@ import pandas as pd
 
 from .. import layout
 from ..errors import InputError
+from ..files import read_json
+from ..spec.schema import validator
 from ..spec.tables import BLEU_COLUMNS, COLUMN_LABELS, KNOWN_COLUMNS, SIGNED_COLUMNS, is_number, load_table
 
 __all__ = ["BLEU_COLUMNS", "COLUMN_LABELS", "SIGNED_COLUMNS", "load_table", "build_table", "read_json_object",
@@ -37,29 +38,42 @@ def scores_path(scores_dir: Path, system: str, testset: str) -> Path:
     return layout.under(scores_dir, layout.SCORES_DIR, layout.SCORES, system=system, testset=testset)
 
 
-def read_json_object(path: Path, what: str = "the file") -> dict:
-    """A JSON file that must hold one object; InputError naming the file (and the line and column of bad JSON)."""
+def read_json_object(path: Path, what: str = "the file", schema=None) -> dict:
+    """A JSON file that must hold one object (nmt.files.read_json), valid against ``schema`` when given (a
+    validator, e.g. nmt.spec.schema.validator("scores")); InputError naming the file and the line and column of
+    bad JSON or invalid UTF-8, or the key whose value breaks the schema."""
+    return read_json(path, what, schema=schema)
+
+
+_VALID_SCORES: set[tuple] = set()  # (path, size, mtime): scores files found valid (the claims read each many times)
+
+
+def _file_state(path: Path) -> tuple | None:
     try:
-        data = json.loads(Path(path).read_text(encoding="utf-8"))
-    except json.JSONDecodeError as e:
-        raise InputError(f"{path}: invalid JSON: {e}") from None
-    except UnicodeDecodeError as e:
-        raise InputError(f"{path}: invalid UTF-8 (byte 0x{e.object[e.start]:02x} at offset {e.start})") from None
-    if not isinstance(data, dict):
-        raise InputError(f"{path}: {what} must be a JSON object")
-    return data
+        stat = path.stat()
+    except OSError:
+        return None  # the reader names the problem
+    return str(path.resolve()), stat.st_size, stat.st_mtime_ns
 
 
 def read_scores(path: Path, *, system: str | None = None, testset: str | None = None,
                 pair: str | None = None, preset: str | None = None) -> dict:
-    """Read one scores JSON file; check that its identity fields (when present) match.
+    """Read one scores JSON file, checked against schemas/scores.schema.yaml; check that its identity fields (when
+    present) match.
 
     Raises ``InputError`` (a ValueError; `nmt report` says it in one line) naming the file when it is not a
-    JSON object, when an identity field disagrees with what the caller expects, or when a metric value is not a
-    number.
+    JSON object, when a field has the wrong type (naming the key: ``bleu_tok: 'high' is not of type 'number',
+    'null'``), when an identity field disagrees with what the caller expects, or when a metric value is not a
+    finite number.
     """
     path = Path(path)
-    data = read_json_object(path, "a scores file")
+    # checked against the schema once per file state: checking its thousands of per-sentence counts again each time
+    # the claims read it would cost seconds
+    state = _file_state(path)
+    checked_before = state is not None and state in _VALID_SCORES
+    data = read_json_object(path, "a scores file", schema=None if checked_before else validator("scores"))
+    if state is not None:
+        _VALID_SCORES.add(state)
     for key, expected in (("system", system), ("testset", testset), ("pair", pair), ("preset", preset)):
         if expected is not None and key in data and data[key] != expected:
             raise InputError(f"{path}: '{key}' is {data[key]!r}, expected {expected!r}")
@@ -67,7 +81,7 @@ def read_scores(path: Path, *, system: str | None = None, testset: str | None = 
     for c in checked:
         v = data.get(c)
         if v is not None and not is_number(v):
-            raise InputError(f"{path}: '{c}' must be a number or null (got {v!r})")
+            raise InputError(f"{path}: {c}: must be a finite number or null (got {v!r})")
     return data
 
 

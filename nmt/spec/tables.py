@@ -54,7 +54,13 @@ SEED_RUN_NAME = re.compile(r"^[A-Za-z0-9_]+_seed[0-9]+$")
 
 
 def is_number(x: Any) -> bool:
-    return isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x)
+    """A finite number (not a bool, not NaN or infinite, not an integer too large for a float)."""
+    if not isinstance(x, (int, float)) or isinstance(x, bool):
+        return False
+    try:
+        return math.isfinite(x)
+    except OverflowError:  # an int beyond a float's range
+        return False
 
 
 def load_table(path) -> dict:

@@ -1,0 +1,73 @@
+"""What a run is, for telling two runs apart: the preset, and for every table the corpus its systems were trained on
+and the settings they were trained and decoded with. `nmt report` writes it into claims.json (`run`), and
+`nmt compare` refuses to set two reports side by side whose runs differ in it (nmt.report.compare).
+
+The preset's name is not enough either way: the tiny and demo presets train the same systems on differently sized
+synthetic corpora, while the small-gpu reference trains Luong et al.'s Tables 1-4 exactly as small does, so that a
+small run can be compared with it. A table's digest covers what its numbers depend on: its task's corpus entry and
+preparation, and each row's system as it is trained (model and train settings, nmt.settings.comparable_settings,
+less the seed: more or fewer seed runs are what the comparison's band allows for) and decoded (translate), an
+ensemble's or decoding's definition, an aligner's settings, and the unk-dictionary and eflomal settings.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+from typing import Any
+
+from .. import config as cfg
+from ..data.tasks import data_task
+from ..settings import comparable_settings
+from . import plan
+
+
+def digest(obj: Any) -> str:
+    """A short stable hash of a JSON-able object (anything else by its str)."""
+    blob = json.dumps(obj, sort_keys=True, separators=(",", ":"), default=str).encode()
+    return hashlib.sha256(blob).hexdigest()[:16]
+
+
+def run_identity(config: dict, root: str | Path = ".") -> dict:
+    """{"preset", "corpora": {task: {"corpus": name, "digest"}}, "tables": {table id: digest}} of the preset's
+    tables (``config``: params.yaml merged with the preset)."""
+    root = Path(root)
+    systems, ensembles = plan.collect_systems(config, root), plan.collect_ensembles(config, root)
+    unavailable = plan.unavailable_tables(config, root)
+    loaded: dict[str, dict] = {}
+
+    def table_of(path: str) -> dict:
+        if path not in loaded:
+            loaded[path] = cfg.load_table(root / path)
+        return loaded[path]
+
+    def trained(task: str, name: str) -> dict:
+        path = systems[task][name]
+        resolved = cfg.system_config(config, table_of(path), name, path)
+        settings = comparable_settings(resolved)
+        settings["train"].pop("seed", None)
+        return {**settings, "translate": resolved.get("translate")}
+
+    corpora, tables = {}, {}
+    for table_path in config["tables"]:
+        table = table_of(table_path)
+        task = table["task"]
+        corpus = {"data": config["data"]["tasks"][data_task(config, task)],
+                  "prepare": cfg.prepare_for_task(config, task)}
+        corpora[task] = {"corpus": cfg.corpus_for_task(config, task)["corpus"], "digest": digest(corpus)}
+        aligners = (table.get("alignment") or {}).get("aligners") or {}
+        rows = {}
+        for row in table["rows"]:
+            name = row["system"]
+            if name is None or name in rows:
+                continue
+            if name in systems.get(task, {}):
+                rows[name] = trained(task, name)
+            elif name in ensembles.get(task, {}):
+                rows[name] = ensembles[task][name]
+            else:
+                rows[name] = aligners.get(name)
+        tables[table["id"]] = digest({"corpus": corpus, "rows": rows, "alignment": table.get("alignment"),
+                                      "unavailable": table_path in unavailable, "unk": config.get("unk"),
+                                      "eflomal": config.get("eflomal")})
+    return {"preset": config["preset"], "corpora": corpora, "tables": tables}
