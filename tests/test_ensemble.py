@@ -98,3 +98,35 @@ def test_members_with_different_vocabularies_are_refused(tmp_path):
         load_models([str(a), str(b)], "cpu")
     with pytest.raises(ValueError, match="unknown ensemble combination 'max'"):
         Ensemble([make_model(9)], "max")
+
+
+def test_members_of_different_runs_are_refused_through_the_command_line(tmp_path):
+    """Two models of one vocabulary, trained by different presets (or on another corpus): `nmt translate` with both
+    refuses in one line naming the odd file, exit 2, and writes no output."""
+    import subprocess
+    import sys
+    src_words, tgt_words = [f"s{i}" for i in range(16)], [f"t{i}" for i in range(11)]
+    run = {"preset": "tiny", "data": {"mirror": "/a", "tasks": {"en-de": {"corpus": "synth"}}},
+           "prepare": {"max_len": 50}, "translate": {"beam": 2, "max_len_ratio": 2.0, "batch_size": 8}}
+    a, b, c = tmp_path / "a.pt", tmp_path / "b.pt", tmp_path / "c.pt"
+    for path, seed, config in ((a, 7, run), (b, 8, {**run, "preset": "demo"}),
+                               (c, 9, {**run, "data": {**run["data"], "mirror": "/elsewhere"}})):
+        save_atomic({"model_config": make_model(seed).config, "model": make_model(seed).state_dict(),
+                     "src_vocab": src_words, "tgt_vocab": tgt_words, "config": config, "system": path.stem}, path)
+    source = tmp_path / "src.txt"
+    source.write_text("s1 s2 s3\n")
+
+    def translate(*models):
+        out = tmp_path / "hyp.txt"
+        out.unlink(missing_ok=True)
+        done = subprocess.run([sys.executable, "-m", "nmt.cli", "translate", "--model", *map(str, models),
+                               "--src", str(source), "--out", str(out), "--device", "cpu"],
+                              capture_output=True, text=True)
+        return done, out
+
+    done, out = translate(a, b)
+    assert done.returncode == 2 and not out.exists(), done.stderr
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1 and "b.pt: its preset differs from that of" in lines[0] and "a.pt" in lines[0], lines
+    done, out = translate(a, c)  # where the data lives is no part of a run
+    assert done.returncode == 0 and out.read_text().count("\n") == 1, done.stderr

@@ -22,6 +22,7 @@ writer would turn it into a RuntimeError of its own: `_save` raises the disk's e
 """
 from __future__ import annotations
 
+import json
 import pickle
 import re
 import warnings
@@ -340,16 +341,34 @@ __all__ = ["CHECKPOINT_KEYS", "MODEL_KEYS", "load_checkpoint", "load_model", "on
            "read_init_from", "read_model_file", "restore_rng_states", "rng_states", "save_checkpoint", "save_model"]
 
 
+def _run_of(config: dict) -> dict:
+    """What makes models of one run: the preset, the corpora and their preparation (not where the data lives)."""
+    return {"preset": config.get("preset"), "corpora": (config.get("data") or {}).get("tasks"),
+            "preparation": config.get("prepare")}
+
+
+def _brief(value, width: int = 60) -> str:
+    text = json.dumps(value, sort_keys=True, default=str)
+    return text if len(text) <= width else text[:width - 3] + "..."
+
+
 def load_models(paths: list[str], device=None, combine: str = "prob"):
     """One model, or an ensemble of several: (model, src Vocab, tgt Vocab, config of the first).
 
-    Ensemble members must share both vocabularies, since they read the same source ids and their
-    distributions are combined word by word; a mismatch names the offending file."""
+    Ensemble members must be of one run (the preset, and the corpus and preparation they were trained on) and
+    share both vocabularies, since they read the same source ids and their distributions are combined word by word;
+    a mismatch names the offending file."""
     loaded = [load_model(path, device) for path in paths]
     model, src_vocab, tgt_vocab, config = loaded[0]
     if len(loaded) == 1:
         return model, src_vocab, tgt_vocab, config
-    for path, (_, src_v, tgt_v, _) in zip(paths[1:], loaded[1:]):
+    for path, (_, src_v, tgt_v, member_config) in zip(paths[1:], loaded[1:]):
+        mine, first = _run_of(member_config), _run_of(config)
+        for key in mine:
+            if mine[key] != first[key]:
+                raise InputError(f"{path}: its {key} differs from that of {paths[0]} "
+                                 f"({_brief(mine[key])} vs {_brief(first[key])}); "
+                                 "ensemble members must be trained by one run")
         for side, mine, first in (("source", src_v, src_vocab), ("target", tgt_v, tgt_vocab)):
             if mine.itos != first.itos:
                 raise InputError(f"{path}: its {side} vocabulary differs from that of {paths[0]} "
