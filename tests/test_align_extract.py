@@ -9,17 +9,10 @@ from nmt.models.registry import credit_rule
 from nmt.align.soft import hard_matrix
 from nmt.data.batches import make_batch
 from nmt.models.ensemble import Ensemble
-from nmt.models.seq2seq import Seq2Seq
+from factories import make_model, model_config, write_model_file
 
-
-def make_model(seed=0, **overrides):
-    torch.manual_seed(seed)
-    cfg = {"layers": 1, "hidden": 12, "embed": 6, "dropout": 0.0, "reverse": True, "attention": "global",
-           "score": "general", "input_feed": True, "max_src_len": 12, "window": 2}
-    cfg.update(overrides)
-    model = Seq2Seq(cfg, src_vocab=24, tgt_vocab=20)
-    model.init_uniform(0.5)
-    return model.eval()
+BASE = model_config(hidden=12, embed=6)
+SIZES = {"src_vocab": 24, "tgt_vocab": 20}  # the command-line test's 20 and 16 words and the 4 specials
 
 
 def corpus(n=7, seed=3):
@@ -40,7 +33,7 @@ def test_credit_rule_follows_footnote_14(score, rule):
 
 @pytest.mark.parametrize("score", ["general", "location"])
 def test_rows_are_the_credited_steps_of_the_models_own_forward(score):
-    model = make_model(1, score=score)
+    model = make_model(1, BASE, **SIZES, score=score)
     src, tgt = corpus(1)
     (matrix,) = soft_alignments(model, src, tgt)
     batch = make_batch(src, tgt, [0])
@@ -54,7 +47,7 @@ def test_rows_are_the_credited_steps_of_the_models_own_forward(score):
 
 @pytest.mark.parametrize("score", ["general", "location"])
 def test_a_crediting_can_be_forced_on_every_model(score):
-    model = make_model(1, score=score)
+    model = make_model(1, BASE, **SIZES, score=score)
     src, tgt = corpus(4)
     own = soft_alignments(model, src, tgt)
     read, predicted = (soft_alignments(model, src, tgt, credit=c) for c in ("read", "predicted"))
@@ -73,7 +66,7 @@ def test_a_crediting_can_be_forced_on_every_model(score):
                                        {"attention": "local-p", "score": "general"},
                                        {"attention": "local-m", "score": "dot", "input_feed": False}])
 def test_batched_equals_one_by_one_in_input_order(overrides):
-    model = make_model(2, **overrides)
+    model = make_model(2, BASE, **SIZES, **overrides)
     src, tgt = corpus(9)
     batched = soft_alignments(model, src, tgt, batch_size=4)
     for s, t, matrix in zip(src, tgt, batched):
@@ -82,7 +75,7 @@ def test_batched_equals_one_by_one_in_input_order(overrides):
 
 
 def test_an_ensemble_averages_its_members_credited_matrices():
-    content, location = make_model(3, score="general"), make_model(4, score="location")
+    content, location = make_model(3, BASE, **SIZES, score="general"), make_model(4, BASE, **SIZES, score="location")
     src, tgt = corpus(5)
     together = soft_alignments(Ensemble([content, location], "prob").eval(), src, tgt)
     for got, a, b in zip(together, soft_alignments(content, src, tgt), soft_alignments(location, src, tgt)):
@@ -92,7 +85,7 @@ def test_an_ensemble_averages_its_members_credited_matrices():
 def test_a_model_without_attention_is_refused():
     src, tgt = corpus(1)
     with pytest.raises(ValueError, match="no alignment"):
-        soft_alignments(make_model(attention="none", input_feed=False), src, tgt)
+        soft_alignments(make_model(0, BASE, **SIZES, attention="none", input_feed=False), src, tgt)
 
 
 def test_hard_links_are_one_argmax_per_target_word():
@@ -112,13 +105,11 @@ def test_extract_command_writes_links_and_soft_matrices_that_score_reads(tmp_pat
     from nmt.align.soft import load_soft
     from nmt.cli import main
     from nmt.data.vocab import Vocab
-    from nmt.train import save_atomic
 
     src_words, tgt_words = [f"s{i}" for i in range(20)], [f"t{i}" for i in range(16)]  # + 4 specials
-    model = make_model(5, score=score)
+    model = make_model(5, BASE, **SIZES, score=score)
     path = tmp_path / "m.pt"
-    save_atomic({"model_config": model.config, "model": model.state_dict(), "src_vocab": src_words,
-                 "tgt_vocab": tgt_words, "config": {"model": model.config}, "system": "m"}, path)
+    write_model_file(path, model, src_words, tgt_words, system="m")
     src, tgt = ["s1 s2 s3", "s4 s5 unknown s6"], ["t1 t2", "t3 t4 t5"]
     (tmp_path / "a.src").write_text("".join(s + "\n" for s in src))
     (tmp_path / "a.tgt").write_text("".join(t + "\n" for t in tgt))

@@ -5,9 +5,11 @@ import pytest
 import torch
 
 from nmt.models.attention import GlobalAttention
-from nmt.models.seq2seq import Seq2Seq, reverse_padded
+from nmt.models.seq2seq import reverse_padded
+from factories import TWO_LAYER_LUONG, make_model, model_config
 
 H = 6
+BASE = model_config(TWO_LAYER_LUONG, without=("window",), hidden=H, embed=5, reverse=False, max_src_len=8)
 
 
 @torch.no_grad()
@@ -81,13 +83,6 @@ def test_reverse_padded_keeps_padding_in_place():
     assert out.tolist() == [[7, 6, 5, 0], [9, 8, 0, 0]]
 
 
-def model_config(**overrides):
-    base = {"layers": 2, "hidden": H, "embed": 5, "dropout": 0.0, "reverse": False, "attention": "global",
-            "score": "general", "input_feed": True, "max_src_len": 8}
-    base.update(overrides)
-    return base
-
-
 def naive_lstm_stack(lstm, x, state):
     """One time step of a stacked LSTM written out with the gate equations (i, f, g, o as in torch)."""
     h0, c0 = state
@@ -109,8 +104,7 @@ def naive_lstm_stack(lstm, x, state):
 
 @pytest.mark.parametrize("score", ["dot", "general", "concat", "location"])
 def test_input_feeding_matches_naive_decoder_loop(score):
-    torch.manual_seed(2)
-    model = Seq2Seq(model_config(score=score), src_vocab=11, tgt_vocab=9).eval()
+    model = make_model(2, BASE, src_vocab=11, tgt_vocab=9, init=None, score=score)
     src = torch.tensor([[4, 5, 6, 7], [8, 9, 0, 0]])
     src_len = torch.tensor([4, 2])
     tgt_in = torch.tensor([[2, 4, 5, 6], [2, 7, 0, 0]])
@@ -137,8 +131,7 @@ def test_input_feeding_matches_naive_decoder_loop(score):
     {"attention": "local-p", "score": "dot", "input_feed": True, "reverse": True, "window": 2},
 ])
 def test_step_by_step_equals_teacher_forcing(overrides):
-    torch.manual_seed(3)
-    model = Seq2Seq(model_config(**overrides), src_vocab=11, tgt_vocab=9).eval()
+    model = make_model(3, BASE, src_vocab=11, tgt_vocab=9, init=None, **overrides)
     src = torch.tensor([[4, 5, 6, 7, 8], [8, 9, 10, 0, 0]])
     src_len = torch.tensor([5, 3])
     tgt_in = torch.tensor([[2, 4, 5, 6], [2, 7, 8, 0]])
@@ -151,8 +144,7 @@ def test_step_by_step_equals_teacher_forcing(overrides):
 
 
 def test_padding_in_batch_does_not_change_a_sentence():
-    torch.manual_seed(4)
-    model = Seq2Seq(model_config(reverse=True), src_vocab=11, tgt_vocab=9).eval()
+    model = make_model(4, BASE, src_vocab=11, tgt_vocab=9, init=None, reverse=True)
     alone, _ = model(torch.tensor([[4, 5]]), torch.tensor([2]), torch.tensor([[2, 3, 4]]))
     batch, _ = model(torch.tensor([[4, 5, 0, 0], [6, 7, 8, 9]]), torch.tensor([2, 4]),
                      torch.tensor([[2, 3, 4], [2, 5, 6]]))

@@ -11,10 +11,7 @@ from nmt.config import ConfigError
 from nmt.data.batches import make_batch
 from nmt.data.text import CorpusError
 from nmt.data.vocab import BOS_ID, UNK_ID
-from nmt.models.seq2seq import Seq2Seq
-from nmt.train import save_atomic
-
-SRC_WORDS, TGT_WORDS = [f"s{i}" for i in range(16)], [f"t{i}" for i in range(11)]  # + 4 specials: 20, 15
+from factories import TWO_LAYER_LUONG, make_model, random_ids, write_model_file
 
 CONFIGS = [
     {"attention": "global", "score": "location", "input_feed": True, "reverse": True},
@@ -24,26 +21,9 @@ CONFIGS = [
 ]
 
 
-def make_model(seed=0, **overrides):
-    torch.manual_seed(seed)
-    cfg = {"layers": 2, "hidden": 16, "embed": 8, "dropout": 0.0, "reverse": True, "attention": "global",
-           "score": "general", "input_feed": True, "max_src_len": 12, "window": 2}
-    cfg.update(overrides)
-    model = Seq2Seq(cfg, src_vocab=len(SRC_WORDS) + 4, tgt_vocab=len(TGT_WORDS) + 4)
-    model.init_uniform(0.5)  # larger than the recipe's 0.1 so that the weights are far from uniform
-    return model.eval()
-
-
-def save_model(model, path):
-    save_atomic({"model_config": model.config, "model": model.state_dict(), "src_vocab": SRC_WORDS,
-                 "tgt_vocab": TGT_WORDS, "config": {"model": model.config}, "system": path.stem}, path)
-    return path
-
-
 def pair():
     gen = torch.Generator().manual_seed(5)
-    src = torch.randint(4, 20, (7,), generator=gen).tolist()
-    tgt = torch.randint(4, 15, (5,), generator=gen).tolist()
+    (src,), (tgt,) = random_ids([7], 20, gen), random_ids([5], 15, gen)
     return src, tgt
 
 
@@ -59,7 +39,7 @@ def corpus(tmp_path):
 
 @pytest.mark.parametrize("overrides", CONFIGS)
 def test_forced_weights_are_the_models_own_one_row_per_reference_word_credited_as_footnote_14(overrides):
-    model = make_model(1, **overrides)
+    model = make_model(1, TWO_LAYER_LUONG, **overrides)
     src, tgt = pair()
     weights = forced_attention(model, src, tgt)
     assert weights.shape == (len(tgt), len(src))
@@ -88,8 +68,8 @@ def test_forced_weights_are_the_models_own_one_row_per_reference_word_credited_a
 def test_a_reversed_source_model_gives_weights_in_written_order(score):
     """A reverse model reading src sees what a forward model with the same parameters sees reading src
     backwards: the same weights, but its columns are given in written order, i.e. flipped."""
-    reversed_model = make_model(2, score=score, reverse=True)
-    forward_model = make_model(2, score=score, reverse=False)
+    reversed_model = make_model(2, TWO_LAYER_LUONG, score=score, reverse=True)
+    forward_model = make_model(2, TWO_LAYER_LUONG, score=score, reverse=False)
     forward_model.load_state_dict(reversed_model.state_dict())
     src, tgt = pair()
     written = forced_attention(reversed_model, src, tgt)
@@ -99,8 +79,8 @@ def test_a_reversed_source_model_gives_weights_in_written_order(score):
 
 
 def test_map_of_a_line_from_files(tmp_path, corpus):
-    model = make_model(3, attention="local-p", score="general")
-    path = save_model(model, tmp_path / "lp.pt")
+    model = make_model(3, TWO_LAYER_LUONG, attention="local-p", score="general")
+    path = write_model_file(tmp_path / "lp.pt", model)
     result = attention_map(path, *corpus, line=3, system="local-p")
     assert result["models"] == [str(path)] and result["system"] == "local-p" and result["line"] == 3
     assert result["attention"] == "local-p (general)"
@@ -114,8 +94,8 @@ def test_map_of_a_line_from_files(tmp_path, corpus):
 
 
 def test_an_ensemble_map_is_the_average_of_its_members(tmp_path, corpus):
-    first = save_model(make_model(3, attention="local-p", score="general"), tmp_path / "lp.pt")
-    second = save_model(make_model(4, score="location"), tmp_path / "loc.pt")
+    first = write_model_file(tmp_path / "lp.pt", make_model(3, TWO_LAYER_LUONG, attention="local-p", score="general"))
+    second = write_model_file(tmp_path / "loc.pt", make_model(4, TWO_LAYER_LUONG, score="location"))
     one, two = (attention_map(path, *corpus, line=2) for path in (first, second))
     both = attention_map([first, second], *corpus, line=2, system="ens")
     torch.testing.assert_close(torch.tensor(both["weights"]),
@@ -156,10 +136,10 @@ def test_line_selection():
 
 
 def test_errors_name_the_model_or_file_and_line(tmp_path, corpus):
-    plain = save_model(make_model(4, attention="none", input_feed=False), tmp_path / "plain.pt")
+    plain = write_model_file(tmp_path / "plain.pt", make_model(4, TWO_LAYER_LUONG, attention="none", input_feed=False))
     with pytest.raises(ConfigError, match=r"plain\.pt: this model has no attention"):
         attention_map(plain, *corpus, line=1)
-    model = save_model(make_model(4), tmp_path / "global.pt")
+    model = write_model_file(tmp_path / "global.pt", make_model(4, TWO_LAYER_LUONG))
     src, tgt = corpus
     with pytest.raises(CorpusError, match=r"a\.src:9: no such line"):
         attention_map(model, src, tgt, line=9)
@@ -170,7 +150,7 @@ def test_errors_name_the_model_or_file_and_line(tmp_path, corpus):
 
 
 def test_cli_writes_the_json_and_reports_errors(tmp_path, corpus, capsys):
-    model = save_model(make_model(5, score="location"), tmp_path / "loc.pt")
+    model = write_model_file(tmp_path / "loc.pt", make_model(5, TWO_LAYER_LUONG, score="location"))
     out = tmp_path / "maps" / "loc.json"
     src, tgt = corpus
     assert main(["attention", "--model", str(model), "--src", str(src), "--tgt", str(tgt), "--length", "6", "8",

@@ -14,10 +14,10 @@ from nmt.timing import interleaved_medians
 from nmt.train import train
 from nmt.engine.update_timing import random_batch
 from step_settings import train_settings
+from factories import model_config
 from test_train import assert_same_run, final_state, workspace  # noqa: F401  (workspace: a fixture)
 
-MODEL = {"arch": "luong", "layers": 1, "hidden": 16, "embed": 16, "attention": "global", "score": "general",
-         "input_feed": True, "dropout": 0.0, "reverse": False, "max_src_len": 20}
+MODEL = model_config(without=("window",), embed=16, reverse=False, max_src_len=20, arch="luong")
 TRAIN = train_settings(optimizer="adam", lr=0.01, clip_norm=1.0, init_range=0.1, batch_size=8, precision="auto")
 
 

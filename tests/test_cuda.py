@@ -21,7 +21,8 @@ from nmt.models.io import load_checkpoint
 from nmt.engine.fast import use
 from nmt.engine.train_step import TrainingStep
 from step_settings import train_settings
-from test_fast_engine import LUONG, RNNSEARCH, V, assert_same_gradients, batch, gradients, make_model, name
+from factories import random_ids
+from test_fast_engine import LUONG, RNNSEARCH, V, assert_same_gradients, batch, gradients, fast_model, name
 from test_train import (assert_same_run, epochs_recorded, final_state, half_an_epoch, kill_when,  # noqa: F401
                         train_cmd, workspace)  # (workspace: a fixture)
 
@@ -39,14 +40,14 @@ def exact_fp32():
 
 @pytest.mark.parametrize("overrides", LUONG + RNNSEARCH, ids=name)
 def test_on_cuda_the_fast_path_gives_the_eager_paths_loss_weights_and_gradients(overrides):
-    model = make_model(overrides).to(CUDA).train()
+    model = fast_model(overrides).to(CUDA).train()
     assert_same_gradients(gradients(model, "fast", CUDA), gradients(model, "eager", CUDA))
 
 
 @pytest.mark.parametrize("overrides", LUONG[1::3] + RNNSEARCH, ids=name)
 def test_cuda_computes_what_the_cpu_computes(overrides):
-    cpu = gradients(make_model(overrides).train(), "fast")
-    cuda = gradients(make_model(overrides).to(CUDA).train(), "fast", CUDA)
+    cpu = gradients(fast_model(overrides).train(), "fast")
+    cuda = gradients(fast_model(overrides).to(CUDA).train(), "fast", CUDA)
     assert_same_gradients(cuda, cpu, rel_loss=1e-5)
 
 
@@ -54,7 +55,7 @@ def test_cuda_computes_what_the_cpu_computes(overrides):
 def test_on_cuda_twenty_updates_of_the_fast_path_give_the_eager_losses(overrides):
     losses = {}
     for engine in ("eager", "fast"):
-        model = make_model(overrides).to(CUDA).train()
+        model = fast_model(overrides).to(CUDA).train()
         train = train_settings(optimizer="adam", lr=0.01, clip_norm=1.0, engine=engine, precision="fp32")
         step = TrainingStep(model, list(model.parameters()), train, CUDA)
         losses[engine] = [step(batch(seed % 3).to(CUDA))[0].item() for seed in range(20)]
@@ -64,7 +65,7 @@ def test_on_cuda_twenty_updates_of_the_fast_path_give_the_eager_losses(overrides
 def test_on_cuda_bf16_training_tracks_fp32_within_three_percent():
     final = {}
     for precision in ("fp32", "bf16"):
-        model = make_model(LUONG[1]).to(CUDA).train()
+        model = fast_model(LUONG[1]).to(CUDA).train()
         train = train_settings(optimizer="adam", lr=0.01, clip_norm=1.0, precision=precision)
         step = TrainingStep(model, list(model.parameters()), train, CUDA)
         assert (step.dtype is None) == (precision == "fp32")
@@ -74,7 +75,7 @@ def test_on_cuda_bf16_training_tracks_fp32_within_three_percent():
 
 
 def test_auto_precision_is_bf16_on_a_gpu_that_supports_it():
-    model = make_model(LUONG[1]).to(CUDA)
+    model = fast_model(LUONG[1]).to(CUDA)
     step = TrainingStep(model, list(model.parameters()), train_settings(optimizer="adam", lr=0.01, clip_norm=1.0), CUDA)
     assert step.dtype == (torch.bfloat16 if torch.cuda.is_bf16_supported() else None)
 
@@ -87,9 +88,9 @@ def search(model, src, src_len, beam):
 @pytest.mark.parametrize("beam", [1, 3])
 def test_on_cuda_batched_search_equals_the_eager_path_the_cpu_and_one_sentence_at_a_time(overrides, beam):
     b = batch()
-    cpu_model = make_model(overrides).eval()
+    cpu_model = fast_model(overrides).eval()
     found = {"cpu": search(cpu_model, b.src, b.src_len, beam)}
-    model = make_model(overrides).to(CUDA).eval()
+    model = fast_model(overrides).to(CUDA).eval()
     src, src_len = b.src.to(CUDA), b.src_len.to(CUDA)
     for engine in ("fast", "eager"):
         use(model, engine)
@@ -110,8 +111,7 @@ def shaped_batches(seed=3):
     shapes = [([7, 1, 12, 4, 9], [9, 5, 8, 2, 6]), ([21, 3, 17, 5, 2], [4, 19, 3, 3, 1]), ([5, 6, 2], [7, 1, 3])]
     out = []
     for src_lengths, tgt_lengths in shapes:
-        src = [torch.randint(4, V, (n,), generator=gen).tolist() for n in src_lengths]
-        tgt = [torch.randint(4, V, (n,), generator=gen).tolist() for n in tgt_lengths]
+        src, tgt = random_ids(src_lengths, V, gen), random_ids(tgt_lengths, V, gen)
         out.append(make_batch(src, tgt, list(range(len(src)))).to(CUDA))
     return out
 
@@ -121,7 +121,7 @@ GRAPHED = [LUONG[0], LUONG[1], LUONG[2], LUONG[3], LUONG[4], LUONG[5], LUONG[6]]
 
 def graph_run(overrides, graphs, updates=12, lr=0.1, dropout=0.0, batch_size=5):
     """Updates by SGD (Adam would turn float-rounding differences of near-zero gradients into steps of lr)."""
-    model = make_model({**overrides, "dropout": dropout, "max_src_len": 24}).to(CUDA).train()
+    model = fast_model({**overrides, "dropout": dropout, "max_src_len": 24}).to(CUDA).train()
     train = train_settings(optimizer="sgd", lr=lr, clip_norm=1.0, precision="fp32", cuda_graphs=graphs,
                            batch_size=batch_size)
     step = TrainingStep(model, list(model.parameters()), train, CUDA)
@@ -152,7 +152,7 @@ def test_on_cuda_graph_replays_draw_fresh_dropout_masks_and_seeded_runs_repeat()
 def test_on_cuda_bf16_graphs_track_ungraphed_bf16():
     final = {}
     for graphs in (False, True):
-        model = make_model(LUONG[1]).to(CUDA).train()
+        model = fast_model(LUONG[1]).to(CUDA).train()
         train = train_settings(optimizer="adam", lr=0.01, clip_norm=1.0, precision="bf16", cuda_graphs=graphs,
                                batch_size=5)  # batch()'s sentences: graphed
         step = TrainingStep(model, list(model.parameters()), train, CUDA)

@@ -11,7 +11,7 @@ from nmt.errors import ConfigError
 from nmt.engine.fused_loss import linear_cross_entropy
 from nmt.engine.train_step import TrainingStep
 from step_settings import train_settings
-from test_fast_engine import LUONG, RNNSEARCH, batch, make_model, name
+from test_fast_engine import LUONG, RNNSEARCH, batch, fast_model, name
 
 GRAPHED = [o for o in LUONG if o.get("score") in cuda_graphs.graphed().get(o.get("attention"), ())
            and o.get("input_feed", True)]
@@ -42,7 +42,7 @@ def padded_loss_and_gradients(model, b, source, target):
 
 @pytest.mark.parametrize("overrides", GRAPHED + LOCAL_P, ids=name)
 def test_padding_a_batch_to_its_graphs_shape_changes_neither_loss_nor_gradients(overrides):
-    model = make_model(overrides).train()  # no dropout: the two passes compute the same function
+    model = fast_model(overrides).train()  # no dropout: the two passes compute the same function
     b = batch()
     source = cuda_graphs.bucket(b.src.size(1) + 1)  # past the batch's longest sentence, whatever its bucket
     loss, grads = plain_loss_and_gradients(model, b)
@@ -72,7 +72,7 @@ def test_buckets_round_up_to_eight_but_not_past_a_cap():
 ], ids=["global-general", "local-m-concat", "eager", "guided", "no-feed", "local-p", "local-m-location", "monotonic",
         "rnnsearch"])
 def test_which_models_are_graphed(overrides, engine, guided, reason):
-    why = cuda_graphs.unsupported(make_model(overrides), engine=engine, guided=guided)
+    why = cuda_graphs.unsupported(fast_model(overrides), engine=engine, guided=guided)
     assert why is None if reason is None else reason in why
 
 
@@ -96,7 +96,7 @@ def test_the_graphs_setting_never_retrains_or_refuses_a_resume():
 
 @pytest.mark.parametrize("setting, said", [(True, 1), (False, 0), ("auto", 0)])
 def test_without_a_gpu_the_update_trains_ungraphed_and_true_says_so_in_one_line(setting, said, capsys):
-    model = make_model(LUONG[1]).train()
+    model = fast_model(LUONG[1]).train()
     train = train_settings(optimizer="adam", lr=0.01, clip_norm=1.0, precision="fp32", cuda_graphs=setting)
     step = TrainingStep(model, list(model.parameters()), train, torch.device("cpu"))
     assert step.graphs is None

@@ -6,24 +6,13 @@ from nmt.data.batches import make_batch
 from nmt.data.vocab import Vocab
 from nmt.models.ensemble import Ensemble
 from nmt.models.seq2seq import Seq2Seq
-from nmt.train import save_atomic
 from nmt.decode.translate import beam_search, greedy, translate_ids
 from nmt.models.io import load_models
-
-
-def make_model(seed, **overrides):
-    torch.manual_seed(seed)
-    cfg = {"layers": 1, "hidden": 16, "embed": 8, "dropout": 0.0, "reverse": True, "attention": "global",
-           "score": "general", "input_feed": True, "max_src_len": 12, "window": 2}
-    cfg.update(overrides)
-    model = Seq2Seq(cfg, src_vocab=20, tgt_vocab=15)
-    model.init_uniform(0.5)
-    return model.eval()
+from factories import SRC_WORDS, TGT_WORDS, make_model, random_ids, write_model_file
 
 
 def sources():
-    gen = torch.Generator().manual_seed(3)
-    return [torch.randint(4, 20, (int(n),), generator=gen).tolist() for n in (6, 2, 9, 4)]
+    return random_ids((6, 2, 9, 4), 20, seed=3)
 
 
 @pytest.mark.parametrize("combine", ["prob", "logprob"])
@@ -80,20 +69,14 @@ def test_batched_ensemble_equals_one_by_one():
         [h.tokens for h in beam_search(ens, batch.src, batch.src_len, beam=1)]
 
 
-def save_model(model, path, src_words, tgt_words):
-    save_atomic({"model_config": model.config, "model": model.state_dict(), "src_vocab": src_words,
-                 "tgt_vocab": tgt_words, "config": {"translate": {"beam": 2}}, "system": path.stem}, path)
-
-
 def test_members_with_different_vocabularies_are_refused(tmp_path):
-    src_words, tgt_words = [f"s{i}" for i in range(16)], [f"t{i}" for i in range(11)]  # + 4 specials: 20, 15
     a, b = tmp_path / "a.pt", tmp_path / "b.pt"
-    save_model(make_model(7), a, src_words, tgt_words)
-    save_model(make_model(8), b, src_words, tgt_words[:-1] + ["other"])
+    write_model_file(a, make_model(7), config={"translate": {"beam": 2}})
+    write_model_file(b, make_model(8), SRC_WORDS, TGT_WORDS[:-1] + ["other"], config={"translate": {"beam": 2}})
     model, _, _, _ = load_models([str(a)], "cpu")
     assert isinstance(model, Seq2Seq)
     ens, src_vocab, _, _ = load_models([str(a), str(a)], "cpu")
-    assert isinstance(ens, Ensemble) and len(ens.models) == 2 and len(src_vocab) == len(Vocab(src_words))
+    assert isinstance(ens, Ensemble) and len(ens.models) == 2 and len(src_vocab) == len(Vocab(SRC_WORDS))
     with pytest.raises(ValueError, match=r"b\.pt: its target vocabulary differs from that of .*a\.pt"):
         load_models([str(a), str(b)], "cpu")
     with pytest.raises(ValueError, match="unknown ensemble combination 'max'"):
@@ -105,14 +88,12 @@ def test_members_of_different_runs_are_refused_through_the_command_line(tmp_path
     refuses in one line naming the odd file, exit 2, and writes no output."""
     import subprocess
     import sys
-    src_words, tgt_words = [f"s{i}" for i in range(16)], [f"t{i}" for i in range(11)]
     run = {"preset": "tiny", "data": {"mirror": "/a", "tasks": {"en-de": {"corpus": "synth"}}},
            "prepare": {"max_len": 50}, "translate": {"beam": 2, "max_len_ratio": 2.0, "batch_size": 8}}
     a, b, c = tmp_path / "a.pt", tmp_path / "b.pt", tmp_path / "c.pt"
     for path, seed, config in ((a, 7, run), (b, 8, {**run, "preset": "demo"}),
                                (c, 9, {**run, "data": {**run["data"], "mirror": "/elsewhere"}})):
-        save_atomic({"model_config": make_model(seed).config, "model": make_model(seed).state_dict(),
-                     "src_vocab": src_words, "tgt_vocab": tgt_words, "config": config, "system": path.stem}, path)
+        write_model_file(path, make_model(seed), config=config)
     source = tmp_path / "src.txt"
     source.write_text("s1 s2 s3\n")
 

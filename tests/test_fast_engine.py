@@ -21,10 +21,10 @@ from nmt.engine.fast import use
 from nmt.models.dropout import keep_mask
 from nmt.engine.fast_lstm import run_lstm
 from nmt.engine.fused_loss import linear_cross_entropy
-from nmt.models.registry import build_model
 from nmt.engine.train_step import TrainingStep, clip_gradients
 from nmt.decode.translate import beam_search, greedy
 from step_settings import train_settings
+from factories import SMALL_RNNSEARCH, TWO_LAYER_LUONG, make_model, model_config, random_ids
 
 ROOT = Path(__file__).resolve().parents[1]
 V = 30
@@ -44,30 +44,23 @@ LUONG += [
 RNNSEARCH = [{"arch": "rnnsearch"}, {"arch": "rnnsearch", "target_foresight": True}]
 
 
-def model_config(overrides):
-    if overrides.get("arch") == "rnnsearch":
-        cfg = {"arch": "rnnsearch", "embed": 8, "hidden": 12, "attention_dim": 10, "dropout": 0.0,
-               "target_foresight": False, "attention_noise": 0.0}
-    else:
-        cfg = {"layers": 2, "hidden": 16, "embed": 8, "dropout": 0.0, "reverse": True, "attention": "global",
-               "score": "general", "input_feed": True, "max_src_len": 12, "window": 2, "arch": "luong",
-               "energy": "eq17", "energy_bias": 0.0, "attention_noise": 0.0}
-    cfg.update(overrides)
-    return cfg
+# Monotonic energies with bias 0 here (the default is -1); the RNNsearch model wider than the shared one
+LUONG_BASE = model_config(TWO_LAYER_LUONG, arch="luong", energy="eq17", energy_bias=0.0, attention_noise=0.0)
+RNNSEARCH_BASE = model_config(SMALL_RNNSEARCH, embed=8, hidden=12, attention_dim=10, target_foresight=False,
+                              attention_noise=0.0)
 
 
-def make_model(overrides, seed=0):
-    torch.manual_seed(seed)
-    model = build_model(model_config(overrides), V, V)
-    model.init_uniform(0.3)
-    return use(model, "fast")  # as nmt train and nmt translate run it; the tests that compare set the engine
+def fast_model(overrides, seed=0):
+    """In training mode on the fast engine, as nmt train and nmt translate run it; the tests that compare set the
+    engine."""
+    base = RNNSEARCH_BASE if overrides.get("arch") == "rnnsearch" else LUONG_BASE
+    return make_model(seed, base, src_vocab=V, tgt_vocab=V, init=0.3, engine="fast", train=True, **overrides)
 
 
 def batch(seed=1):
     gen = torch.Generator().manual_seed(seed)
-    lengths = [7, 1, 12, 4, 9]
-    src = [torch.randint(4, V, (n,), generator=gen).tolist() for n in lengths]
-    tgt = [torch.randint(4, V, (n,), generator=gen).tolist() for n in (9, 5, 8, 2, 6)]
+    src = random_ids([7, 1, 12, 4, 9], V, gen)
+    tgt = random_ids([9, 5, 8, 2, 6], V, gen)
     return make_batch(src, tgt, list(range(len(src))))
 
 
@@ -103,7 +96,7 @@ def assert_same_gradients(got, want, *, rel_loss=1e-6):
 
 @pytest.mark.parametrize("overrides", LUONG + RNNSEARCH, ids=name)
 def test_fast_path_gives_the_eager_paths_loss_weights_and_gradients(overrides):
-    model = make_model(overrides)
+    model = fast_model(overrides)
     model.train()
     eager = gradients(model, "eager")
     assert_same_gradients(gradients(model, "fast"), eager)
@@ -119,7 +112,7 @@ def test_the_compiled_decoder_steps_compute_what_the_step_by_step_path_does(over
     results = {}
     for loops in (True, False):
         monkeypatch.setitem(native._state, "loops", loops)
-        model = make_model({**overrides, "dropout": 0.3})
+        model = fast_model({**overrides, "dropout": 0.3})
         model.train()
         torch.manual_seed(5)
         results[loops] = gradients(model, "fast")
@@ -130,7 +123,7 @@ def test_the_compiled_decoder_steps_compute_what_the_step_by_step_path_does(over
 def test_twenty_updates_of_the_fast_path_give_the_eager_losses(overrides):
     losses = {}
     for engine in ("eager", "fast"):
-        model = make_model(overrides)
+        model = fast_model(overrides)
         model.train()
         train = train_settings(optimizer="adam", lr=0.01, clip_norm=1.0, engine=engine, precision="fp32")
         step = TrainingStep(model, list(model.parameters()), train, torch.device("cpu"))
@@ -142,7 +135,7 @@ def test_twenty_updates_of_the_fast_path_give_the_eager_losses(overrides):
 @pytest.mark.parametrize("overrides", [LUONG[1], LUONG[6], LUONG[-3], RNNSEARCH[0]], ids=name)
 @pytest.mark.parametrize("beam", [1, 3])
 def test_fast_path_translates_as_the_eager_path(overrides, beam):
-    model = make_model(overrides).eval()
+    model = fast_model(overrides).eval()
     b = batch()
     found = {}
     for engine in ("eager", "fast"):
@@ -159,7 +152,7 @@ def test_a_decoding_rearranges_the_decoder_weights_once(overrides, monkeypatch):
     """Inside decoding_cache (as greedy and beam search run) every step reuses the transposed weights the first step
     made, instead of copying each weight matrix once per step; the steps' results are those of uncached calls."""
     from nmt.engine import decoding_cache as cache_module
-    model = make_model(overrides).eval()
+    model = fast_model(overrides).eval()
     b = batch()
     made = []
     real = cache_module.cached
@@ -191,7 +184,7 @@ def test_a_decoding_rearranges_the_decoder_weights_once(overrides, monkeypatch):
 
 # -- hand-written backward passes against numerical gradients (float64: the torch formulas) ---------------------
 def double_model(overrides, dropout=0.0, noise=0.0):
-    model = make_model({**overrides, "dropout": dropout, "attention_noise": noise}).double().train()
+    model = fast_model({**overrides, "dropout": dropout, "attention_noise": noise}).double().train()
     use(model, "fast")
     return model
 
@@ -229,7 +222,7 @@ def test_feed_decoder_backward_passes_gradcheck_with_dropout_and_noise(overrides
 def test_every_kernel_matches_autograd_through_the_attention_layer():
     """The hand-written kernels against the generic one (autograd through the layer's own step), same inputs."""
     for overrides in LUONG[:12] + LUONG[-4:-1]:
-        model = make_model(overrides).train()
+        model = fast_model(overrides).train()
         b = batch()
         enc = model.encode(b.src, b.src_len)
         grads = {}
@@ -298,7 +291,7 @@ def test_compiled_kernels_compute_the_torch_formulas(overrides, monkeypatch):
     results = []
     for enabled in (True, False):
         native.reset(enabled=None if enabled else False)
-        model = make_model({**overrides, "dropout": 0.2}).train()
+        model = fast_model({**overrides, "dropout": 0.2}).train()
         use(model, "fast")
         torch.manual_seed(3)
         loss, weights, grads = gradients(model, "fast")
@@ -389,7 +382,7 @@ def test_bf16_training_tracks_fp32_within_three_percent():
     fp32's on the same batches."""
     final = {}
     for precision in ("fp32", "bf16"):
-        model = make_model(LUONG[1])
+        model = fast_model(LUONG[1])
         model.train()
         train = train_settings(optimizer="adam", lr=0.01, clip_norm=1.0, precision=precision)
         step = TrainingStep(model, list(model.parameters()), train, torch.device("cpu"))
@@ -428,7 +421,7 @@ def test_forward_loss_backward_and_clipping_read_nothing_back_on_the_gpu_path(mo
     """On a GPU an update must not wait for the device: its forward pass, loss, backward pass and clipping read no
     value back (item, float, tolist, bool). Checked on the CPU with the GPU's code paths (no compiled kernels, the
     clipping that never reads the norm) by making every read fail."""
-    model = make_model(overrides).train()
+    model = fast_model(overrides).train()
     step = TrainingStep(model, list(model.parameters()), train_settings(optimizer="adam", lr=0.01, clip_norm=1.0),
                         torch.device("cpu"))
     b = batch()

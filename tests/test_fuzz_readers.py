@@ -24,7 +24,7 @@ from hypothesis import strategies as st
 from nmt.cli import main
 from nmt.data.vocab import Vocab
 from nmt.models.io import save_model
-from nmt.models.seq2seq import Seq2Seq
+from factories import make_model, model_config
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLES = settings(max_examples=int(__import__("os").environ.get("NMT_FUZZ_EXAMPLES", "40")), deadline=None, derandomize=True,
@@ -201,16 +201,14 @@ def test_a_mutated_translation(tmp_path, hyp):
 
 
 # -- a model file, through `nmt translate` --------------------------------------------------------------------------
-MODEL = {"layers": 1, "hidden": 8, "embed": 8, "dropout": 0.0, "reverse": False, "attention": "global",
-         "score": "dot", "input_feed": True, "max_src_len": 12, "window": 2}
+MODEL = model_config(hidden=8, reverse=False, score="dot")
 SRC, TGT = [f"s{i}" for i in range(6)], [f"t{i}" for i in range(5)]
 
 
 @pytest.fixture(scope="module")
 def model_file(tmp_path_factory) -> Path:
     path = tmp_path_factory.mktemp("model") / "model.pt"
-    torch.manual_seed(0)
-    model = Seq2Seq(MODEL, src_vocab=len(SRC) + 4, tgt_vocab=len(TGT) + 4)
+    model = make_model(0, MODEL, src_vocab=len(SRC) + 4, tgt_vocab=len(TGT) + 4, init=None, train=True)
     save_model(path, model, Vocab(SRC), TGT, {"model": dict(MODEL), "translate": {"beam": 2}}, system="fuzz")
     return path
 

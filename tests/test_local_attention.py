@@ -7,6 +7,7 @@ import torch
 from nmt.models.attention import GlobalAttention
 from nmt.models.local_attention import LocalAttention
 from nmt.models.seq2seq import Seq2Seq
+from factories import make_model, model_config
 
 H = 6
 
@@ -135,10 +136,8 @@ def test_padding_does_not_change_local_attention(mode, score):
 
 
 def test_local_attention_model_trains_and_config_errors_are_clear():
-    torch.manual_seed(6)
-    cfg = {"layers": 1, "hidden": H, "embed": 4, "dropout": 0.0, "reverse": True, "attention": "local-p",
-           "score": "location", "input_feed": True, "max_src_len": 8, "window": 2}
-    model = Seq2Seq(cfg, src_vocab=10, tgt_vocab=10)
+    cfg = model_config(hidden=H, embed=4, attention="local-p", score="location", max_src_len=8)
+    model = make_model(6, cfg, src_vocab=10, tgt_vocab=10, init=None, train=True)
     src, src_len = torch.tensor([[4, 5, 6, 7], [8, 9, 0, 0]]), torch.tensor([4, 2])
     log_probs, weights = model(src, src_len, torch.tensor([[2, 4, 5], [2, 6, 0]]))
     assert weights.shape == (2, 3, 4) and torch.all(weights[1, :, 2:] == 0)
@@ -151,10 +150,8 @@ def test_local_attention_model_trains_and_config_errors_are_clear():
 @pytest.mark.parametrize("attention", ["global", "local-m"])
 def test_model_returns_weights_in_the_written_source_order(attention):
     """A reversed model attends over encoder positions len-1..0; what it returns is indexed by source word."""
-    torch.manual_seed(7)
-    cfg = {"layers": 1, "hidden": H, "embed": 4, "dropout": 0.0, "reverse": True, "attention": attention,
-           "score": "dot", "input_feed": False, "max_src_len": 8, "window": 0}
-    model = Seq2Seq(cfg, src_vocab=12, tgt_vocab=10).eval()
+    model = make_model(7, src_vocab=12, tgt_vocab=10, init=None, hidden=H, embed=4, attention=attention, score="dot",
+                       input_feed=False, max_src_len=8, window=0)
     src, src_len = torch.tensor([[4, 5, 6, 0], [7, 8, 9, 10]]), torch.tensor([3, 4])
     tgt = torch.tensor([[2, 4, 5], [2, 6, 7]])
     _, weights = model(src, src_len, tgt)

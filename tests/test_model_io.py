@@ -16,25 +16,16 @@ from nmt.data.vocab import Vocab
 from nmt.models import io as model_io
 from nmt.models.io import (load_checkpoint, load_model, plain, read_init_from, restore_rng_states, rng_states,
                            save_checkpoint, save_model)
-from nmt.models.seq2seq import Seq2Seq
 from nmt.engine.train_step import make_optimizer
 from step_settings import train_settings
+from factories import SRC_WORDS, TGT_WORDS, make_model, model_config
 
-SRC_WORDS, TGT_WORDS = [f"s{i}" for i in range(16)], [f"t{i}" for i in range(11)]  # + 4 specials: 20, 15
-MODEL_CFG = {"layers": 1, "hidden": 16, "embed": 8, "dropout": 0.0, "reverse": True, "attention": "global",
-             "score": "general", "input_feed": True, "max_src_len": 12, "window": 2}
-
-
-def make_model(seed=0):
-    torch.manual_seed(seed)
-    model = Seq2Seq(MODEL_CFG, src_vocab=len(SRC_WORDS) + 4, tgt_vocab=len(TGT_WORDS) + 4)
-    model.init_uniform(0.5)
-    return model
+MODEL_CFG = model_config()  # make_model's default configuration; a copy, so that what a test hands on is its own
 
 
 def write_model(path: Path, **config_extra) -> Path:
     config = {"model": dict(MODEL_CFG), "translate": {"beam": 2}, **config_extra}
-    save_model(path, make_model(), Vocab(SRC_WORDS), TGT_WORDS, config, system=path.stem)
+    save_model(path, make_model(train=True), Vocab(SRC_WORDS), TGT_WORDS, config, system=path.stem)
     return path
 
 
@@ -59,7 +50,7 @@ def test_model_file_is_plain_data_and_loads_back(tmp_path):
     model, src_vocab, tgt_vocab, config = load_model(path, "cpu")
     assert src_vocab.itos == Vocab(SRC_WORDS).itos and tgt_vocab.itos == Vocab(TGT_WORDS).itos
     assert config["translate"] == {"beam": 2} and not model.training and model.source_path == str(path)
-    reference = make_model().state_dict()
+    reference = make_model(train=True).state_dict()
     assert all(torch.equal(reference[k], v) for k, v in model.state_dict().items())
 
 
@@ -73,7 +64,7 @@ def test_plain_refuses_objects_naming_where_they_are():
 
 @pytest.mark.parametrize("optimizer", ["sgd", "adam", "adadelta"])
 def test_checkpoint_with_each_optimizer_loads_with_weights_only(tmp_path, optimizer):
-    model = make_model()
+    model = make_model(train=True)
     opt = make_optimizer(model.parameters(), train_settings(optimizer=optimizer, lr=0.1))
     sum(p.sum() for p in model.parameters()).backward()
     opt.step()
@@ -87,7 +78,7 @@ def test_checkpoint_with_each_optimizer_loads_with_weights_only(tmp_path, optimi
     assert ckpt["state"]["metrics"] == [{"epoch": 1, "lr": 0.1, "dev_ppl": 12.5}]
     assert type(ckpt["state"]["tokens"]) is int and type(ckpt["state"]["loss_sum"]) is float
     assert ckpt["state"]["rng"].dtype == torch.uint8 and ckpt["state"]["cuda_rng"] is None
-    fresh = make_optimizer(make_model(1).parameters(), train_settings(optimizer=optimizer, lr=0.1))
+    fresh = make_optimizer(make_model(1, train=True).parameters(), train_settings(optimizer=optimizer, lr=0.1))
     fresh.load_state_dict(ckpt["optimizer"])  # the optimiser's state comes back whole
     assert fresh.state_dict()["param_groups"] == opt.state_dict()["param_groups"]
     # a value that is not plain data fails before anything is written
@@ -183,7 +174,7 @@ def test_init_from_reads_a_model_or_a_checkpoint_and_names_its_key_when_it_canno
     model_file = write_model(tmp_path / "model.pt")
     found = read_init_from(model_file)
     assert found["model_config"] == MODEL_CFG and found["src_vocab"] == Vocab(SRC_WORDS).itos
-    model = make_model()
+    model = make_model(train=True)
     opt = make_optimizer(model.parameters(), train_settings(optimizer="sgd", lr=0.1))
     save_checkpoint(tmp_path / "checkpoint.pt", {"model": MODEL_CFG}, model, opt, {"epoch": 1})
     found = read_init_from(tmp_path / "checkpoint.pt")
@@ -200,7 +191,7 @@ def test_init_from_reads_a_model_or_a_checkpoint_and_names_its_key_when_it_canno
 
 
 def test_a_checkpoint_whose_state_is_not_nmts_is_one_line(tmp_path):
-    model = make_model()
+    model = make_model(train=True)
     opt = make_optimizer(model.parameters(), train_settings(optimizer="sgd", lr=0.1))
     save_checkpoint(tmp_path / "checkpoint.pt", {"model": MODEL_CFG}, model, opt, {"epoch": "1", "batch": 0})
     with pytest.raises(ConfigError, match=r"checkpoint\.pt: not a checkpoint written by nmt train \(its state\.epoch "
@@ -253,14 +244,14 @@ def test_a_full_disk_leaves_the_previous_checkpoint_as_it_was_and_names_the_file
     an OSError naming checkpoint.pt, the temporary file is gone and the previous checkpoint is byte for byte there."""
     import nmt.data.text
     path = tmp_path / "checkpoint.pt"
-    model = make_model()
+    model = make_model(train=True)
     opt = make_optimizer(model.parameters(), train_settings(optimizer="sgd", lr=0.1))
     save_checkpoint(path, {"model": MODEL_CFG}, model, opt, {"epoch": 1, "batch": 0})
     before = path.read_bytes()
     assert len(before) > room
     monkeypatch.setattr(nmt.data.text, "os", FullDisk(room))
     with pytest.raises(OSError) as info:
-        save_checkpoint(path, {"model": MODEL_CFG}, make_model(seed=1), opt, {"epoch": 2, "batch": 0})
+        save_checkpoint(path, {"model": MODEL_CFG}, make_model(seed=1, train=True), opt, {"epoch": 2, "batch": 0})
     assert info.type is OSError and info.value.errno == errno.ENOSPC and info.value.filename == str(path)
     assert path.read_bytes() == before and sorted(p.name for p in tmp_path.iterdir()) == ["checkpoint.pt"]
     with pytest.raises(OSError, match="No space left on device") as info:
@@ -301,7 +292,7 @@ def fake_cuda(monkeypatch):
 
 def test_a_checkpoint_on_cuda_keeps_and_restores_the_cuda_rng_of_its_device(tmp_path, fake_cuda):
     device = torch.device("cuda", 1)
-    model = make_model()
+    model = make_model(train=True)
     opt = make_optimizer(model.parameters(), train_settings(optimizer="sgd", lr=0.1))
     torch.manual_seed(5)
     states = rng_states(device)

@@ -15,10 +15,10 @@ from nmt.engine.fast import use
 from nmt.models import ARCHITECTURES, VARIANTS
 from nmt.models.registry import build_model, credit_rule, label
 from nmt.models.seq2seq import Seq2Seq
+from factories import model_config
 
 ROOT = Path(__file__).resolve().parents[1]
-BASE = {"layers": 1, "hidden": 8, "embed": 8, "dropout": 0.0, "reverse": False, "score": "general",
-        "input_feed": True, "max_src_len": 10, "window": 2, "arch": "luong", "energy": "eq17"}
+BASE = model_config(without=("attention",), hidden=8, reverse=False, max_src_len=10, arch="luong", energy="eq17")
 
 
 def test_the_schema_offers_exactly_the_registered_architectures_and_variants():

@@ -27,17 +27,17 @@ from nmt.data.vocab import BOS_ID, EOS_ID, PAD_ID
 from nmt.likelihood import batch_nll
 from nmt.models.objectives import alignment_loss
 from nmt.models.rnnsearch import AdditiveAttention, CannotTranslateError, RNNSearch, next_words
-from nmt.engine.fast import use
 from nmt.models.registry import build_model
 from nmt.train import attention_parameter_names, save_atomic, train
 from nmt.engine.train_step import make_optimizer
 from nmt.decode.translate import beam_search, greedy, translate_ids
 from nmt.models.io import load_models
+from factories import (SMALL_RNNSEARCH, SRC_VOCAB, TGT_VOCAB, StopAfter, make_model, model_config, random_ids,
+                       write_model_file)
 
 ROOT = Path(__file__).resolve().parents[1]
-SRC_V, TGT_V = 20, 15
-BASE = {"arch": "rnnsearch", "layers": 1, "hidden": 8, "embed": 6, "dropout": 0.0, "reverse": False,
-        "attention": "none", "score": "dot", "input_feed": False, "max_src_len": 12, "attention_dim": 7}
+SRC_V, TGT_V = SRC_VOCAB, TGT_VOCAB  # make_model's vocabularies
+BASE = model_config(SMALL_RNNSEARCH)  # built with engine="fast", as nmt train and nmt translate run it
 
 
 @pytest.fixture(autouse=True, scope="module")
@@ -48,21 +48,12 @@ def one_thread():
     torch.set_num_threads(threads)
 
 
-def make_model(seed=0, **overrides) -> RNNSearch:
-    torch.manual_seed(seed)
-    model = build_model({**BASE, **overrides}, SRC_V, TGT_V)
-    model.init_uniform(0.5)  # far from uniform attention, so that differences show
-    return use(model, "fast").eval()  # as nmt train and nmt translate run it
-
-
 def sources():
-    gen = torch.Generator().manual_seed(7)
-    return [torch.randint(4, SRC_V, (int(n),), generator=gen).tolist() for n in (5, 1, 9, 3, 7)]
+    return random_ids((5, 1, 9, 3, 7), SRC_V, seed=7)
 
 
 def references():
-    gen = torch.Generator().manual_seed(8)
-    return [torch.randint(4, TGT_V, (int(n),), generator=gen).tolist() for n in (4, 2, 6, 1, 5)]
+    return random_ids((4, 2, 6, 1, 5), TGT_V, seed=8)
 
 
 # -- equations ------------------------------------------------------------------------------------------------
@@ -148,7 +139,7 @@ def naive_rnnsearch(model: RNNSearch, src: list[int], tgt: list[int]):
 
 @pytest.mark.parametrize("foresight", [False, True])
 def test_teacher_forced_model_matches_bahdanaus_equations_in_float64(foresight):
-    model = make_model(3, target_foresight=foresight)
+    model = make_model(3, BASE, engine="fast", target_foresight=foresight)
     srcs, tgts = sources(), references()
     batch = make_batch(srcs, tgts, list(range(len(srcs))))
     with torch.no_grad():
@@ -162,7 +153,7 @@ def test_teacher_forced_model_matches_bahdanaus_equations_in_float64(foresight):
 
 
 def test_teacher_forcing_equals_step_by_step_decoding():
-    model = make_model(4)
+    model = make_model(4, BASE, engine="fast")
     srcs, tgts = sources(), references()
     batch = make_batch(srcs, tgts, list(range(len(srcs))))
     with torch.no_grad():
@@ -178,7 +169,7 @@ def test_teacher_forcing_equals_step_by_step_decoding():
 # -- decoding -------------------------------------------------------------------------------------------------
 @pytest.mark.parametrize("beam", [1, 3])
 def test_batched_decoding_equals_one_by_one_and_scores_equal_forced_decoding(beam):
-    model = make_model(5)
+    model = make_model(5, BASE, engine="fast")
     srcs = sources()
     batched = translate_ids(model, srcs, beam=beam, batch_size=3, max_len_ratio=1.0, device="cpu", progress=False)
     for src, hyp in zip(srcs, batched):
@@ -200,7 +191,7 @@ def test_batched_decoding_equals_one_by_one_and_scores_equal_forced_decoding(bea
 
 def test_ensembles_mix_rnnsearch_and_luong_members():
     from nmt.models.ensemble import Ensemble
-    model, twin = make_model(11), make_model(11)
+    model, twin = make_model(11, BASE, engine="fast"), make_model(11, BASE, engine="fast")
     luong = build_model({**BASE, "arch": "luong", "attention": "global", "score": "general"}, SRC_V, TGT_V).eval()
     alone = translate_ids(model, sources(), beam=3, batch_size=2, max_len_ratio=1.0, device="cpu", progress=False)
     pair = translate_ids(Ensemble([model, twin]), sources(), beam=3, batch_size=2, max_len_ratio=1.0, device="cpu",
@@ -217,7 +208,7 @@ def test_ensembles_mix_rnnsearch_and_luong_members():
 def test_target_foresight_reads_the_current_target_word_and_nothing_later():
     src, ref = sources()[2], [5, 6, 7, 8, 9]
     changed = ref[:2] + [11] + ref[3:]  # y_3 differs
-    tf, plain = make_model(6, target_foresight=True), make_model(6)
+    tf, plain = make_model(6, BASE, engine="fast", target_foresight=True), make_model(6, BASE, engine="fast")
     for model in (tf, plain):
         a, a2, b = (forced_attention(model, src, y) for y in (ref, ref, changed))
         assert torch.equal(a, a2)
@@ -238,12 +229,10 @@ def test_target_foresight_reads_the_current_target_word_and_nothing_later():
 
 
 def test_target_foresight_model_refuses_free_translation_naming_its_file(tmp_path):
-    model = make_model(7, target_foresight=True)
+    model = make_model(7, BASE, engine="fast", target_foresight=True)
     path = tmp_path / "tf" / "model.pt"
     path.parent.mkdir()
-    save_atomic({"model_config": model.config, "model": model.state_dict(),
-                 "src_vocab": [f"s{i}" for i in range(SRC_V - 4)], "tgt_vocab": [f"t{i}" for i in range(TGT_V - 4)],
-                 "config": {"model": model.config}, "system": "tf"}, path)
+    write_model_file(path, model, system="tf")  # the default words: SRC_V and TGT_V with the specials
     loaded, *_ = load_models([str(path)], "cpu")  # loading is fine: forced decoding needs it
     with pytest.raises(ConfigError, match=rf"{path}: target foresight models align given a reference; they cannot "
                                           "translate"):
@@ -255,8 +244,8 @@ def test_target_foresight_model_refuses_free_translation_naming_its_file(tmp_pat
             search()
     from nmt.models.ensemble import Ensemble
     with pytest.raises(ConfigError, match=str(path)):
-        translate_ids(Ensemble([make_model(8), loaded]), sources(), beam=2, batch_size=2, max_len_ratio=1.0,
-                      device="cpu", progress=False)
+        translate_ids(Ensemble([make_model(8, BASE, engine="fast"), loaded]), sources(), beam=2, batch_size=2,
+                      max_len_ratio=1.0, device="cpu", progress=False)
     enc = loaded.encode(batch.src, batch.src_len)
     with pytest.raises(CannotTranslateError, match="cannot translate"):
         loaded.step(torch.full((5,), BOS_ID), enc, loaded.initial_state(enc))
@@ -267,7 +256,7 @@ def test_target_foresight_model_refuses_free_translation_naming_its_file(tmp_pat
 
 # -- attention noise ------------------------------------------------------------------------------------------
 def test_attention_noise_only_in_training_mode():
-    noisy, clean = make_model(9, attention_noise=1.0), make_model(9)
+    noisy, clean = make_model(9, BASE, engine="fast", attention_noise=1.0), make_model(9, BASE, engine="fast")
     assert all(torch.equal(a, b) for a, b in zip(noisy.state_dict().values(), clean.state_dict().values()))
     batch = make_batch(sources(), references(), list(range(5)))
     run = lambda m: m(batch.src, batch.src_len, batch.tgt_in)  # noqa: E731
@@ -315,7 +304,7 @@ def test_guided_alignment_loss_equals_the_hand_computed_value_and_reaches_the_at
     assert float(alignment_loss(weights, batch.align, "read")) == pytest.approx(expected_read, rel=1e-12)
     assert alignment_targets([[]], 2, 2).sum() == 0  # a pair without links contributes nothing
 
-    model = make_model(10, target_foresight=True)
+    model = make_model(10, BASE, engine="fast", target_foresight=True)
     model.train()
     log_probs, weights = model(batch.src, batch.src_len, batch.tgt_in, tgt_out=batch.tgt_out)
     loss = alignment_loss(weights, batch.align)
@@ -400,27 +389,6 @@ def final(out: Path):
 def assert_same(a, b):
     assert a[0] == b[0]
     assert a[1].keys() == b[1].keys() and all(torch.equal(a[1][k], b[1][k]) for k in a[1])
-
-
-class StopAfter:
-    """Stands in for train's StopRequested: 'receives' SIGTERM after `n` updates."""
-
-    def __init__(self, n):
-        self.n, self.checks = n, 0
-
-    def __call__(self):
-        return self
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        return False
-
-    @property
-    def signum(self):
-        self.checks += 1
-        return signal.SIGTERM if self.checks >= self.n else None  # first read after update n, then sticky
 
 
 def test_settings_added_later_at_their_defaults_do_not_invalidate_checkpoints():

@@ -11,11 +11,11 @@ from nmt.data.vocab import EOS_ID
 from nmt.likelihood import batch_nll
 from nmt.models.ensemble import Ensemble
 from nmt.models.monotonic import set_monotonic_mode
-from nmt.engine.fast import use
-from nmt.models.registry import build_model
-from nmt.models.seq2seq import Seq2Seq
 from nmt.decode.search_reference import beam_search_reference, greedy_reference
 from nmt.decode.translate import beam_search, greedy, max_lengths, translate_ids
+from factories import SMALL_RNNSEARCH, TWO_LAYER_LUONG, make_model, model_config, random_ids
+
+BASE = model_config(TWO_LAYER_LUONG, without=("window",), reverse=False, score="dot", input_feed=False)
 
 CONFIGS = [
     {"attention": "none", "input_feed": False, "reverse": True},
@@ -29,28 +29,24 @@ CONFIGS = [
 ]
 
 
-def make_model(overrides, seed=0):
-    torch.manual_seed(seed)
-    cfg = {"layers": 2, "hidden": 16, "embed": 8, "dropout": 0.0, "reverse": False, "attention": "global",
-           "score": "dot", "input_feed": False, "max_src_len": 12}
-    cfg.update(overrides)
-    hard = cfg.pop("hard", False)
-    model = Seq2Seq(cfg, src_vocab=20, tgt_vocab=15)
-    model.init_uniform(0.5)  # larger than the recipe's 0.1 so that the untrained model's choices vary
-    use(model, "fast").eval()  # as nmt translate runs it
+def translator(overrides, seed=0):
+    """The model of a CONFIGS entry as nmt translate runs it: on the fast engine, in eval mode, with monotonic
+    attention decoded by the hard process where the entry says "hard"."""
+    overrides = dict(overrides)
+    hard = overrides.pop("hard", False)
+    model = make_model(seed, BASE, engine="fast", **overrides)
     if hard:
         set_monotonic_mode(model, "hard")
     return model
 
 
 def sources():
-    gen = torch.Generator().manual_seed(7)
-    return [torch.randint(4, 20, (int(n),), generator=gen).tolist() for n in (5, 1, 9, 3, 12, 7)]
+    return random_ids((5, 1, 9, 3, 12, 7), 20, seed=7)
 
 
 @pytest.mark.parametrize("overrides", CONFIGS)
 def test_beam_one_equals_greedy(overrides):
-    model = make_model(overrides)
+    model = translator(overrides)
     srcs = sources()
     batch = make_batch(srcs, None, list(range(len(srcs))))
     g = greedy(model, batch.src, batch.src_len)
@@ -63,7 +59,7 @@ def test_beam_one_equals_greedy(overrides):
 @pytest.mark.parametrize("overrides", CONFIGS)
 @pytest.mark.parametrize("beam", [1, 4])
 def test_batched_equals_one_by_one(overrides, beam):
-    model = make_model(overrides, seed=1)
+    model = translator(overrides, seed=1)
     srcs = sources()
     batched = translate_ids(model, srcs, beam=beam, batch_size=4, max_len_ratio=2.0, device="cpu", progress=False)
     for src, hyp in zip(srcs, batched):
@@ -75,7 +71,7 @@ def test_batched_equals_one_by_one(overrides, beam):
 
 @pytest.mark.parametrize("overrides", CONFIGS)
 def test_beam_scores_equal_forced_decoding_and_beat_greedy(overrides):
-    model = make_model(overrides, seed=2)
+    model = translator(overrides, seed=2)
     srcs = sources()
     batch = make_batch(srcs, None, list(range(len(srcs))))
     greedy_hyps = greedy(model, batch.src, batch.src_len)
@@ -90,7 +86,7 @@ def test_beam_scores_equal_forced_decoding_and_beat_greedy(overrides):
 
 
 def test_length_limit_is_respected():
-    model = make_model(CONFIGS[0], seed=3)
+    model = translator(CONFIGS[0], seed=3)
     srcs = [[5, 6]]
     hyps = translate_ids(model, srcs, beam=3, batch_size=1, max_len_ratio=0.5, device="cpu", progress=False)
     assert len(hyps[0].tokens) <= int(2 * 0.5) + 10
@@ -100,7 +96,7 @@ def test_length_limit_is_respected():
 def test_hypotheses_carry_the_attended_source_word_of_each_token(beam):
     """positions[i] is the argmax of the attention weights at the step that emitted token i (forced decoding
     of the hypothesis gives the same weights), in written source order; none without attention."""
-    model = make_model({"attention": "global", "score": "general", "input_feed": True, "reverse": True}, seed=4)
+    model = translator({"attention": "global", "score": "general", "input_feed": True, "reverse": True}, seed=4)
     srcs = sources()
     hyps = translate_ids(model, srcs, beam=beam, batch_size=3, max_len_ratio=2.0, device="cpu", progress=False)
     for src, hyp in zip(srcs, hyps):
@@ -111,7 +107,7 @@ def test_hypotheses_carry_the_attended_source_word_of_each_token(beam):
         _, weights = model(forced.src, forced.src_len, forced.tgt_in)
         assert weights[0, :len(hyp.tokens)].argmax(-1).tolist() == hyp.positions
         assert all(0 <= p < len(src) for p in hyp.positions)
-    plain = translate_ids(make_model({"attention": "none"}), srcs, beam=beam, batch_size=3, max_len_ratio=2.0,
+    plain = translate_ids(translator({"attention": "none"}), srcs, beam=beam, batch_size=3, max_len_ratio=2.0,
                           device="cpu", progress=False)
     assert all(h.positions == [] for h in plain)
 
@@ -121,7 +117,7 @@ def test_hard_monotonic_decoding_attends_left_to_right(beam):
     """Within a hypothesis the hard process' attended source words never go back and lie in the sentence (once
     it ran past the end: the last word); the pointer travels with its hypothesis through beam search's
     reordering."""
-    model = make_model(CONFIGS[-1], seed=3)
+    model = translator(CONFIGS[-1], seed=3)
     # An untrained model's energies barely vary along the sentence (every pointer stops at once or runs off):
     # let each (state, key) pair decide, pseudo-randomly but deterministically, whether the process stops there.
     model.attention.energies_at = lambda query, keys: torch.where(
@@ -138,19 +134,14 @@ def test_hard_monotonic_decoding_attends_left_to_right(beam):
 
 # -- the batched search against the plain reference ----------------------------------------------------------------
 def make_rnnsearch(seed):
-    torch.manual_seed(seed)
-    model = build_model({"arch": "rnnsearch", "layers": 1, "hidden": 8, "embed": 6, "dropout": 0.0, "reverse": False,
-                         "attention": "none", "score": "dot", "input_feed": False, "max_src_len": 12,
-                         "attention_dim": 7}, 20, 15)
-    model.init_uniform(0.5)
-    return use(model, "fast").eval()
+    return make_model(seed, SMALL_RNNSEARCH, engine="fast")
 
 
 def make_ensemble(seed):
-    return Ensemble([make_model(CONFIGS[1], seed), make_model(CONFIGS[3], seed + 1)])
+    return Ensemble([translator(CONFIGS[1], seed), translator(CONFIGS[3], seed + 1)])
 
 
-SEARCH_MODELS = [pytest.param(lambda seed, c=c: make_model(c, seed), id=f"config{i}") for i, c in enumerate(CONFIGS)]
+SEARCH_MODELS = [pytest.param(lambda seed, c=c: translator(c, seed), id=f"config{i}") for i, c in enumerate(CONFIGS)]
 SEARCH_MODELS += [pytest.param(make_rnnsearch, id="rnnsearch"), pytest.param(make_ensemble, id="ensemble")]
 
 
@@ -317,7 +308,7 @@ def test_search_reads_nothing_back_inside_its_step_loop(overrides, beam, monkeyp
     steps (whether every sentence is done), as on a GPU (on a CPU it reads after every step: the read costs nothing
     there); the reference, which reads every step, shows the watcher works."""
     monkeypatch.setattr(translate, "done_check_every", lambda device: translate.DONE_CHECK_EVERY)
-    model = LengthPressure(make_model(overrides, seed=1), -1.0)  # most sentences run to their length limit
+    model = LengthPressure(translator(overrides, seed=1), -1.0)  # most sentences run to their length limit
     srcs = sources()
     batch = make_batch(srcs, None, list(range(len(srcs))))
     runs = {}
@@ -340,7 +331,7 @@ def test_search_reads_nothing_back_inside_its_step_loop(overrides, beam, monkeyp
 def test_on_a_cpu_the_search_stops_at_the_step_where_the_last_sentence_ends(beam, monkeypatch):
     """No step past the end of the batch's longest output (a GPU may take up to DONE_CHECK_EVERY - 1 more), and the
     same output as with the GPU's rule."""
-    model = make_model(CONFIGS[1], seed=1)
+    model = translator(CONFIGS[1], seed=1)
     srcs = sources()
     batch = make_batch(srcs, None, list(range(len(srcs))))
     search = (lambda m: greedy(m, batch.src, batch.src_len)) if beam == 1 else \

@@ -163,10 +163,8 @@ def test_predicted_crediting_gives_the_search_s_own_positions():
     import torch
     from nmt.align.extract import credited_positions
     from nmt.decode.translate import beam_search
-    from nmt.models.seq2seq import Seq2Seq
-    torch.manual_seed(3)
-    model = Seq2Seq({"layers": 1, "hidden": 16, "embed": 16, "dropout": 0.0, "reverse": True, "attention": "global",
-                     "score": "general", "input_feed": True, "max_src_len": 12}, src_vocab=30, tgt_vocab=30).eval()
+    from factories import make_model, model_config
+    model = make_model(3, model_config(without=("window",), embed=16), src_vocab=30, tgt_vocab=30, init=None)
     sources = [[5, 6, 7, 8, 9], [10, 11, 12], [13, 14, 15, 16, 17, 18]]
     src = torch.tensor([s + [0] * (6 - len(s)) for s in sources])
     hyps = beam_search(model, src, torch.tensor([len(s) for s in sources]), beam=3)
