@@ -61,7 +61,7 @@ step tiny-snakemake 150 snakemake --workflow-profile profiles/local --config pre
 { echo "tiny: jobs that claimed a GPU, by command (nmt/devices.py claims.log):"
   cut -f4 "$NMT_GPU_LOCK_DIR/claims.log" 2>/dev/null | awk '{print "  " $2, $3}' | sort | uniq -c
   echo "tiny: training logs saying 'device cuda': $(logs_saying "device cuda" .); graphed: $(logs_saying ", CUDA graphs" .)"
-  echo "tiny: trainings without a finished epoch: $(grep -L "^\[.*\] epoch" logs/tiny/*/train/*.log 2>/dev/null | tr '\n' ' ')"
+  echo "tiny: trainings without a finished epoch: $(grep -L "\] epoch [0-9]*: " logs/tiny/*/train/*.log 2>/dev/null | tr '\n' ' ')"
   echo "tiny: $(ls reports/tiny/*.html 2>/dev/null | wc -l) report page(s), $(ls reports/tiny/*.csv 2>/dev/null | wc -l) table CSVs"
 } | tee -a "$summary"
 

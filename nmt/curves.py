@@ -13,6 +13,14 @@ A side channel never stops a training: a curves directory that cannot be created
 its place, a full disk, a quota) turns the curves off with one warning that names it and the reason, and the training
 goes on.
 
+TensorBoard's HPARAMS tab compares the systems of a run: each training is a session (the hparams plugin's summaries,
+as torch.utils.tensorboard.summary.hparams makes them) whose hyperparameters are its system's name and its resolved
+`model` and `train` settings (one per key, `model.hidden`, `train.lr`, ...; a nested setting as one text, so that every
+system of a run has the same keys), beside two metrics: `hparams/best_dev_ppl`, the lowest dev perplexity of its
+evaluations so far, and `hparams/dev_bleu`, the tokenised BLEU of a greedy decode of the dev set with its model.pt,
+added when the training ends (none for a target-foresight model, which cannot translate). A session that ends is
+marked done.
+
 A resumed training purges the events after the update it resumes from (TensorBoard's purge: a START session event
 at that step, as SummaryWriter's purge_step writes), so the curves of a killed and resumed run are those of an
 uninterrupted one.
@@ -30,11 +38,13 @@ from typing import Callable
 
 CURVES_DIR = "tensorboard"  # beside metrics.jsonl, in the model's directory
 RUNNING_EVERY = 100  # updates between two points of the running train perplexity
+BEST_DEV_PPL, DEV_BLEU = "hparams/best_dev_ppl", "hparams/dev_bleu"  # the HPARAMS tab's metrics
 
 try:  # optional: the `curves` extra
     from tensorboard.compat.proto.event_pb2 import Event, SessionLog
     from tensorboard.compat.proto.summary_pb2 import Summary
     from tensorboard.summary.writer.record_writer import RecordWriter
+    from torch.utils.tensorboard.summary import hparams as hparams_summaries
 except ImportError:  # pragma: no cover - exercised where tensorboard is not installed
     Event = None
 
@@ -46,6 +56,30 @@ def available() -> bool:
     return Event is not None
 
 
+def hparams_of(system: str, config: dict) -> dict[str, float | str]:
+    """A training's hyperparameters as the HPARAMS tab lists them: `system`, and every key of the resolved config's
+    `model` and `train` sections as `section.key`. Numbers stay numbers; a flag, a missing value (null) and a nested
+    setting are text (true, none, {within: 0.01, ...}), so that the same key has one type in every system."""
+    def shown(value) -> float | str:
+        if isinstance(value, bool):
+            return "true" if value else "false"
+        if isinstance(value, (int, float)):
+            return value
+        if value is None:
+            return "none"
+        if isinstance(value, dict):
+            return "{" + ", ".join(f"{key}: {shown(item)}" for key, item in value.items()) + "}"
+        if isinstance(value, (list, tuple)):
+            return "[" + ", ".join(str(shown(item)) for item in value) + "]"
+        return str(value)
+
+    out: dict[str, float | str] = {"system": system}
+    for section in ("model", "train"):
+        for key, value in sorted((config.get(section) or {}).items()):
+            out[f"{section}.{key}"] = shown(value)
+    return out
+
+
 class Curves:
     """The event file of one training (no-ops without tensorboard, or once its directory failed)."""
 
@@ -54,6 +88,7 @@ class Curves:
         self.directory = Path(out_dir) / CURVES_DIR
         self.path: Path | None = None
         self.writer = None
+        self.session_end = None  # the hparams session's end, written when the training ends
         if not available():
             log(f"[{system}] no live curves: the tensorboard package is not installed "
                 f"(pip install -e '.[curves]'); metrics.jsonl has every evaluation")
@@ -73,6 +108,11 @@ class Curves:
         except OSError as err:
             self._off(err)
 
+    @property
+    def on(self) -> bool:
+        """Whether events are written (tensorboard there, and no fault of the directory so far)."""
+        return self.writer is not None
+
     # -- writing, each fault turning the curves off -------------------------------------------------------------
     def _add(self, event) -> None:
         self.writer.write(event.SerializeToString())
@@ -80,17 +120,21 @@ class Curves:
     def _flush(self) -> None:
         self.writer.flush()
 
-    def _scalars(self, step: int, values: dict[str, float]) -> None:
-        """Add one point per tag at `step`, flushed at once (a few hundred bytes per call)."""
+    def _summaries(self, step: int, summaries) -> None:
+        """Add summaries at `step`, flushed at once."""
         if self.writer is None:
             return
         try:
-            for tag, value in values.items():
-                self._add(Event(wall_time=time.time(), step=int(step),
-                                summary=Summary(value=[Summary.Value(tag=tag, simple_value=float(value))])))
+            for summary in summaries:
+                self._add(Event(wall_time=time.time(), step=int(step), summary=summary))
             self._flush()
         except OSError as err:
             self._off(err)
+
+    def _scalars(self, step: int, values: dict[str, float]) -> None:
+        """Add one point per tag at `step`, flushed at once (a few hundred bytes per call)."""
+        self._summaries(step, [Summary(value=[Summary.Value(tag=tag, simple_value=float(value))])
+                               for tag, value in values.items()])
 
     def _off(self, err: OSError) -> None:
         """One warning naming the directory (or file) and the reason; no more events from this training."""
@@ -118,11 +162,30 @@ class Curves:
         if self.wants_running(updates) and tokens:
             self._scalars(updates, {"train/running_ppl": math.exp(loss_sum / tokens)})
 
-    def evaluation(self, updates: int, dev_ppl: float, dev_bleu: float | None = None) -> None:
+    def session(self, hparams: dict[str, float | str]) -> None:
+        """The HPARAMS tab's record of this training: its hyperparameters (hparams_of) and which metrics to show."""
+        if self.writer is None:
+            return
+        experiment, start, self.session_end = hparams_summaries(hparams, dict.fromkeys((BEST_DEV_PPL, DEV_BLEU), 0.0))
+        self._summaries(0, [experiment, start])
+
+    def evaluation(self, updates: int, dev_ppl: float, dev_bleu: float | None = None,
+                   best_dev_ppl: float | None = None) -> None:
+        """An evaluation's dev perplexity (and dev BLEU, with train.best_by: dev_bleu), and the lowest dev perplexity
+        so far (the HPARAMS tab's)."""
         values = {"dev/ppl": dev_ppl}
-        if dev_bleu is not None:  # train.best_by: dev_bleu
+        if dev_bleu is not None:
             values["dev/bleu"] = dev_bleu
+        if best_dev_ppl is not None:
+            values[BEST_DEV_PPL] = best_dev_ppl
         self._scalars(updates, values)
+
+    def finished(self, updates: int, dev_bleu: float | None) -> None:
+        """The training ended: its model's dev BLEU (None: it cannot translate) and the session marked done."""
+        if dev_bleu is not None:
+            self._scalars(updates, {DEV_BLEU: dev_bleu})
+        if self.session_end is not None:
+            self._summaries(updates, [self.session_end])
 
     def epoch(self, updates: int, record: dict) -> None:
         """An epoch's record (metrics.jsonl's line): its train perplexity, learning rate and speed."""

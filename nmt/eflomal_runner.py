@@ -68,6 +68,11 @@ def _environment(**values: str):
 
 
 DEFAULT_SAMPLERS = 3  # eflomal's own default
+MODEL_LABELS = {  # eflomal's models (-m), as a table names a baseline
+    1: "eflomal -m 1 (IBM-1)",
+    2: "eflomal -m 2 (IBM-1 + HMM; fast_align analogue)",
+    3: "eflomal -m 3 (IBM-1 + HMM + fertility; GIZA++/Berkeley analogue)",
+}
 DEFAULT_MODEL = 3  # IBM-1 + HMM + fertility: the baseline closest to the papers' GIZA++/Berkeley aligners
 DEFAULT_SEED = 1  # `nmt align eflomal --seed`'s default
 

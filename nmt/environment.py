@@ -9,7 +9,8 @@
   software   os, python, torch with the CUDA (torch.version.cuda) and cuDNN (torch.backends.cudnn.version()) it
              runs with, sacrebleu, sacremoses, eflomal, numpy and nmt-repro (importlib.metadata; null when absent)
   code       commit (git HEAD of the checkout the nmt package is imported from; null outside a git checkout) and
-             dirty (whether its working tree had uncommitted changes: modified, staged or untracked files)
+             dirty (whether its tracked files had uncommitted changes, modified or staged: what the commit does
+             not say of the code; untracked files, such as logs, plots or a tool's outputs, do not count)
   device     only when asked for: "cpu", or the CUDA device's name
 
 It never fails: whatever it cannot read (a probe that raises, a command that is missing or hangs) is null. It reads
@@ -117,10 +118,11 @@ def git_commit(short: bool = False) -> str | None:
     return (out or "").strip() or None
 
 
-def git_dirty() -> bool | None:
-    """Whether that checkout's working tree has uncommitted changes (modified, staged or untracked files that git
-    does not ignore); None where it cannot tell. Takes no lock (another git command may run meanwhile)."""
-    out = _run(["git", "--no-optional-locks", "status", "--porcelain"], CODE_DIR)
+def git_dirty(directory: Path | None = None) -> bool | None:
+    """Whether the checkout holding `directory` (default: the nmt package's) has uncommitted changes to its tracked
+    files (modified, staged, deleted or renamed); None where it cannot tell. Untracked files do not count: a log or a
+    plot written into the checkout changes no code. Takes no lock (another git command may run meanwhile)."""
+    out = _run(["git", "--no-optional-locks", "status", "--porcelain", "--untracked-files=no"], directory or CODE_DIR)
     return None if out is None else bool(out.strip())
 
 

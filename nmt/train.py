@@ -51,12 +51,16 @@ Files in the output directory:
   model.pt        the final model with everything needed to translate (vocabularies, config): with train.keep best
                   the best evaluation's (best.pt, written as the run goes)
   metrics.jsonl   one line per finished epoch (rewritten from the checkpoint, never duplicated); metrics.csv
-  tensorboard/    the live curves' event files (nmt.curves; with the tensorboard package)
+  tensorboard/    the live curves' event files and the HPARAMS tab's session: the settings beside the best dev
+                  perplexity and model.pt's dev BLEU (nmt.curves; with the tensorboard package)
   model.json      resolved config, parameter count and vocabulary sizes; `environment` (nmt.environment.describe:
                   machine, software, commit, and the training's device) and, once model.pt is written, `wall_s`:
                   the training's wall time from the start of setup to model.pt, summed over every process that
                   worked on it (the running sum travels in checkpoint.pt's state; a process killed without warning
                   counts up to its last checkpoint), and `processes`, how many did
+
+The log (stderr) says at every epoch's end, and every nmt.progress.EVERY_S within an epoch where no progress bar is
+drawn, the time, the updates per second and the time left of the epoch and of the run (nmt.progress).
 """
 from __future__ import annotations
 
@@ -73,7 +77,7 @@ import torch
 from tqdm import tqdm
 
 from .engine import cpu_precision, mkl_on_amd
-from .curves import CURVES_DIR, Curves
+from .curves import CURVES_DIR, Curves, hparams_of
 from .config import ConfigError
 from .errors import UserError
 from .settings import SystemSettings, TrainSettings, comparable_settings, upgrade
@@ -92,6 +96,7 @@ from .models.common import count_parameters
 from .models.io import (load_checkpoint, plain, read_init_from, read_model_file, restore_rng_states, rng_states,
                         save_checkpoint, save_model)
 from .models.registry import build_model, credit_rule
+from .progress import Pace, rate, stamp
 from .schedule import Schedule, learning_rate, wants_epoch
 from .engine.train_step import TrainingStep
 
@@ -240,6 +245,7 @@ class TrainingRun:
         self.started = time.perf_counter() if started is None else started
         self.wall_before, self.processes_before = 0.0, 0
         self.out_dir, self.system, self.dev, self.progress = out_dir, system, device, progress
+        self.data_dir = data_dir
         self.settings = SystemSettings.from_config(self.config)  # typed, every key there: read once
         self.model_cfg, train = self.config["model"], self.settings.train
         self.seed = train.seed
@@ -330,6 +336,8 @@ class TrainingRun:
     def start(self) -> None:
         """model.json (what is trained, how, on what), the log line that says it, and the live curves."""
         self.curves = Curves(self.out_dir, self.system, resume_from=self.state["updates"], log=log)
+        self.curves.session(hparams_of(self.system, self.config))
+        self.pace = Pace(self.schedule, self.max_updates)
         self.meta = {"system": self.system, "config": self.config, "parameters": count_parameters(self.model),
                      "trainable_parameters": sum(p.numel() for p in self.params),
                      "src_vocab": len(self.src_vocab), "tgt_vocab": len(self.tgt_vocab), "epochs": self.schedule.epochs,
@@ -396,7 +404,8 @@ class TrainingRun:
         if self.dev_refs is not None:
             entry["dev_bleu"] = self.dev_bleu()
         state["evaluations"].append(entry)
-        self.curves.evaluation(state["updates"], dev_ppl, entry.get("dev_bleu"))
+        self.curves.evaluation(state["updates"], dev_ppl, entry.get("dev_bleu"),
+                               best_dev_ppl=min(e["dev_ppl"] for e in state["evaluations"]))
         if self.eval_every:
             write_text_atomic(self.out_dir / "evaluations.jsonl",
                               "".join(json.dumps(e, sort_keys=True) + "\n" for e in state["evaluations"]))
@@ -437,15 +446,21 @@ class TrainingRun:
         # The sums stay on the device (float64, as the Python floats of the checkpoint) and are read when a
         # checkpoint or the epoch's record needs them: no update waits for the device.
         sums = Sums(state, self.dev, guided=self.train_links is not None)
+        lines = bar.disable  # no bar drawn (a job's log): a progress line every nmt.progress.EVERY_S instead
+        done = state["batch"]  # the epoch's updates so far
         for position in range(state["batch"], len(batches)):
             if self.limit_reached():
                 break
             self._train_batch(batches[position], sums)
+            done = position + 1
             bar.update(1)
             if self.curves.wants_running(state["updates"]):
                 sums.read()
                 self.curves.running(state["updates"], state["loss_sum"], state["tokens"])
             state["elapsed"] = time.perf_counter() - started
+            if lines and done < len(batches) and not self.limit_reached() and self.pace.due():
+                sums.read()
+                log(self.progress_line(epoch, done, len(batches), state["elapsed"]))
             if stop.signum is not None:
                 sums.read()
                 self.checkpoint(epoch, position + 1)
@@ -461,7 +476,8 @@ class TrainingRun:
                 self.model.train()
         sums.read()
         bar.close()
-        elapsed = time.perf_counter() - started
+        ended = time.perf_counter()  # the epoch's end (evaluation, records, checkpoint) timed from here: nmt.progress
+        elapsed = ended - started
         dev_nll, dev_tokens = self.dev_perplexity()
         record = epoch_record(epoch, lr, state, dev_nll, dev_tokens, elapsed, guided=self.train_links is not None)
         state["metrics"].append(record)
@@ -470,9 +486,22 @@ class TrainingRun:
             record["dev_bleu"] = evaluation["dev_bleu"]
         self.curves.epoch(state["updates"], record)
         write_metrics(self.out_dir / "metrics.jsonl", state["metrics"])
-        log(f"[{system}] epoch {epoch}: lr {lr:g}, train ppl {record['train_ppl']:.2f}, "
-            f"dev ppl {record['dev_ppl']:.2f}, {record['tgt_tokens_per_s']:.0f} tgt tok/s")
+        self.pace.ended_epoch(time.perf_counter() - ended)
+        last = self.limit_reached() or not wants_epoch(epoch + 1, self.schedule, state["metrics"])
+        log(f"{stamp()} [{system}] epoch {epoch}: lr {lr:g}, "
+            f"train ppl {record['train_ppl']:.2f}, dev ppl {record['dev_ppl']:.2f}, {rate(done, elapsed)}, "
+            f"{record['tgt_tokens_per_s']:.0f} tgt tok/s; "
+            + ("left: none, the last epoch" if last else self.pace.left(epoch, done, len(batches), elapsed,
+                                                                          state["updates"])))
         self.checkpoint(epoch + 1, 0)
+        self.pace.ended_epoch(time.perf_counter() - ended)  # with the checkpoint, for the next epoch's lines
+
+    def progress_line(self, epoch: int, done: int, batches: int, elapsed: float) -> str:
+        """A line within an epoch (nmt.progress): its updates so far, running train perplexity, speed, time left."""
+        state = self.state
+        return (f"{stamp()} [{self.system}] epoch {epoch} at {done:,}/{batches:,} updates: "
+                f"train ppl {perplexity(state['loss_sum'], state['tokens']):.2f}, {rate(done, elapsed)}; "
+                f"{self.pace.left(epoch, done, batches, elapsed, state['updates'])}")
 
     def _train_batch(self, index: list[int], sums: Sums) -> None:
         """One update on the training pairs `index`, added to the epoch's sums and counts."""
@@ -501,6 +530,26 @@ class TrainingRun:
                        model_config=self.model_cfg)
         self.meta.update(wall_s=self.wall_s(), processes=self.processes_before + 1)  # model.pt written: the cost
         self._write_meta()
+        if self.curves.on:
+            self.curves.finished(self.state["updates"], self.final_dev_bleu())
+
+    def final_dev_bleu(self) -> float | None:
+        """model.pt's dev BLEU, for TensorBoard's HPARAMS tab: a greedy decode as train.best_by: dev_bleu scores it
+        (that evaluation's, where it was made); None for a model that cannot translate (target foresight)."""
+        try:
+            ensure_can_translate(self.model)
+        except ConfigError:
+            return None
+        best = self.state["best"]
+        if self.keep == "best" and best is not None:
+            if "dev_bleu" in best:
+                return best["dev_bleu"]
+            self.model.load_state_dict(read_model_file(self.out_dir / FINAL)["model"])  # the kept parameters
+        if self.dev_refs is None:
+            self.dev_refs = dev_references(self.data_dir, self.dev_tgt, self.tgt_vocab)
+        bleu = self.dev_bleu()
+        log(f"[{self.system}] model.pt: dev BLEU {bleu:.2f} (greedy decode of the dev set)")
+        return bleu
 
 
 def guided_links(train: TrainSettings, data_dir: Path, train_src: list, train_tgt: list

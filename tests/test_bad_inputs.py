@@ -10,17 +10,14 @@ import torch
 
 from nmt.data.vocab import Vocab
 from nmt.models.io import save_model
-from nmt.models.seq2seq import Seq2Seq
 from nmt.unk import write_dictionary
-
-SRC_WORDS, TGT_WORDS = [f"s{i}" for i in range(16)], [f"t{i}" for i in range(11)]
+from factories import SRC_WORDS, TGT_WORDS, make_model, model_config
 
 
 def model_file(path: Path, seed: int, tgt_words: list[str], **overrides) -> Path:
-    torch.manual_seed(seed)
-    config = {"layers": 1, "hidden": 8, "embed": 8, "dropout": 0.0, "reverse": True, "attention": "global",
-              "score": "general", "input_feed": True, "max_src_len": 12, **overrides}
-    model = Seq2Seq(config, src_vocab=len(Vocab(SRC_WORDS)), tgt_vocab=len(Vocab(tgt_words)))
+    config = model_config(without=("window",), hidden=8, **overrides)
+    model = make_model(seed, config, src_vocab=len(Vocab(SRC_WORDS)), tgt_vocab=len(Vocab(tgt_words)), init=None,
+                       train=True)
     save_model(path, model, Vocab(SRC_WORDS), Vocab(tgt_words), {"model": config, "translate": {"beam": 2}})
     return path
 

@@ -200,7 +200,7 @@ def test_nmt_report_renders_the_small_preset_from_an_existing_results_directory(
     """A results directory of the small preset (three seeds; scores files written before the length diagnostics
     existed) is judged and rendered by `nmt report` alone: nothing is trained, and the claims compare the seed runs'
     means with the two-level interval."""
-    from nmt.cli.commands import main
+    from nmt.cli import main
 
     run = Run(tmp_path)
     run.results = tmp_path / "results" / "small"

@@ -14,13 +14,11 @@ import yaml
 
 from nmt import config as cfg
 from nmt.pipeline import plan
-from nmt.cli import align, code_deps, common
-from nmt.cli.commands import build_parser
+from nmt.cli import build_parser, code_deps
 from nmt.pipeline.dvc_yaml import STEPS_DIR, outputs_of, planned_preset, read_stages, stage_file
 from required import skip_unless
 
 ROOT = Path(__file__).resolve().parents[1]
-MAIN = sys.modules["nmt.cli.commands"]
 HAS_DVC = shutil.which("dvc") is not None
 
 
@@ -138,7 +136,7 @@ def test_function_level_imports_of_a_handler_are_seen():
     parser = build_parser()
     assert "nmt.decode.translate" in code_deps.imported_at_run_time(code_deps.handler(parser, ["translate"]))
     assert "nmt.align.extract" in code_deps.imported_at_run_time(code_deps.handler(parser, ["align", "extract"]))
-    files = code_deps.command_files(code_deps.handler(parser, ["align", "score"]), (MAIN, common, align))
+    files = code_deps.command_files(code_deps.handler(parser, ["align", "score"]))
     assert "nmt/align/metrics.py" in files and "nmt/align/__init__.py" in files and "nmt/__init__.py" in files
 
 
@@ -200,7 +198,7 @@ def test_dvc_plans_the_stages_of_the_preset_params_yaml_names(tmp_path, preset, 
     status = dvc(workdir, "status", "--json")
     assert status.returncode == 0, status.stderr
     assert {name.rsplit(":", 1)[-1] for name in json.loads(status.stdout)} == names  # nothing has run yet
-    # DVC's dry run stops at the first dependency not made yet (treeverse/dvc#9818): here, after the plan check
+    # DVC's dry run stops at the first dependency not made yet (treeverse/dvc#9021): here, after the plan check
     dry = dvc(workdir, "repro", "--dry")
     assert f"nmt dvc-yaml --check --params params.yaml --stamp results/{preset}/dvc-plan.txt" in dry.stdout
 
@@ -208,7 +206,7 @@ def test_dvc_plans_the_stages_of_the_preset_params_yaml_names(tmp_path, preset, 
 @skip_unless(HAS_DVC, "dvc is not installed")
 def test_a_dry_run_on_a_fresh_checkout_lists_every_stage_and_runs_none(tmp_path):
     """`dvc repro --dry --force`: plain `--dry` stops at the first stage whose dependency an earlier stage has not
-    made yet (DVC hashes it for its run cache; treeverse/dvc#9818), --force skips that look-up."""
+    made yet (DVC hashes it for its run cache; treeverse/dvc#9021), --force skips that look-up."""
     workdir = dvc_checkout(tmp_path, "demo")
     done = dvc(workdir, "repro", "--dry", "--force")
     assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]

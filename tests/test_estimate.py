@@ -12,6 +12,7 @@ from nmt import config as cfg
 from nmt.bench.estimate import (claim_costs, estimate, format_claim_costs, format_estimate, measure_throughput,
                                 preset_systems, training_size)
 from step_settings import train_settings
+from factories import model_config
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -83,8 +84,12 @@ def test_systems_that_differ_only_in_reversal_share_a_measurement(tmp_path):
 
 
 def test_size_comes_from_the_preset_until_the_data_is_prepared(tmp_path):
+    # before anything is generated or fetched: the sentences the preset states, their words from the throughput file
+    stated = training_size(tiny_config(), "en-de", tmp_path)
+    assert (stated["pairs"], stated["tgt_words"]) == (1000, None) and "n_train" in stated["source"]
+    assert training_size(tiny_config(max_train=300), "en-de", tmp_path)["pairs"] == 300
     with pytest.raises(cfg.ConfigError, match=r"no training-data size.*data\.tasks\.en-de\.size"):
-        training_size(tiny_config(), "en-de", tmp_path)
+        training_size(tiny_config(n_train=None), "en-de", tmp_path)
     size = training_size(tiny_config(size={"train_pairs": 7, "train_tgt_words": 70, "source": "a paper"}),
                          "en-de", tmp_path)
     assert (size["pairs"], size["tgt_words"]) == (7, 70) and "a paper" in size["source"]
@@ -136,8 +141,7 @@ def test_systems_left_unmeasured_are_named_and_kept_out_of_every_total(tmp_path)
 
 
 def test_throughput_is_measured_with_real_training_updates():
-    model = {"layers": 1, "hidden": 8, "embed": 8, "dropout": 0.0, "reverse": False, "attention": "global",
-             "score": "general", "input_feed": True, "max_src_len": 12}
+    model = model_config(without=("window",), hidden=8, reverse=False)
     train = train_settings(optimizer="adam", lr=0.01, batch_size=4, clip_norm=5.0, init_range=0.1)
     result = measure_throughput(model, train, 20, 30, 6, updates=3, warmup=1, device=torch.device("cpu"),
                                 compare_eager=True)

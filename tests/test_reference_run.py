@@ -145,8 +145,104 @@ def test_single_runs_cannot_be_judged_and_a_missing_report_is_one_line(tmp_path,
     shutil.rmtree(one)
     one.mkdir()
     assert main(["compare", str(one), str(other)]) == 2
-    assert capsys.readouterr().err.strip() == (f"nmt: error: {one / 'summary.json'}: missing; give the directories "
-                                               "`nmt report` wrote (reports/PRESET, docs/reproductions/PRESET)")
+    assert capsys.readouterr().err.strip() == (f"nmt: error: {one}: not a rendered report (no summary.json); give the "
+                                               "directory `nmt report --out` wrote (reports/PRESET, "
+                                               "docs/reproductions/PRESET)")
+
+
+# -- `nmt compare` against the published reference, as a fresh clone has it ---------------------------------------
+REFERENCE = ROOT / "docs" / "reproductions" / "small-gpu"
+
+
+def one_line(capsys) -> str:
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "Traceback" not in err, err
+    return err
+
+
+@pytest.fixture(scope="module")
+def tiny_report(tmp_path_factory):
+    """A tiny run's report, rendered fresh from a results directory with one scores file (--partial)."""
+    where = tmp_path_factory.mktemp("tiny")
+    scores = where / "results" / "en-de" / "scores" / "base.test.json"
+    scores.parent.mkdir(parents=True)
+    scores.write_text(json.dumps({"system": "base", "testset": "test", "preset": "tiny", "pair": "en-de",
+                                  "ppl": 12.5}))
+    assert main(["report", "--params", str(ROOT / "params.yaml"), "--preset", "tiny", "--results",
+                 str(where / "results"), "--data", str(where / "data"), "--out", str(where / "report"),
+                 "--partial"]) == 0
+    return where / "report"
+
+
+def test_the_shipped_reference_is_a_rendered_report_of_its_partial_run():
+    """What `nmt compare` reads is in git beside the results (rendered with the command of
+    docs/reproductions/README.md), and it says how much of the run is in."""
+    for name in ("summary.json", "claims.json", "index.html", "luong2015_table1.json", "luong2015_table1.csv"):
+        assert (REFERENCE / name).is_file(), name
+    partial = json.loads((REFERENCE / "claims.json").read_text())["run"]["partial"]
+    assert partial["seeds_planned"] == [1, 2, 3] and partial["runs_in"] < partial["runs_planned"]
+    rows = [r for r in json.loads((REFERENCE / "luong2015_table1.json").read_text()) if r["status"] == "measured"]
+    assert rows and all(r["n_runs"] < r["n_planned"] == 3 for r in rows)
+    assert all(r["note"].startswith(f"measured: {r['n_runs']} of 3 runs") for r in rows)
+
+
+def test_a_tiny_run_against_the_reference_is_one_line_naming_both_presets(tiny_report, capsys):
+    assert main(["compare", str(tiny_report), str(REFERENCE)]) == 2
+    err = one_line(capsys)
+    assert err.startswith(f"nmt: error: {tiny_report} and {REFERENCE} are reports of presets tiny and small-gpu: "
+                          "they differ in the en-de corpus (synth against multi30k)")
+    assert err.endswith("(--across-presets compares them anyway)")
+
+
+def test_across_presets_compares_with_the_warning_first_then_that_the_reference_is_partial(tiny_report, capsys):
+    assert main(["compare", str(tiny_report), str(REFERENCE), "--across-presets", "--all"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0].startswith(f"comparing across presets (--across-presets): {tiny_report} and {REFERENCE} are "
+                               "reports of presets tiny and small-gpu")
+    partial = json.loads((REFERENCE / "claims.json").read_text())["run"]["partial"]
+    assert lines[1].startswith(f"note: the run {tiny_report} is a partial run: 1 of its ")  # one scores file
+    assert lines[2] == (f"note: the reference {REFERENCE} is {partial['text']}; its rows are the means of 1 of 3 runs; "
+                        "compared on the runs there are")
+    base = next(line for line in lines if line.startswith("luong2015_table1  Base [ppl]"))
+    assert base.startswith("luong2015_table1  Base [ppl]: run 12.50 (n=1), reference ") and "(n=1 of 3)" in base
+
+
+def test_a_partial_reference_against_a_full_run_compares_what_there_is_with_a_wider_band(tmp_path, capsys):
+    """The reference's single run against a run's three: the band is the run's seed spread over sqrt(1/1 + 1/3)."""
+    run = report_dir(tmp_path / "run", {"base": [10.0, 11.0, 12.0]}, {})
+    reference = report_dir(tmp_path / "ref", {"base": [14.0]}, {})
+    records = json.loads((reference / "t1.json").read_text())
+    (reference / "t1.json").write_text(json.dumps([{**r, "n_planned": 3} for r in records]))
+    (reference / "claims.json").write_text(json.dumps({"claims": [], "run": {
+        "preset": "small-gpu", "corpora": {}, "tables": {},
+        "partial": {"runs_in": 1, "runs_planned": 3, "text": "a partial run: 1 of its 3 planned runs have scores"}}}))
+    assert main(["compare", str(run), str(reference)]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0] == (f"note: the reference {reference} is a partial run: 1 of its 3 planned runs have scores; its "
+                        "rows are the means of 1 of 3 runs; compared on the runs there are")
+    band = 2 * 1.0 * math.sqrt(1 + 1 / 3)
+    assert f"t1  base [bleu_tok]: run 11.00 (n=3), reference 14.00 (n=1 of 3), difference -3.00, band {band:.2f}: " \
+           "differs" in lines
+
+
+def test_a_directory_that_is_not_a_rendered_report_is_one_line_saying_what_it_is(tmp_path, capsys):
+    unrendered = tmp_path / "small-gpu"  # the reference as it was before its report was rendered
+    shutil.copytree(REFERENCE / "results", unrendered / "results")
+    assert main(["compare", str(REFERENCE), str(unrendered)]) == 2
+    assert one_line(capsys) == (
+        f"nmt: error: {unrendered}: not a rendered report (no summary.json): it holds a run's results/; render them "
+        f"into it: nmt report --preset small-gpu --results {unrendered / 'results'} --data data/small-gpu --out "
+        f"{unrendered} --partial")
+    assert main(["compare", str(unrendered / "results"), str(REFERENCE)]) == 2
+    assert one_line(capsys).startswith(f"nmt: error: {unrendered / 'results'}: a results directory, not a report; "
+                                       f"render it first: nmt report --preset small-gpu --results")
+    assert main(["compare", str(REFERENCE), str(tmp_path / "nowhere")]) == 2
+    assert one_line(capsys).startswith(f"nmt: error: {tmp_path / 'nowhere'}: no such directory; give the directory")
+    (tmp_path / "half").mkdir()
+    (tmp_path / "half" / "summary.json").write_text("{}")
+    assert main(["compare", str(tmp_path / "half"), str(REFERENCE)]) == 2
+    assert one_line(capsys) == (f"nmt: error: {tmp_path / 'half'}: an incomplete report (no claims.json); render it "
+                                "again with nmt report")
 
 
 @pytest.mark.pipeline("reference")

@@ -56,3 +56,43 @@ def test_the_report_opens_in_a_browser_with_its_images_links_and_claims(tiny_run
         assert len(rows) >= 20 and all(row.is_displayed() for row in rows[:3])
     finally:
         browser.quit()
+
+
+# Each table's last column (a results table's status or verdict) and the page's own width, at a window size: what
+# a reader of the page as it opens (its details closed) sees without scrolling sideways.
+LAYOUT = """
+const viewport = document.documentElement.clientWidth;
+const tables = Array.from(document.querySelectorAll('table')).filter(t => t.getClientRects().length > 0).map(t => {
+  const last = t.querySelector('tr').lastElementChild.getBoundingClientRect();
+  const box = t.parentElement.getBoundingClientRect();
+  const section = t.closest('section, footer');
+  return {where: (section ? section.id : '') + ': ' + t.querySelector('tr').textContent.trim().slice(0, 40),
+          right: last.right, limit: Math.min(viewport, box.right),
+          wider: t.getBoundingClientRect().width > box.width + 1,
+          sticky: getComputedStyle(t.querySelector('tr').lastElementChild).position === 'sticky'};
+});
+return {viewport, width: document.documentElement.scrollWidth, tables};
+"""
+
+
+def page_layout(browser, page, width=1400, height=900) -> dict:
+    browser.set_window_size(width, height)
+    browser.get(page.as_uri())
+    return browser.execute_script(LAYOUT)
+
+
+@pytest.mark.pipeline("snakemake")
+def test_the_report_fits_a_1400_px_window_with_every_tables_last_column_in_view(tiny_runs):
+    """At a laptop's 1400 px no table makes the page wider than the window: a table wider than the page scrolls
+    inside its own box, with its last column held in view (sticky)."""
+    page = tiny_runs["snakemake"].workdir / "reports/tiny/index.html"
+    browser = open_browser()
+    try:
+        layout = page_layout(browser, page)
+    finally:
+        browser.quit()
+    assert layout["width"] <= 1400 and layout["width"] == layout["viewport"]
+    assert len(layout["tables"]) >= 20
+    cut = [t["where"] for t in layout["tables"] if t["right"] > t["limit"] + 1]
+    assert cut == []
+    assert all(t["sticky"] for t in layout["tables"] if t["wider"])  # a table that scrolls keeps its last column

@@ -296,9 +296,9 @@ def files_of(out) -> dict:
 
 
 def one_line_error(result, logged: str | None = None) -> str:
-    """The one line of a command that failed with exit status 2 (after the training's log lines, which start with
-    `logged`, if given)."""
-    lines = [line for line in result.stderr.strip().splitlines() if not (logged and line.startswith(logged))]
+    """The one line of a command that failed with exit status 2 (after the training's log lines, which carry
+    `logged`, if given, after their time stamp where they have one)."""
+    lines = [line for line in result.stderr.strip().splitlines() if not (logged and logged in line)]
     assert result.returncode == 2 and len(lines) == 1 and "Traceback" not in result.stderr, result.stderr
     assert lines[0].startswith("nmt: error: "), lines[0]
     return lines[0]
@@ -450,25 +450,7 @@ def test_a_curves_directory_that_cannot_be_written_is_one_warning_and_the_traini
     assert_same_run(reference_run(root, preset), final_state(out))
 
 
-class StopAfter:
-    """Stands in for train's StopRequested: 'receives' SIGTERM after `n` updates."""
-
-    def __init__(self, n):
-        self.n, self.checks = n, 0
-
-    def __call__(self):
-        return self
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        return False
-
-    @property
-    def signum(self):
-        self.checks += 1
-        return signal.SIGTERM if self.checks >= self.n else None
+from factories import StopAfter  # noqa: E402
 
 
 def test_a_cuda_run_checkpoints_its_cuda_rng_state_and_restores_it_on_resume(workspace, tmp_path, monkeypatch):

@@ -46,11 +46,7 @@ from ..data.text import CorpusError
 from ..errors import UserError
 from .symmetrize import METHODS, symmetrize_corpus
 
-LABELS = {
-    1: "eflomal -m 1 (IBM-1)",
-    2: "eflomal -m 2 (IBM-1 + HMM; fast_align analogue)",
-    3: "eflomal -m 3 (IBM-1 + HMM + fertility; GIZA++/Berkeley analogue)",
-}
+LABELS = eflomal_runner.MODEL_LABELS
 
 
 

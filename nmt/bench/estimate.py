@@ -9,7 +9,10 @@ The estimate is plain arithmetic on measured numbers, nothing is assumed about h
   `train.plateau` its `max_epochs`, an upper bound: a system stops sooner once its dev perplexity is flat;
 - trained target tokens per epoch = target words + one </s> per sentence of the training split, taken from the
   prepared data (`data/{preset}/{task}/prepared/prep.json`) when it exists, otherwise from the preset's
-  `data.tasks.{task}.size` (counts published with the corpus; the preset says where they come from);
+  `data.tasks.{task}.size` (counts published with the corpus; the preset says where they come from), otherwise
+  from the sentences the corpus is stated to have (its training file's `lines` in the registry, nmt/data/corpora.yaml,
+  or a synthetic corpus' `n_train`; at most `max_train`) times the mean sentence length the throughput was measured
+  at: an estimate needs no download and no preparation;
 - tokens per second come from `nmt bench train`: real training updates (forward, backward, clipping, optimiser step)
   of the system's model at the preset's batch size and vocabulary sizes, on batches of the corpus' mean sentence
   length, on the device it ran on. Systems whose compute is the same (they differ only in source reversal) share a
@@ -29,6 +32,8 @@ import torch
 
 from .. import config as cfg
 from ..engine import cpu_precision, mkl_on_amd
+from ..data.corpus import split_sources
+from ..data.fetch import load_registry
 from ..data.vocab import SPECIALS
 from ..pipeline import plan
 from ..settings import SystemSettings, TrainSettings, comparable_settings
@@ -43,26 +48,59 @@ _SPECIALS = len(SPECIALS)  # <pad> <unk> <s> </s>, added to the top-K words of e
 
 
 def training_size(config: dict, task: str, data_root: str | Path | None) -> dict:
-    """Training split size of a task: from prep.json when the data is prepared, else the preset's `size`."""
-    prep_path = Path(data_root) / task / "prepared" / "prep.json" if data_root is not None else None
+    """Training split size of a task: from prep.json when the data is prepared, else the preset's `size`, else only
+    the stated number of sentences (`stated_pairs`; tgt_words None: the caller takes a mean length from elsewhere).
+    Without prepared data the vocabularies are the preset's sizes (a corpus with fewer words has smaller ones)."""
+    prep_path = _prep_path(data_root, task)
     if prep_path is not None and prep_path.is_file():
         prep = read_json(prep_path, "a prepared corpus's statistics", schema=validator("data-stats", "prepared"))
         train = prep["splits"]["train"]
         return {"pairs": train["sentences"], "tgt_words": train["tgt_tokens"],
                 "src_vocab": prep["src_vocab"], "tgt_vocab": prep["tgt_vocab"], "source": str(prep_path)}
-    spec = cfg.corpus_for_task(config, task)
-    size = spec.get("size")
-    if not size:
-        where = f" ({prep_path} does not exist)" if prep_path is not None else ""
-        raise cfg.ConfigError(
-            f"preset {config['preset']!r}, task {task}: no training-data size to estimate from{where}. Prepare the data "
-            f"first (snakemake --cores all data/{config['preset']}/{task}/prepared/prep.json "
-            f"--config preset={config['preset']}) or give "
-            f"data.tasks.{task}.size (train_pairs, train_tgt_words, source)")
     prep = cfg.prepare_for_task(config, task)
-    return {"pairs": size["train_pairs"], "tgt_words": size["train_tgt_words"],
-            "src_vocab": prep["src_vocab"] + _SPECIALS, "tgt_vocab": prep["tgt_vocab"] + _SPECIALS,
-            "source": f"data.tasks.{task}.size: {size['source']}"}
+    vocab = {"src_vocab": prep["src_vocab"] + _SPECIALS, "tgt_vocab": prep["tgt_vocab"] + _SPECIALS}
+    size = cfg.corpus_for_task(config, task).get("size")
+    if size:
+        return {"pairs": size["train_pairs"], "tgt_words": size["train_tgt_words"], **vocab,
+                "source": f"data.tasks.{task}.size: {size['source']}"}
+    stated = stated_pairs(config, task)
+    if stated is None:
+        raise no_size(config, task, data_root)
+    pairs, source = stated
+    return {"pairs": pairs, "tgt_words": None, **vocab, "source": source}
+
+
+def _prep_path(data_root: str | Path | None, task: str) -> Path | None:
+    return Path(data_root) / task / "prepared" / "prep.json" if data_root is not None else None
+
+
+def no_size(config: dict, task: str, data_root: str | Path | None) -> cfg.ConfigError:
+    prep_path = _prep_path(data_root, task)
+    where = f" ({prep_path} does not exist)" if prep_path is not None else ""
+    return cfg.ConfigError(
+        f"preset {config['preset']!r}, task {task}: no training-data size to estimate from{where}. Prepare the data "
+        f"first (snakemake --cores all data/{config['preset']}/{task}/prepared/prep.json "
+        f"--config preset={config['preset']}) or give "
+        f"data.tasks.{task}.size (train_pairs, train_tgt_words, source)")
+
+
+def stated_pairs(config: dict, task: str) -> tuple[int, str] | None:
+    """The training sentences a task's corpus is stated to have before anything is fetched, and where that is said:
+    a synthetic corpus' `n_train`, or the `lines` the registry (nmt/data/corpora.yaml) gives its training target
+    file; at most the task's `max_train`. None where neither says."""
+    spec = cfg.corpus_for_task(config, task)
+    if spec["corpus"] == "synth":
+        pairs = spec.get("n_train")
+        source = f"data.tasks.{task}.n_train: {pairs} (synthetic)"
+    else:
+        corpus, _, tgt_file = split_sources(spec)["train"]
+        pairs = load_registry().get(corpus, {}).get("files", {}).get(tgt_file, {}).get("lines")
+        source = f"{corpus} {tgt_file}: {pairs:,} lines (nmt/data/corpora.yaml)" if pairs else ""
+    if not pairs:
+        return None
+    if spec.get("max_train") and spec["max_train"] < pairs:
+        pairs, source = spec["max_train"], f"data.tasks.{task}.max_train: {spec['max_train']}"
+    return pairs, source
 
 
 def cost_key(resolved: dict, size: dict) -> str:
@@ -203,6 +241,8 @@ def bench_train(config: dict, root: str | Path, data_root: str | Path | None, *,
             measured[entry["key"]]["systems"].append(f"{entry['task']}/{entry['system']}")
             continue
         size, resolved = entry["size"], entry["resolved"]
+        if size["tgt_words"] is None:  # a sentence count alone: the batches' length must be the corpus' own
+            raise no_size(config, entry["task"], data_root)
         length = max(1, round(size["tgt_words"] / max(size["pairs"], 1)))
         progress(f"measuring {entry['task']}/{entry['system']}: {resolved['model']['layers']}x"
                  f"{resolved['model']['hidden']}, vocab {size['src_vocab']}/{size['tgt_vocab']}, batch "
@@ -292,12 +332,17 @@ def estimate(config: dict, root: str | Path, data_root: str | Path | None, bench
     for entry in preset_systems(config, root, data_root):
         measured = bench["measurements"].get(entry["key"])
         size = entry["size"]
-        tokens = size["tgt_words"] + size["pairs"]  # + one </s> per sentence, as training counts them
+        words, source = size["tgt_words"], size["source"]
+        if words is None and measured is not None and measured.get("length"):
+            # only the sentences are stated: their mean length is the one the throughput was measured at
+            words = size["pairs"] * measured["length"]
+            source += " x the mean sentence length the throughput was measured at"
+        tokens = None if words is None else words + size["pairs"]  # + one </s> per sentence, as training counts
         per_s = None if measured is None else measured.get("tokens_per_s", measured.get("tgt_tokens_per_s"))
-        hours = None if per_s is None else entry["epochs"] * tokens / per_s / 3600
+        hours = None if per_s is None or tokens is None else entry["epochs"] * tokens / per_s / 3600
         rows.append({"task": entry["task"], "system": entry["system"], "table": entry["table"],
                      "epochs": entry["epochs"], "train_pairs": size["pairs"], "tgt_tokens_per_epoch": tokens,
-                     "tgt_tokens_per_s": per_s, "hours": hours, "size_source": size["source"]})
+                     "tgt_tokens_per_s": per_s, "hours": hours, "size_source": source})
     if rows and all(r["hours"] is None for r in rows):
         raise cfg.ConfigError(f"no system of preset {config['preset']!r} has a measurement in the throughput file: "
                               f"their models or data sizes changed since the throughput was measured; run "
@@ -370,14 +415,16 @@ def format_estimate(result: dict) -> str:
              f"device)", f"throughput measured by `nmt bench train` on {result['device']}, {result['measured_on']}, "
              f"torch {result['torch']}", "", f"{'table':<44} {'runs':>6} {'measured':>9} {unit:>10}"]
     for t in result["tables"]:
-        lines.append(f"{t['table']:<44} {t['runs']:>6} {t['measured']:>9} {t['hours']:>10.3g}"
-                     + ("" if t["measured"] == t["runs"] else "  (measured runs only)"))
+        hours = "not measured" if not t["measured"] else f"{t['hours']:>10.3g}"
+        lines.append(f"{t['table']:<44} {t['runs']:>6} {t['measured']:>9} {hours:>10}"
+                     + ("" if t["measured"] in (0, t["runs"]) else "  (measured runs only)"))
     lines += ["", f"{'task/system':<44} {'epochs':>6} {'pairs':>10} {'tokens/epoch':>13} {'tok/s':>8} {unit:>10}"]
     for r in result["rows"]:
-        speed, hours = ((f"{r['tgt_tokens_per_s']:>8.0f}", f"{r['hours']:>10.3g}") if r["hours"] is not None
-                        else (f"{'-':>8}", f"{'not measured':>10}"))
+        speed = "-" if r["tgt_tokens_per_s"] is None else f"{r['tgt_tokens_per_s']:.0f}"
+        tokens = "-" if r["tgt_tokens_per_epoch"] is None else f"{r['tgt_tokens_per_epoch']:,}"
+        hours = "not measured" if r["hours"] is None else f"{r['hours']:.3g}"
         lines.append(f"{r['task'] + '/' + r['system']:<44} {r['epochs']:>6} {r['train_pairs']:>10,} "
-                     f"{r['tgt_tokens_per_epoch']:>13,} {speed} {hours}")
+                     f"{tokens:>13} {speed:>8} {hours:>10}")
     sources = sorted({r["size_source"] for r in result["rows"]})
     lines += ["", "training sizes from: " + "; ".join(sources),
               "not included: decoding and scoring (minutes), data download and preparation"]

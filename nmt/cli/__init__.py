@@ -1,22 +1,51 @@
-"""The `nmt` command line (nmt.cli.commands), with `nmt align ...` in nmt.cli.align.
+"""The `nmt` command line: its grammar in nmt.cli.parser (and nmt.cli.align_parser), what each command does in
+nmt.cli.commands (and nmt.cli.align), imported only when the command runs (nmt.cli.options.resolve).
 
 `main` is the console script's entry. As the process's entry point (no argv given), it first lets nmt.engine.mkl_on_amd
 execute the process again where that makes MKL's products faster (an AMD processor), before the commands' modules
-are imported, so that the re-execution costs no more than the interpreter's start.
+are imported, so that the re-execution costs no more than the interpreter's start. It is also the one place that
+turns the failures a user can cause into one line and exit status 2.
 """
+import sys
+import traceback
+
 from ..engine import mkl_on_amd
+from ..errors import UserError
+from .options import resolve
+from .parser import build_parser
 
 
 def main(argv: list[str] | None = None) -> int:
     if argv is None:
         mkl_on_amd.reexec_if_useful()  # returns where there is nothing to do
-    from .commands import main as run_command  # (after the re-execution: see the module docstring)
-    return run_command(argv)
+    args = build_parser().parse_args(argv)
+    try:
+        resolve(args.func)(args)
+    except UserError as err:  # (nmt.errors) its message already names the file, line or key
+        print(f"nmt: error: {err}", file=sys.stderr)
+        return 2
+    except OSError as err:  # reading or writing: a missing or read-only path, a full disk, a directory for a file
+        print(f"nmt: error: {os_error_line(err)}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:  # Ctrl-C outside a training (a training checkpoints and exits on its own)
+        print("nmt: interrupted", file=sys.stderr)
+        return 130
+    except Exception:  # not something a user can cause: our bug, shown whole
+        traceback.print_exc()
+        print("nmt: internal error: the traceback above is a bug in nmt; please report it with the command that "
+              "gave it", file=sys.stderr)
+        return 1
+    return 0
 
 
-def build_parser():
-    from .commands import build_parser as build
-    return build()
+def os_error_line(err: OSError) -> str:
+    """An OSError as one line: the path(s) it names and the system's reason."""
+    reason = err.strerror or str(err)
+    if err.filename is None:
+        return reason
+    if err.filename2 is not None:
+        return f"{err.filename} -> {err.filename2}: {reason}"
+    return f"{err.filename}: {reason}"
 
 
 __all__ = ["build_parser", "main"]

@@ -1,11 +1,12 @@
 """The source files an `nmt` command runs: what a DVC stage that calls it must depend on, so that a code change
 reruns every stage it can change (a missing one is a silent reproducibility bug).
 
-Read off the code, never listed by hand: the nmt modules the command line imports when it loads, plus those the
-command's handler imports when it runs (the per-command imports of nmt.cli), each with everything it imports in
-turn, at any depth and also inside functions (grimp, the import graph import-linter checks), plus the data
-files those modules read (``READS``). The command line itself is left out: how a command is spelled changes no
-result, and DVC already reruns a stage whose command changes.
+Read off the code, never listed by hand: the nmt modules the command line loads for the command (its entry, the
+parser and the module of the command's handler, with what they import at their top), plus those the command's
+handler imports when it runs (the per-command imports of nmt.cli), each with everything it imports in turn, at any
+depth and also inside functions (grimp, the import graph import-linter checks), plus the data files those modules
+read (``READS``). The command line itself is left out: how a command is spelled changes no result, and DVC already
+reruns a stage whose command changes.
 """
 from __future__ import annotations
 
@@ -13,10 +14,16 @@ import argparse
 import ast
 import inspect
 import re
+import sys
 from functools import lru_cache
+from importlib import import_module
 from pathlib import Path
 
 import grimp
+
+from .options import resolve
+
+ENTRY = ("nmt.cli", "nmt.cli.parser")  # what every `nmt` command loads before its handler's module
 
 PACKAGE_ROOT = Path(__file__).resolve().parents[1]  # .../nmt
 # Files a module reads besides its own source (tests/test_dvc_pipeline.py checks that every such file of the
@@ -53,7 +60,7 @@ def _absolute(package: str, dots: int, name: str | None) -> str:
 
 def imported_at_load(module) -> set[str]:
     """The nmt modules a module imports at its top level (the graph also has those imported in functions)."""
-    package = module.__name__.rsplit(".", 1)[0]
+    package = module.__package__  # what its relative imports start from (a package's __init__: the package)
     found = set()
     for node in ast.parse(inspect.getsource(module)).body:
         if isinstance(node, ast.ImportFrom) and node.level:
@@ -74,7 +81,19 @@ def handler(parser: argparse.ArgumentParser, words: list[str]):
     """The function `nmt WORDS...` runs (WORDS: the command, e.g. ["align", "extract"], before its options)."""
     for word in words:
         parser = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction)).choices[word]
-    return parser.get_default("func")
+    return resolve(parser.get_default("func"))
+
+
+def cli_modules(function) -> list:
+    """The modules of nmt.cli that running ``function``'s command loads: the entry's and the handler's module, with
+    the nmt.cli modules they import at their top, at any depth."""
+    found, todo = {}, [*ENTRY, function.__module__]
+    while todo:
+        name = todo.pop()
+        if name not in found:
+            found[name] = sys.modules.get(name) or import_module(name)
+            todo += [m for m in imported_at_load(found[name]) if m.startswith("nmt.cli.") or m == "nmt.cli"]
+    return list(found.values())
 
 
 def module_file(module: str) -> str:
@@ -82,11 +101,11 @@ def module_file(module: str) -> str:
     return (path / "__init__.py" if path.is_dir() else path.with_suffix(".py")).relative_to(PACKAGE_ROOT.parent).as_posix()
 
 
-def command_files(function, cli_modules) -> list[str]:
+def command_files(function) -> list[str]:
     """Every source and data file of nmt that the command handled by ``function`` runs or reads, outside the
-    command line (``cli_modules``: those the `nmt` entry point loads), sorted."""
+    command line (the modules of nmt.cli), sorted."""
     graph = _graph()
-    modules = set().union(*map(imported_at_load, cli_modules)) | imported_at_run_time(function)
+    modules = set().union(*map(imported_at_load, cli_modules(function))) | imported_at_run_time(function)
     # the command line's own modules are left out with what they import only in other commands' handlers
     modules = {m for m in modules if m in graph.modules and m.split(".")[:2] != ["nmt", "cli"]}
     for module in list(modules):

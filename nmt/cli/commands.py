@@ -1,25 +1,21 @@
-"""The `nmt` command line: one subcommand per pipeline stage. Workflow rules call these; so can people.
-
-Each command imports the modules that do its work when it runs, so that `nmt --help`, `nmt systems` and the
-workflow engines' many small calls do not pay for importing torch."""
+"""What the `nmt` commands do (their options: nmt.cli.parser): one function per command, which nmt.cli imports when
+the command runs. Each imports the modules that do its work when it runs, so that `nmt systems` and the workflow
+engines' many small calls do not pay for importing torch."""
 from __future__ import annotations
 
-import argparse
 import functools
 import json
 import sys
-import traceback
 from pathlib import Path
 
 from .. import config as cfg
-from .. import eflomal_runner, layout
+from .. import layout
 from ..data.tasks import data_task
 from ..data.text import write_json_atomic
-from ..errors import UserError
 from ..pipeline import plan
 from ..settings import SystemSettings
-from . import align, common
-from .common import add_config_args, add_system_args, load_config, system_models
+from .common import load_config, system_models, table_file
+from .parser import build_parser
 
 
 # -- data -----------------------------------------------------------------------------------------------------
@@ -168,11 +164,11 @@ def cmd_dvc_yaml(args) -> None:
     from . import code_deps  # grimp: only this command reads the import graph
     config = load_config(args)
     root = Path(args.params).parent
-    parser, loaded = build_parser(), (sys.modules[__name__], common, align)
+    parser = build_parser()
 
     @functools.lru_cache(maxsize=None)  # every stage of a step runs the same command: its files once
     def files_of(words: tuple[str, ...]) -> list[str]:
-        return code_deps.as_dependencies(code_deps.command_files(code_deps.handler(parser, words), loaded))
+        return code_deps.as_dependencies(code_deps.command_files(code_deps.handler(parser, words)))
 
     files = render(config, root, files_of)
     stale = stale_files(root, files)
@@ -205,9 +201,12 @@ def cmd_dvc_yaml(args) -> None:
 
 def cmd_config(args) -> None:
     config = load_config(args)
-    if args.table and args.system:
-        table = cfg.load_table(args.table)
-        resolved = cfg.system_config(config, table, args.system, args.table)
+    if bool(args.table) != bool(args.system):
+        raise cfg.ConfigError("nmt config: --table and --system go together (one system of one table)")
+    if args.table:
+        path = table_file(config, Path(args.params).parent, args.table)
+        table = cfg.load_table(path)
+        resolved = cfg.system_config(config, table, args.system, path)
         # the system as its table's task trains it: that task's corpus and preparation (e.g. 30K vocabularies)
         resolved["prepare"] = cfg.prepare_for_task(resolved, table["task"])
         resolved["task"] = {"name": table["task"], "played_by": data_task(config, table["task"]),
@@ -223,7 +222,8 @@ def cmd_config(args) -> None:
 def cmd_train(args) -> None:
     from ..train import train
     config = load_config(args)
-    system_cfg = cfg.system_config(config, cfg.load_table(args.table), args.system, args.table)
+    path = table_file(config, Path(args.params).parent, args.table)
+    system_cfg = cfg.system_config(config, cfg.load_table(path), args.system, path)
     # Files from other steps (a baseline to start from, aligned training pairs): given on the command line, or
     # where the workflow puts them among --out's task results (--out: results/{preset}/{task}/models/{system}).
     found = cfg.training_inputs(system_cfg, Path(args.out).parent.parent)
@@ -367,12 +367,14 @@ def cmd_evaluate(args) -> None:
 
 
 # -- report ---------------------------------------------------------------------------------------------------
-def _expected_scores(config: dict, root: Path, results: Path) -> list[Path]:
-    """Every scores file the preset's tables and figures read (translations' and alignments'), below ``results``."""
+def _expected_scores(config: dict, root: Path, results: Path) -> dict[tuple[str, str, str], Path]:
+    """{(task, run, testset): its scores file below ``results``} of every scores file the preset's tables and figures
+    read (translations' and alignments')."""
     wanted = dict.fromkeys([*plan.collect_evaluations(config, root),
                             *((a["task"], a["name"], a["split"]) for a in plan.collect_alignments(config, root))])
-    return [layout.under(results, layout.RESULTS_ROOT, layout.SCORES, pair=task, system=name, testset=testset)
-            for task, name, testset in wanted]
+    return {(task, name, testset): layout.under(results, layout.RESULTS_ROOT, layout.SCORES, pair=task, system=name,
+                                                testset=testset)
+            for task, name, testset in wanted}
 
 
 def cmd_report(args) -> None:
@@ -380,6 +382,7 @@ def cmd_report(args) -> None:
     from ..report.claims import ClaimJudge, VerdictRule, adjust, training_convergence
     from ..report.deviations import claim_scopes, deviations
     from ..report.context import report_context
+    from ..report.partial import partial_record, runs_in, scored_runs
     from ..report.render import SPEED_VIEWS, check_scores, render_report, training_problems
     config = load_config(args)
     root = Path(args.params).parent
@@ -390,7 +393,11 @@ def cmd_report(args) -> None:
     claim_specs = plan.collect_claims(config, root)  # a bad claims file is said before the results are looked at
     # a mistyped --results or a run not made yet: refused rather than a page of MISSING over a good report
     expected = _expected_scores(config, root, Path(args.results))
-    missing = check_scores(expected, Path(args.results), config["preset"], partial=args.partial)
+    missing = check_scores(list(expected.values()), Path(args.results), config["preset"], partial=args.partial)
+    found = {key: path.is_file() for key, path in expected.items()}
+    partial = partial_record(found, plan.preset_seeds(config))  # how much of the planned run is in (None: all)
+    # --partial on a run made one seed at a time: its rows are the means of the seed runs there are ("1 of 3 runs")
+    by_seeds = partial if args.partial and len(plan.preset_seeds(config)) > 1 else None
     problems = training_problems(Path(args.results), trained)
     context = report_context(config, Path(args.data), Path(args.results), trained)
     speed = {}
@@ -402,11 +409,13 @@ def cmd_report(args) -> None:
     tables_by_id = {cfg.load_table(path)["id"]: cfg.load_table(path) for path in tables}
     runs = plan.collect_runs(config, root)
     paper = cfg.load_params(args.params, "paper")
-    found = deviations(config, paper, config["tables"], root)
+    differ = deviations(config, paper, config["tables"], root)
     rule = VerdictRule.from_config(config)
+    # --partial: the claims are judged on the runs there are (fewer than planned: the verdicts say how many)
+    judged_runs = runs_in(runs, scored_runs(found)) if by_seeds else runs
     judge = ClaimJudge(results_dir=Path(args.results), preset=config["preset"], tables_by_id=tables_by_id,
-                       pair_for_task=pairs, benchmarks=speed, runs=runs, rule=rule,
-                       scopes=claim_scopes(config, paper, config["tables"], found, root),
+                       pair_for_task=pairs, benchmarks=speed, runs=judged_runs, planned=runs, rule=rule,
+                       scopes=claim_scopes(config, paper, config["tables"], differ, root),
                        ensembles=plan.collect_ensembles(config, root),
                        languages={task: cfg.corpus_for_task(config, task)["tgt_lang"] for task in pairs},
                        unavailable={cfg.load_table(root / t)["id"]: why for t, why in unavailable.items()})
@@ -418,13 +427,15 @@ def cmd_report(args) -> None:
                           figures=plan.collect_figures(config, root), data_dir=Path(args.data),
                           unavailable={root / t: why for t, why in unavailable.items()},
                           claims=claims, claim_files=config.get("claims") or [], runs=runs,
-                          deviations=found, synthetic=synthetic,
+                          deviations=differ, synthetic=synthetic,
                           trainings=training_convergence(Path(args.results), trained, rule.converged_within,
                                                          rule.converged_window),
-                          run=run_identity(config, root), problems=problems)
+                          run={**run_identity(config, root), **({"partial": partial} if partial else {})},
+                          problems=problems, partial=by_seeds)
     if missing:
+        shown = f"{partial['text']}; each row is the mean of the runs it has" if by_seeds else "their rows say MISSING"
         print(f"nmt: warning: a partial report: {len(missing)} of its {len(expected)} scores files are missing "
-              "(their rows say MISSING)", file=sys.stderr)
+              f"({shown})", file=sys.stderr)
     if problems:
         print(f"nmt: warning: {len(problems)} training{'s' if len(problems) > 1 else ''} with incomplete records "
               f"(listed at the top of the page): {'; '.join(problems)}", file=sys.stderr)
@@ -433,320 +444,7 @@ def cmd_report(args) -> None:
 
 def cmd_compare(args) -> None:
     from ..report.compare import compare, format_comparison
-    for report in (args.run, args.reference):
-        for name in ("summary.json", "claims.json"):
-            if not (Path(report) / name).is_file():
-                raise UserError(f"{Path(report) / name}: missing; give the directories `nmt report` wrote "
-                                "(reports/PRESET, docs/reproductions/PRESET)")
     result = compare(Path(args.run), Path(args.reference), across_presets=args.across_presets)
     print(format_comparison(result, everything=args.all))
     if args.json:
         write_json_atomic(args.json, result)
-
-
-def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="nmt", description=__doc__)
-    sub = parser.add_subparsers(dest="command", required=True)
-    for add_commands in (_data_commands, _bench_commands, _plan_commands, _model_commands, _unk_commands,
-                         align.register, _scoring_commands):  # the order of `nmt --help`
-        add_commands(sub)
-    return parser
-
-
-def _data_commands(sub) -> None:
-    """`nmt data get|list|fetch|prepare`: corpora."""
-    data = sub.add_parser("data", help="corpora: list, fetch, get, prepare").add_subparsers(dest="data_command", required=True)
-    p = data.add_parser("get", help="the raw corpus of a task: generated (synth) or fetched and verified")
-    add_config_args(p)
-    p.add_argument("--task", required=True, help="the table task (e.g. en-de); the preset names its corpus")
-    p.add_argument("--out", required=True, help="directory for {split}.src / {split}.tgt")
-    p.add_argument("--downloads", default="data/downloads", help="where fetched files are kept (default: %(default)s)")
-    p.add_argument("--offline", action="store_true", help="use only the mirror and earlier downloads")
-    p.set_defaults(func=cmd_data_get)
-    p = data.add_parser("list", help="the corpus registry: corpora, files, mirror paths, licences")
-    p.set_defaults(func=cmd_data_list)
-    p = data.add_parser("fetch", help="fetch files of a registry corpus, verified by sha256 (mirror first)")
-    p.add_argument("corpus", help="a corpus of the registry (`nmt data list`)")
-    p.add_argument("files", nargs="*", help="file names (default: all of the corpus)")
-    p.add_argument("--dest", help="destination directory (default: DOWNLOADS/CORPUS)")
-    p.add_argument("--downloads", default="data/downloads", help="default: %(default)s")
-    p.add_argument("--mirror", help="a directory laid out like ../shared/data, consulted before the network")
-    p.add_argument("--offline", action="store_true", help="never download")
-    p.add_argument("--accept-licence", action="store_true",
-                   help="you read and accepted the licence of a licence-gated corpus (RWTH gold alignments)")
-    p.set_defaults(func=cmd_data_fetch)
-    p = data.add_parser("prepare", help="tokenise, length-filter, build vocabularies, binarise")
-    add_config_args(p)
-    p.add_argument("--task", required=True)
-    p.add_argument("--raw", required=True, help="directory with {split}.src / {split}.tgt")
-    p.add_argument("--out", required=True)
-    p.add_argument("--splits", nargs="+", default=None, help="default: every split of the task's corpus")
-    p.set_defaults(func=cmd_data_prepare)
-
-
-def _bench_commands(sub) -> None:
-    """`nmt bench train|translate|attention|monotonic`: measurements of this code's speed."""
-    bench = sub.add_parser("bench", help="measurements of this code's speed").add_subparsers(
-        dest="bench_command", required=True)
-    p = bench.add_parser("train", help="training throughput of each distinct model of the preset (for nmt estimate)")
-    add_config_args(p)
-    p.add_argument("--data", help="prepared data root, for real sizes (default: data/PRESET)")
-    p.add_argument("--updates", type=int, default=20, help="timed updates per model (default: %(default)s)")
-    p.add_argument("--warmup", type=int, default=3, help="untimed updates first (default: %(default)s)")
-    p.add_argument("--device", help="cpu or cuda (default: cuda when available)")
-    p.add_argument("--threads", type=int, default=None, help="CPU threads (default: torch's)")
-    p.add_argument("--compare-eager", action="store_true",
-                   help="also time the plain eager fp32 path, in turn with the fast one (eager_tokens_per_s)")
-    p.add_argument("--systems", nargs="+", metavar="SYSTEM", help="measure only these systems (default: all)")
-    p.add_argument("--epoch-check", nargs="+", metavar="SYSTEM", default=[],
-                   help="also train one epoch of each on its prepared data, fast and eager fp32: dev perplexity "
-                        "and throughput of both")
-    p.add_argument("--epoch-check-seeds", nargs="+", type=int, metavar="SEED",
-                   help="train each --epoch-check system once per seed, both paths (default: the preset's seed); "
-                        "the paths' dropout masks differ, and the seeds show how much that alone moves the result")
-    p.add_argument("--precision", help="the fast path's train.precision for every system: auto, fp32 or bf16 "
-                                       "(default: each system's own)")
-    p.add_argument("--out", help="JSON file (default: benchmarks/throughput-PRESET-DEVICE.json)")
-    p.set_defaults(func=cmd_bench_train)
-    p = bench.add_parser("translate", help="decoding speed of each distinct model of the preset: greedy and beam "
-                                           "search, sentences/s at batch 1 and 64")
-    add_config_args(p)
-    p.add_argument("--data", help="prepared data root, for real sentences (default: data/PRESET)")
-    p.add_argument("--beam", type=int, help="beam size (default: the preset's translate.beam)")
-    p.add_argument("--device", help="cpu or cuda (default: cuda when available)")
-    p.add_argument("--threads", type=int, default=None, help="CPU threads (default: torch's)")
-    p.add_argument("--compare-eager", action="store_true",
-                   help="also time the plain path (eager engine, step-by-step reference searches), in turn")
-    p.add_argument("--systems", nargs="+", metavar="SYSTEM", help="only these systems (default: all)")
-    p.add_argument("--min-time", type=float, default=1.0, help="seconds of timed decoding per model and batch size "
-                                                               "(default: %(default)s)")
-    p.add_argument("--out", help="JSON file (default: benchmarks/translate-PRESET-DEVICE.json)")
-    p.set_defaults(func=cmd_bench_translate)
-    p = bench.add_parser("attention", help="time per decoder step of global vs local attention, by source length")
-    add_config_args(p)
-    p.add_argument("--out", required=True, help="JSON file for the report")
-    p.add_argument("--lengths", type=int, nargs="+", help="source lengths (default: bench.attention.lengths)")
-    p.add_argument("--device", default="cpu", help="cpu or cuda (default: %(default)s)")
-    p.add_argument("--threads", type=int, default=1, help="CPU threads (default: %(default)s)")
-    p.set_defaults(func=cmd_bench_attention)
-    p = bench.add_parser("monotonic", help="softmax vs hard monotonic attention (Raffel et al. 2017, appendix F): "
-                                           "context vectors over a T x U grid, and whole greedy decoding by length")
-    add_config_args(p)
-    p.add_argument("--out", required=True, help="JSON file for the report")
-    p.add_argument("--threads", type=int, default=1, help="CPU threads, torch's and numpy's (default: %(default)s)")
-    p.set_defaults(func=cmd_bench_monotonic)
-
-
-def _plan_commands(sub) -> None:
-    """`nmt estimate`, `nmt systems`, `nmt dvc-yaml`, `nmt config`: what the preset plans."""
-    p = sub.add_parser("estimate", help="device-hours to train every system of the preset, from measured throughput")
-    add_config_args(p)
-    p.add_argument("--throughput", required=True, help="the JSON file `nmt bench train` wrote")
-    p.add_argument("--data", help="prepared data root, for real sizes (default: data/PRESET)")
-    p.add_argument("--claims", help="a report's claims.json (reports/PRESET/claims.json): also what training every "
-                                     "inconclusive claim's systems with the seeds that would decide it costs")
-    p.add_argument("--json", help="also write the estimate as JSON")
-    p.set_defaults(func=cmd_estimate)
-
-    p = sub.add_parser("systems", help="list the systems the preset's tables train")
-    add_config_args(p)
-    p.add_argument("--with-pair", action="store_true")
-    p.set_defaults(func=cmd_systems)
-    p = sub.add_parser("seed-targets", help="the files of one seed's part of the run (a run made one seed at a time: "
-                                            "`snakemake $(nmt seed-targets --seed 2)`)")
-    add_config_args(p)
-    p.add_argument("--seed", type=int, required=True, help="one of the preset's train.seeds")
-    p.set_defaults(func=cmd_seed_targets)
-    p = sub.add_parser("export-run", help="copy a run's small files (no models) into another directory, e.g. a "
-                                          "published reference; one seed's part at a time with --seed")
-    add_config_args(p)
-    p.add_argument("--results", help="the run's results directory (default: results/PRESET)")
-    p.add_argument("--out", required=True, help="e.g. docs/reproductions/PRESET/results")
-    p.add_argument("--seed", type=int, action="append", help="only this seed's part (repeatable; default: every seed)")
-    p.add_argument("--replace", action="store_true", help="overwrite files already there with other content")
-    p.set_defaults(func=cmd_export_run)
-    p = sub.add_parser("dvc-yaml", help="write dvc.yaml and workflow/dvc/*/dvc.yaml beside the params file: the "
-                                        "stages of the preset params.yaml names, from its table and figure files "
-                                        "(run it after changing the preset)")
-    add_config_args(p)
-    p.add_argument("--check", action="store_true", help="only check that the file is current (exit 2 if not)")
-    p.add_argument("--stamp", help="with --check: write this file once the check passes (dvc.yaml's plan stage)")
-    p.set_defaults(func=cmd_dvc_yaml)
-
-    p = sub.add_parser("config", help="print the resolved configuration (of one system with --table/--system)")
-    add_config_args(p)
-    p.add_argument("--table")
-    p.add_argument("--system")
-    p.set_defaults(func=cmd_config)
-
-
-def _model_commands(sub) -> None:
-    """`nmt train`, `nmt translate`, `nmt attention`: the commands that run a model."""
-    p = sub.add_parser("train", help="train one system of a table (resumes from its checkpoint)")
-    add_config_args(p)
-    p.add_argument("--table", required=True)
-    p.add_argument("--system", required=True)
-    p.add_argument("--data", required=True, help="prepared data directory")
-    p.add_argument("--out", required=True, help="model directory")
-    p.add_argument("--init-from", help="model.pt to start from (train.init_from {system: NAME} default: "
-                                       "OUT/../NAME/model.pt)")
-    p.add_argument("--guided-links", help="links of the prepared training pairs for guided alignment "
-                                          "(train.guided_alignment.from ALIGNER default: "
-                                          "OUT/../../alignments/aligners/ALIGNER.train.links)")
-    p.add_argument("--threads", type=int, default=None)
-    p.add_argument("--device", default=None, help="cpu, cuda, cuda:1 (default: cuda when available)")
-    p.add_argument("--replace", action="store_true",
-                   help="train even where --out holds another system's (or other settings') finished model.pt, "
-                        "removing that training's files first (without it: refused, nothing touched)")
-    p.set_defaults(func=cmd_train)
-
-    p = sub.add_parser("translate", help="translate a tokenised source file (several --model: an ensemble)")
-    which = p.add_mutually_exclusive_group(required=True)
-    which.add_argument("--model", nargs="+", help="model.pt; more than one decodes them as an ensemble")
-    which.add_argument("--system", help="a system or ensemble that the preset's tables define for --task, "
-                       "its model.pt (or its members') taken from --models-dir")
-    add_system_args(p)
-    p.add_argument("--positions-out", help="also write, per output word, the source position credited with it "
-                   "(the largest attention weight of the step credited to the word), for unk replacement")
-    p.add_argument("--credit", choices=["read", "predicted"], default=None,
-                   help="which step's attention is credited to an output word: the step that reads it or the one "
-                   "that predicts it (default: each model's own rule, Luong et al.'s footnote 14, as in alignment "
-                   "extraction)")
-    p.add_argument("--src", required=True)
-    p.add_argument("--out", required=True)
-    p.add_argument("--beam", type=int, default=None, help="beam size (1 = greedy; default from the config)")
-    p.add_argument("--monotonic", choices=["soft", "hard"], default=None,
-                   help="monotonic attention: its expected alignment (soft, as trained; the default) or the hard "
-                   "linear-time process (Raffel et al. 2017)")
-    p.add_argument("--batch-size", type=int, default=None)
-    p.add_argument("--threads", type=int, default=None)
-    p.add_argument("--device", default=None)
-    p.set_defaults(func=cmd_translate)
-
-    p = sub.add_parser("attention", help="attention matrix of a model for one reference translation (forced "
-                       "decoding; the data of Luong et al.'s Figure 7), or an aligner's links of that sentence pair")
-    source = p.add_mutually_exclusive_group(required=True)
-    source.add_argument("--model", nargs="+", help="model.pt (with attention); several = an ensemble (their average)")
-    source.add_argument("--system", help="a system or ensemble that the preset's tables define for --task")
-    source.add_argument("--links", help="a word aligner's links (Pharaoh, source first, one line per sentence pair "
-                                        "of --src/--tgt), drawn in place of attention")
-    add_system_args(p)
-    p.add_argument("--label", default="word alignment links", help="with --links: what the links are")
-    p.add_argument("--device", default=None, help="cpu, cuda, cuda:1 (default: a free GPU when there is one)")
-    p.add_argument("--src", required=True, help="tokenised source file")
-    p.add_argument("--tgt", required=True, help="tokenised reference file, line by line parallel to --src")
-    which = p.add_mutually_exclusive_group(required=True)
-    which.add_argument("--line", type=int, help="the 1-based line to use")
-    which.add_argument("--length", type=int, nargs=2, metavar=("MIN", "MAX"),
-                       help="use the first line whose source has MIN to MAX words")
-    p.add_argument("--out", required=True, help="JSON file: words, weights (target x source), models or links")
-    p.add_argument("--name", dest="system_name", help="the name recorded in the JSON (default: --system)")
-    p.add_argument("--threads", type=int, default=None)
-    p.set_defaults(func=cmd_attention)
-
-
-def _unk_commands(sub) -> None:
-    """`nmt unk dict|replace`: unknown-word replacement."""
-    unk = sub.add_parser("unk", help="unk replacement: dictionary from word alignments, replacement by attention"
-                         ).add_subparsers(dest="unk_command", required=True)
-    p = unk.add_parser("dict", help="align the training corpus with eflomal; most frequent target word per source word "
-                                    "(or, with --task and unk.dictionary: stanford, the task corpus' own dictionary)")
-    p.add_argument("--src", help="tokenised training source (eflomal)")
-    p.add_argument("--tgt", help="tokenised training target (eflomal)")
-    p.add_argument("--out", required=True, help="dictionary TSV (source, target, links or probability)")
-    add_config_args(p)
-    p.add_argument("--task", help="with unk.dictionary: stanford, the task whose corpus' released dictionary "
-                                  "(data.tasks.TASK.unk_dictionary) is fetched and converted")
-    p.add_argument("--downloads", default="data/downloads", help="where fetched files are kept (default: %(default)s)")
-    p.add_argument("--seed", type=int, default=1, help="seed of eflomal's sampler (default: %(default)s)")
-    eflomal_runner.add_samplers_argument(p)
-    p.set_defaults(func=cmd_unk_dict)
-    p = unk.add_parser("replace", help="replace each <unk> by the dictionary entry of its attended source word")
-    p.add_argument("--hyp", required=True)
-    p.add_argument("--positions", required=True, help="the --positions-out file of nmt translate")
-    p.add_argument("--src", required=True, help="the source the translation was made from")
-    p.add_argument("--dict", required=True, help="the dictionary of nmt unk dict")
-    p.add_argument("--out", required=True)
-    p.set_defaults(func=cmd_unk_replace)
-
-
-def _scoring_commands(sub) -> None:
-    """`nmt evaluate`, `nmt report`: scores and the report."""
-    p = sub.add_parser("evaluate", help="BLEU (tokenised and sacreBLEU 13a) and perplexity -> JSON")
-    add_config_args(p)
-    p.add_argument("--hyp", required=True)
-    p.add_argument("--ref", required=True)
-    p.add_argument("--raw-ref", help="the test set's raw reference (same sentences and order as --ref, checked): "
-                   "detokenised BLEU is scored against it instead of the detokenised --ref")
-    p.add_argument("--lowercase", action="store_true",
-                   help="the text was lowercased when it was prepared (prepare.lowercase): score BLEU and chrF "
-                        "case-insensitively, so that their signatures say case:lc")
-    p.add_argument("--src", help="source file (for perplexity, with --model; for unk replacement)")
-    p.add_argument("--positions", help="attended source positions (nmt translate --positions-out): also score "
-                                       "the translation after unk replacement")
-    p.add_argument("--unk-dict", help="the dictionary of nmt unk dict")
-    p.add_argument("--unk-out", help="where the unk-replaced translation goes")
-    p.add_argument("--model", help="model for test perplexity")
-    p.add_argument("--models-dir", help="instead of --model: perplexity from DIR/SYSTEM/model.pt when the preset's "
-                                        "tables train SYSTEM; none when they define it as an ensemble")
-    p.add_argument("--lang", help="target language for detokenisation (default: the model's corpus setting)")
-    p.add_argument("--out", required=True)
-    p.add_argument("--system", required=True)
-    p.add_argument("--testset", required=True)
-    p.add_argument("--preset-name", dest="preset_name", required=True)
-    p.add_argument("--pair", required=True)
-    p.add_argument("--threads", type=int, default=None)
-    p.add_argument("--device", default=None, help="for perplexity: cpu, cuda, cuda:1 (default: a free GPU when there "
-                                                  "is one; the workflow's CPU jobs pass cpu)")
-    p.set_defaults(func=cmd_evaluate)
-
-    p = sub.add_parser("report", help="render the preset's tables into HTML + CSV + JSON")
-    add_config_args(p)
-    p.add_argument("--results", required=True, help="results/{preset}")
-    p.add_argument("--data", required=True, help="data/{preset}")
-    p.add_argument("--out", required=True, help="reports/{preset}")
-    p.add_argument("--partial", action="store_true",
-                   help="render even when fewer than half of the expected scores files exist (a run not finished, "
-                        "one seed's part of a reference); without it, such a report is refused")
-    p.set_defaults(func=cmd_report)
-
-    p = sub.add_parser("compare", help="a run's report against a reference's (docs/reproductions/PRESET): the "
-                                       "numbers that differ by more than the seeds' spread, the claims that differ")
-    p.add_argument("run", help="the run's report directory (reports/PRESET)")
-    p.add_argument("reference", help="the reference's report directory")
-    p.add_argument("--all", action="store_true", help="show every number and claim, not only those that differ")
-    p.add_argument("--across-presets", action="store_true",
-                   help="compare reports of different presets or corpora anyway (the first line says so)")
-    p.add_argument("--json", help="also write the comparison as JSON")
-    p.set_defaults(func=cmd_compare)
-
-
-def main(argv: list[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
-    try:
-        args.func(args)
-    except UserError as err:  # (nmt.errors) its message already names the file, line or key
-        print(f"nmt: error: {err}", file=sys.stderr)
-        return 2
-    except OSError as err:  # reading or writing: a missing or read-only path, a full disk, a directory for a file
-        print(f"nmt: error: {os_error_line(err)}", file=sys.stderr)
-        return 2
-    except KeyboardInterrupt:  # Ctrl-C outside a training (a training checkpoints and exits on its own)
-        print("nmt: interrupted", file=sys.stderr)
-        return 130
-    except Exception:  # not something a user can cause: our bug, shown whole
-        traceback.print_exc()
-        print("nmt: internal error: the traceback above is a bug in nmt; please report it with the command that "
-              "gave it", file=sys.stderr)
-        return 1
-    return 0
-
-
-def os_error_line(err: OSError) -> str:
-    """An OSError as one line: the path(s) it names and the system's reason."""
-    reason = err.strerror or str(err)
-    if err.filename is None:
-        return reason
-    if err.filename2 is not None:
-        return f"{err.filename} -> {err.filename2}: {reason}"
-    return f"{err.filename}: {reason}"

@@ -1,30 +1,27 @@
-"""What several `nmt` command groups share: the config options, and naming a system's models with --system."""
+"""What several `nmt` commands share when they run: the config, a table named by its id or its file, and a system's
+models named with --system."""
 from __future__ import annotations
 
-import argparse
 from pathlib import Path
 
 from .. import config as cfg
 from ..pipeline import plan
 
 
-def add_config_args(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--params", default="params.yaml", help="the params file (default: params.yaml)")
-    p.add_argument("--preset", default=None, help="preset name (default: the one params.yaml names)")
-
-
-def add_system_args(p: argparse.ArgumentParser) -> None:
-    """The options with which --system names a system or ensemble of the preset's tables (see system_models)."""
-    add_config_args(p)
-    p.add_argument("--task", help="with --system: the task (e.g. en-de)")
-    p.add_argument("--models-dir", default=".", help="with --system: the directory of the trained systems")
-    p.add_argument("--combine", choices=("prob", "logprob"), default="prob",
-                   help="ensemble: average the probabilities (default) or the log-probabilities (does not change "
-                        "an averaged attention)")
-
-
 def load_config(args) -> dict:
     return cfg.load_params(args.params, args.preset)
+
+
+def table_file(config: dict, root: Path, table: str) -> str:
+    """--table as a file: the file it names, or the file of the preset's table with that id (the report's and the
+    docs' name for it, e.g. luong2015_table1)."""
+    if Path(table).is_file():
+        return table
+    by_id = {cfg.load_table(root / path)["id"]: str(root / path) for path in config["tables"]}
+    if table in by_id:
+        return by_id[table]
+    raise cfg.ConfigError(f"--table {table}: neither a table of preset {config['preset']!r} nor a file; its tables: "
+                          f"{', '.join(sorted(by_id))}")
 
 
 def system_models(args, command: str) -> tuple[list[str], str]:

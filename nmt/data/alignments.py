@@ -34,16 +34,13 @@ from typing import Callable, Iterable, NamedTuple, Sequence
 import numpy as np
 
 from ..errors import ConfigError, InputError
+from .alignment_formats import DEFAULT_SYMMETRIZE, FORMATS, SYMMETRIZE_METHODS  # noqa: F401 (its readers' names)
 from .text import CorpusError, read_lines, write_lines_atomic
 
 Link = tuple[int, int]  # (source index, target index), 0-based
 
 SURE, POSSIBLE = 1.0, 0.5  # matrix values: black and mid-grey in the heat map
 
-FORMATS = ("pharaoh", "talp", "rwth")
-# The merges of two directions' links that nmt.align.symmetrize implements (Och & Ney's refined, Koehn's grow-diag*)
-SYMMETRIZE_METHODS = ("intersection", "union", "grow-diag", "grow-diag-final", "grow-diag-final-and", "refined")
-DEFAULT_SYMMETRIZE = "grow-diag-final-and"  # the statistical baselines' merge (Moses' default)
 
 _PHARAOH = re.compile(r"(\d+)([-?])(\d+)")
 _TALP = re.compile(r"(\d+)([-p])(\d+)")

@@ -27,7 +27,8 @@ One rule for every claim (docs/statistics.md states it with its assumptions and 
    ensemble's or a decoding's models) whose dev perplexity was still falling when training ended is at most
    "inconclusive (not converged)".
 6. The verdict is the adjusted one, capped by the gate. On any preset but ``paper`` a contradicted claim reads "not
-   reproduced at this scale"; a claim judged on a single run says "single run"; one that rests on a stand-in
+   reproduced at this scale"; a claim judged on a single run says "single run", one judged on fewer runs than the
+   preset plans (a partial run, nmt.report.partial) how many ("1 of 3 runs"); one that rests on a stand-in
    for the paper's tool says which.
 
 A ``speedup`` claim is judged on a benchmark's grid, not by a test: reproduced when the speed-up exceeds 1 in every
@@ -60,6 +61,7 @@ from ..significance import (bleu_of, bleu_resamples, bleu_statistics, bootstrap_
                             error_rate_resamples, holm, resample_indices)
 from .plots import read_metrics
 from ..spec.tables import is_number
+from .partial import runs_text
 from .tables import read_json_object, read_scores
 
 REPRODUCED, CONTRADICTED, INCONCLUSIVE, NOT_RUN = "reproduced", "contradicted", "inconclusive", "not run"
@@ -73,8 +75,8 @@ ALPHA = 0.05  # each verdict's level, and the family-wise level of the adjusted 
 CSV_FIELDS = ("id", "paper", "claim", "where", "table", "metric", "kind", "paper_delta", "ours_delta", "ci_low",
               "ci_high", "ours_delta_chrf", "paper_inside", "margin", "margin_basis", "p_for", "p_against",
               "p_adjusted", "verdict_raw", "verdict_adjusted", "verdict", "verdict_label", "converged",
-              "interval_method", "n_runs", "min_detectable", "seeds_needed", "power_note", "substitute", "scope",
-              "reason")
+              "interval_method", "n_runs", "n_planned", "min_detectable", "seeds_needed", "power_note", "substitute",
+              "scope", "reason")
 
 #: scores field -> (the translation it scores, sacreBLEU tokenisation, detokenise first)
 BLEU_FIELDS = {"bleu_tok": ("plain", "none", False), "bleu_tok_unk": ("unk", "none", False),
@@ -116,18 +118,22 @@ class ClaimJudge:
     system_seedB, ...]}} for the systems trained with several seeds (their mean is compared), ``rule`` the
     verdict settings, ``scopes`` {table id: scope} (nmt.report.deviations.claim_scopes) and ``ensembles`` {pair:
     {name: spec}} (nmt.pipeline.plan.collect_ensembles: the preset's ensembles and decodings, whose models the
-    convergence gate checks). :meth:`judge` judges one claim on its own; :func:`adjust` then adjusts the verdicts of
+    convergence gate checks) and ``planned`` (as ``runs``; default ``runs``) the runs the preset plans, where a
+    partial run's ``runs`` are fewer (nmt.report.partial.runs_in): each claim records both counts (``n_runs``,
+    ``n_planned``). :meth:`judge` judges one claim on its own; :func:`adjust` then adjusts the verdicts of
     all of a report's claims together."""
 
     def __init__(self, *, results_dir: Path, preset: str, tables_by_id: dict[str, dict], pair_for_task: dict[str, str],
                  languages: dict[str, str] | None = None, unavailable: dict[str, str] | None = None,
                  benchmarks: dict[str, Path] | None = None, runs: dict[str, dict[str, list[str]]] | None = None,
                  rule: VerdictRule = VerdictRule(), scopes: dict[str, dict] | None = None,
-                 ensembles: dict[str, dict[str, dict]] | None = None, n_samples: int | None = None):
+                 ensembles: dict[str, dict[str, dict]] | None = None, n_samples: int | None = None,
+                 planned: dict[str, dict[str, list[str]]] | None = None):
         self.results_dir, self.preset, self.tables = Path(results_dir), preset, tables_by_id
         self.pair_for_task, self.languages = pair_for_task, languages or {}
         self.unavailable, self.benchmarks = unavailable or {}, benchmarks or {}
         self.runs, self.rule, self.scopes, self.ensembles = runs or {}, rule, scopes or {}, ensembles or {}
+        self.planned = planned or self.runs
         self.n_samples, self.seed = n_samples or rule.resamples, bootstrap_seed()
         self.sources: list[Path] = []  # the files the verdicts were computed from
         self._run_samples: dict[tuple, tuple[float, np.ndarray]] = {}  # (pair, testset, run, field) -> resampled
@@ -143,7 +149,8 @@ class ClaimJudge:
                        "paper_inside": None, "p_for": None, "p_against": None, "p_adjusted": None,
                        "verdict_raw": NOT_RUN, "verdict_adjusted": NOT_RUN, "verdict": NOT_RUN, "verdict_label": None,
                        "reason": None, "comparisons": [], "weakest": None, "interval": None,
-                       "interval_method": None, "resamples": None, "n_runs": None, "converged": None,
+                       "interval_method": None, "resamples": None, "n_runs": None, "n_planned": None,
+                       "converged": None,
                        "systems_convergence": None, "trained": [], "min_detectable": None, "paper_effect": None,
                        "seeds_needed": None, "power_note": None,
                        "scope": self.scopes.get(claim.get("table")) or {"preset": self.preset},
@@ -169,6 +176,7 @@ class ClaimJudge:
                  for comparison in claim["pairs"]]
         values = {value for pair_ in pairs for term in (pair_["a"], pair_["b"]) for value in term["values"]}
         runs, n_sentences, n_runs = self._resampled(values, table, pair)
+        planned = {system: len((self.planned.get(pair) or {}).get(system, [system])) for system in n_runs}
         comparisons = [{**self._comparison(claim, comparison, runs, table, pair),
                         "ours_delta_chrf": self._chrf_delta(comparison, pair, table["testset"])}
                        for comparison in pairs]
@@ -184,7 +192,8 @@ class ClaimJudge:
                 "ours_delta_chrf": weakest["ours_delta_chrf"], "paper_delta": paper_delta,
                 "paper_inside": inside(paper_delta, weakest["ci_low"], weakest["ci_high"]),
                 "comparisons": comparisons, "weakest": weakest_index, "n_runs": n_runs,
-                **claim_power(comparisons, n_runs, claim["kind"]),
+                "n_planned": planned,
+                **claim_power(comparisons, n_runs, claim["kind"], planned),
                 "converged": gate["converged"], "systems_convergence": gate["systems"],
                 "trained": gate["trained"], "interval_method": method, "resamples": self.n_samples,
                 "interval": f"95%, {method} ({n_sentences} sentences of {table['testset']}; "
@@ -552,20 +561,24 @@ def paper_effect(kind: str, direction: str, paper_delta: float | None, margin: f
     return oriented + (margin if kind == "within" else 0.0)
 
 
-def claim_power(comparisons: list[dict], n_runs: dict[str, int], kind: str) -> dict:
+def claim_power(comparisons: list[dict], n_runs: dict[str, int], kind: str,
+                planned: dict[str, int] | None = None) -> dict:
     """What a claim's run could detect: ``min_detectable`` (the largest of its comparisons': the claim needs them
     all), ``paper_effect`` (the smallest distance of a paper's difference from the claim's threshold), ``seeds_needed``
     where the paper's difference is closer to it than the run could detect (the largest of its comparisons'; None
     where no number of seeds would do or the spread between seeds is not measured) and ``power_note``, the sentence
-    the report shows under the verdict."""
+    the report shows under the verdict. ``planned``: the runs the preset plans per system, where a partial run has
+    fewer (nmt.report.partial)."""
     detectable = max(c["min_detectable"] for c in comparisons)
     runs = max(n_runs.values()) if n_runs else 1
     with_paper = [c for c in comparisons if c["paper_effect"] is not None]
     closest = min(with_paper, key=lambda c: c["paper_effect"], default=None)
     out = {"min_detectable": detectable, "paper_effect": closest and closest["paper_effect"], "seeds_needed": None}
     if any(c["method"] != "two-level" for c in comparisons):
+        partial = any(n < (planned or {}).get(system, n) for system, n in n_runs.items())
+        measures = "the seed runs not in yet measure it" if partial else "train.seeds: [1, 2, 3] measures it"
         out["power_note"] = (f"a single run on one side: the spread between seeds is not measured (the test "
-                             f"sentences alone detect {detectable:.2g}; train.seeds: [1, 2, 3] measures it)")
+                             f"sentences alone detect {detectable:.2g}; {measures})")
         return out
     detect = f"{runs} seeds detect {detectable:.2g}"
     if closest is None:
@@ -635,6 +648,10 @@ def verdict_label(record: dict, capped: bool) -> str:
     notes = []
     if record["n_runs"] and min(record["n_runs"].values()) == 1:
         notes.append("single run")
+    planned = record.get("n_planned") or {}
+    short = sorted((k, planned[system]) for system, k in (record["n_runs"] or {}).items() if k < planned.get(system, k))
+    if short:  # a partial run (nmt.report.partial): judged on the runs there are
+        notes.append(runs_text(*short[0]))
     if record.get("substitute"):
         notes.append("with a stand-in tool")  # which one: the record's `substitute`, shown beside the claim
     return text + "".join(f"; {note}" for note in notes)
@@ -676,7 +693,7 @@ def claims_csv(records: list[dict]) -> str:
         row = {}
         for key in CSV_FIELDS:
             value = record.get(key)
-            if key == "n_runs" and isinstance(value, dict):
+            if key in ("n_runs", "n_planned") and isinstance(value, dict):
                 value = " ".join(f"{system}={n}" for system, n in value.items())
             elif key == "scope" and isinstance(value, dict):
                 value = value.get("text") or value.get("preset")

@@ -14,7 +14,13 @@ reference do: the first line of the comparison then says that the presets differ
 Reports of different presets or corpora (tiny against demo) are refused with one line unless ``across_presets``, and
 then the first line says so. A report without `run` (written before it existed, or by hand) is taken at its
 `preset` alone. Every file is read through its format (nmt.files, the schemas below): a malformed one is one line
-naming the file and the key.
+naming the file and the key, and a directory that is not a rendered report (a results directory, a reference whose
+report is not rendered yet) one line saying what it is (:func:`check_report`).
+
+A side made one seed at a time and reported with `nmt report --partial` (a reference while its seeds come in,
+nmt.report.partial) holds fewer runs than its preset plans: claims.json's ``run.partial`` says how many, its rows are
+the means of the runs they have (``n_runs`` of ``n_planned``), and the comparison says so on its first lines and
+compares what there is, the band wider where a side has fewer runs.
 """
 from __future__ import annotations
 
@@ -25,6 +31,7 @@ from pathlib import Path
 
 from ..errors import InputError
 from ..files import read_json
+from .partial import runs_text
 
 WITHIN, DIFFERS, NO_SPREAD, ONLY_RUN, ONLY_REFERENCE = "within", "differs", "no spread", "only in run", \
     "only in reference"
@@ -37,7 +44,8 @@ SUMMARY_SCHEMA = {"type": "object", "additionalProperties": {"type": "object"}}
 ROWS_SCHEMA = {"type": "array", "items": {
     "type": "object", "required": ["label", "system", "status"],
     "properties": {"label": {"type": "string"}, "system": {"type": ["string", "null"]}, "status": {"type": "string"},
-                   "n_runs": {"type": ["integer", "null"], "minimum": 0}},
+                   "n_runs": {"type": ["integer", "null"], "minimum": 0},
+                   "n_planned": {"type": ["integer", "null"], "minimum": 0}},
     "patternProperties": {"^(ours|paper)_": _NUMBER}}}
 CLAIMS_SCHEMA = {"type": "object", "properties": {
     "preset": {"type": "string"},
@@ -47,6 +55,8 @@ CLAIMS_SCHEMA = {"type": "object", "properties": {
                        "ci_low": _NUMBER, "ci_high": _NUMBER}}},
     "run": {"type": "object", "required": ["preset", "corpora", "tables"], "properties": {
         "preset": {"type": "string"},
+        "partial": {"type": "object", "required": ["runs_in", "runs_planned", "text"], "properties": {
+            "runs_in": {"type": "integer"}, "runs_planned": {"type": "integer"}, "text": {"type": "string"}}},
         "corpora": {"type": "object", "additionalProperties": {
             "type": "object", "required": ["corpus", "digest"],
             "properties": {"corpus": {"type": "string"}, "digest": {"type": "string"}}}},
@@ -63,6 +73,8 @@ class NumberComparison:
     run_n: int
     reference: float | None
     reference_n: int
+    run_planned: int  # the runs the side's preset plans (more than run_n in a partial run)
+    reference_planned: int
     difference: float | None
     band: float | None  # how far the means may lie apart by seed variance alone
     status: str
@@ -89,6 +101,13 @@ def _spread(record: dict, column: str) -> tuple[float | None, int]:
     return _number(record.get(f"ours_{column}_sd")), n
 
 
+def _planned(record: dict | None) -> int:
+    """The runs a row's preset plans (a report written before n_planned existed: the runs it has)."""
+    if record is None:
+        return 0
+    return int(record.get("n_planned") or record.get("n_runs") or 1)
+
+
 def seed_band(sd_a: float | None, n_a: int, sd_b: float | None, n_b: int) -> float | None:
     """BAND standard errors of the difference of two means of seed runs, from the pooled standard deviation of the
     sides that have one; None when neither has (single runs)."""
@@ -97,6 +116,48 @@ def seed_band(sd_a: float | None, n_a: int, sd_b: float | None, n_b: int) -> flo
         return None
     pooled = math.sqrt(sum((n - 1) * sd ** 2 for sd, n in known) / sum(n - 1 for _, n in known))
     return BAND * pooled * math.sqrt(1 / n_a + 1 / n_b)
+
+
+REPORT_FILES = ("summary.json", "claims.json")  # what compare reads of every report, beside its tables' TABLE.json
+
+
+def check_report(path: Path) -> None:
+    """InputError, one line naming ``path`` and what it is, unless it is a directory `nmt report` wrote."""
+    path = Path(path)
+    if not path.is_dir():
+        raise InputError(f"{path}: {'not a directory' if path.exists() else 'no such directory'}; give the "
+                         "directory `nmt report --out` wrote (reports/PRESET, docs/reproductions/PRESET)")
+    absent = [name for name in REPORT_FILES if not (path / name).is_file()]
+    if not absent:
+        return
+    results = next((where for where in (path / "results", path) if _scores_files(where)), None)
+    preset = _preset_of(results) if results is not None else "PRESET"
+    if len(absent) < len(REPORT_FILES):
+        what = f"an incomplete report (no {absent[0]}); render it again with nmt report"
+    elif results == path:
+        what = (f"a results directory, not a report; render it first: nmt report --preset {preset} --results {path} "
+                f"--data data/{preset} --out reports/{preset} (--partial for a run not all in)")
+    elif results is not None:
+        what = (f"not a rendered report (no summary.json): it holds a run's results/; render them into it: nmt report "
+                f"--preset {preset} --results {results} --data data/{preset} --out {path} --partial")
+    else:
+        what = ("not a rendered report (no summary.json); give the directory `nmt report --out` wrote "
+                "(reports/PRESET, docs/reproductions/PRESET)")
+    raise InputError(f"{path}: {what}")
+
+
+def _scores_files(results: Path) -> list[Path]:
+    """The scores files of a results directory's tasks (TASK/scores/*.json), if it is one."""
+    return sorted(results.glob("*/scores/*.json")) if results.is_dir() else []
+
+
+def _preset_of(results: Path) -> str:
+    """The preset a results directory's first scores file names (PRESET where none does)."""
+    try:
+        preset = read_json(_scores_files(results)[0], "a scores file").get("preset")
+    except (InputError, OSError):
+        preset = None
+    return preset if isinstance(preset, str) and preset else "PRESET"
 
 
 def _table_ids(report: Path) -> list[str]:
@@ -187,16 +248,17 @@ def compare_tables(run: Path, reference: Path) -> list[NumberComparison]:
                     continue
                 sd_a, n_a = _spread(a, column) if a else (None, 0)
                 sd_b, n_b = _spread(b, column) if b else (None, 0)
+                planned = {"run_planned": _planned(a), "reference_planned": _planned(b)}
                 if value_a is None or value_b is None:
                     status = ONLY_REFERENCE if value_a is None else ONLY_RUN
                     out.append(NumberComparison(table, record["label"], system, column, value_a, n_a, value_b, n_b,
-                                                None, None, status))
+                                                **planned, difference=None, band=None, status=status))
                     continue
                 band = seed_band(sd_a, n_a, sd_b, n_b)
                 difference = value_a - value_b
                 status = NO_SPREAD if band is None else (WITHIN if abs(difference) <= band else DIFFERS)
                 out.append(NumberComparison(table, record["label"], system, column, value_a, n_a, value_b, n_b,
-                                            difference, band, status))
+                                            **planned, difference=difference, band=band, status=status))
     return out
 
 
@@ -222,11 +284,30 @@ def compare_claims(run: Path, reference: Path) -> list[ClaimComparison]:
     return out
 
 
+def partial_notes(run: Path, reference: Path, numbers: list[NumberComparison]) -> list[str]:
+    """A line for each side that is a partial run (claims.json's run.partial): how much of it is in, and of how many
+    runs its rows are the means."""
+    lines = []
+    for side, path in (("run", run), ("reference", reference)):
+        partial = run_of(path).get("partial")
+        if not partial:
+            continue
+        shares = sorted({(getattr(n, f"{side}_n"), getattr(n, f"{side}_planned")) for n in numbers
+                         if 0 < getattr(n, f"{side}_n") < getattr(n, f"{side}_planned")})
+        rows = ("; its rows are the means of " + " or ".join(runs_text(k, n) for k, n in shares)) if shares else ""
+        lines.append(f"note: the {side} {path} is {partial['text']}{rows}; compared on the runs there are")
+    return lines
+
+
 def compare(run: Path, reference: Path, across_presets: bool = False) -> dict:
-    """Both comparisons and their counts, as JSON-ready data; ``note``: what check_comparable said (or None)."""
+    """Both comparisons and their counts, as JSON-ready data; ``note``: what check_comparable said (or None);
+    ``partial``: a line for each side that is a partial run."""
+    for report in (run, reference):
+        check_report(Path(report))
     note = check_comparable(Path(run), Path(reference), across_presets)
     numbers, claims = compare_tables(Path(run), Path(reference)), compare_claims(Path(run), Path(reference))
     return {"run": str(run), "reference": str(reference), "note": note,
+            "partial": partial_notes(Path(run), Path(reference), numbers),
             "rule": f"|a - b| > {BAND:g} s sqrt(1/n_a + 1/n_b)",
             "numbers": [asdict(n) for n in numbers], "claims": [asdict(c) for c in claims],
             "counts": {"numbers": _counts(numbers), "claims": _counts(claims)}}
@@ -238,18 +319,24 @@ def _counts(items: list) -> dict[str, int]:
     return {status: found[status] for status in STATUSES if found[status]}
 
 
+def _count(n: int, planned: int) -> str:
+    """n=3, or in a partial run n=1 of 3."""
+    return f"n={n}" + (f" of {planned}" if planned > n > 0 else "")
+
+
 def _fmt(value: float | None, digits: int = 2) -> str:
     return "-" if value is None else f"{value:.{digits}f}"
 
 
 def format_comparison(result: dict, everything: bool = False) -> str:
     """The comparison as text: the numbers and claims that differ (every one with ``everything``), then counts."""
-    lines = [result["note"]] if result.get("note") else []
+    lines = ([result["note"]] if result.get("note") else []) + list(result.get("partial") or [])
     lines.append(f"run {result['run']} against reference {result['reference']}; a number differs when {result['rule']}")
     for n in result["numbers"]:
         if everything or n["status"] not in (WITHIN, NO_SPREAD):
-            lines.append(f"{n['table']}  {n['label']} [{n['column']}]: run {_fmt(n['run'])} (n={n['run_n']}), "
-                         f"reference {_fmt(n['reference'])} (n={n['reference_n']}), difference "
+            lines.append(f"{n['table']}  {n['label']} [{n['column']}]: run {_fmt(n['run'])} "
+                         f"({_count(n['run_n'], n['run_planned'])}), reference {_fmt(n['reference'])} "
+                         f"({_count(n['reference_n'], n['reference_planned'])}), difference "
                          f"{_fmt(n['difference'])}, band {_fmt(n['band'])}: {n['status']}")
     for c in result["claims"]:
         if everything or c["status"] != WITHIN:

@@ -12,6 +12,7 @@ from ..data.synth import describe
 from ..data.tasks import data_task
 from ..environment import git_commit
 from ..files import read_json
+from ..schedule import schedule_of
 from ..spec.schema import validator
 from ..settings import upgrade_value
 
@@ -25,9 +26,28 @@ def _read_json(path: Path, what: str, schema) -> dict | None:
     return read_json(path, what, schema=schema)
 
 
+def training_settings(train: dict, epochs, halve_after, plateau) -> dict:
+    """The settings the report shows of a training (a system's, from its model.json, or the preset's own):
+    ``train`` its resolved train section, the schedule's fields as it ran (nmt.schedule)."""
+    settings = {"optimizer": train["optimizer"], "lr": train["lr"], "epochs": epochs, "halve_after": halve_after,
+                "batch_size": train["batch_size"], "clip_norm": train["clip_norm"]}
+    if plateau:  # the epochs above are at most; the metrics say how many were trained
+        # (one recorded before plateau.patience existed: patience 1, nmt.settings.ADDED_WITHIN)
+        settings["plateau"] = upgrade_value("train", "plateau", plateau)
+    return settings
+
+
+def corpora_in_words(corpus_of: dict[str, str]) -> str:
+    """{task: corpus} as one line, each corpus once: "synth (for en-de, de-en)"."""
+    tasks_of: dict[str, list[str]] = {}
+    for task, corpus in corpus_of.items():
+        tasks_of.setdefault(corpus, []).append(task)
+    return "; ".join(f"{corpus} (for {', '.join(tasks)})" for corpus, tasks in tasks_of.items())
+
+
 def report_context(config: dict, data_dir: Path, results_dir: Path, trained: dict[str, dict]) -> dict:
     """``trained``: {task: {system: ...}}, every training of the plan (nmt.pipeline.plan.collect_systems)."""
-    corpora = {}
+    corpora, corpus_of = {}, {}
     for task in config["data"]["tasks"]:
         pair = data_task(config, task)  # a task played by another's corpus (same_as) shows that corpus
         spec = config["data"]["tasks"][pair]
@@ -36,6 +56,7 @@ def report_context(config: dict, data_dir: Path, results_dir: Path, trained: dic
         prep = _read_json(layout.under(data_dir, layout.DATA_ROOT, layout.PREP_STATS, pair=pair),
                           "a prepared corpus's statistics", validator("data-stats")) or {}
         description = spec["corpus"]
+        corpus_of[task] = spec["corpus"]
         if spec["corpus"] == "synth":
             description = describe()
         corpora[task] = {
@@ -52,18 +73,18 @@ def report_context(config: dict, data_dir: Path, results_dir: Path, trained: dic
         meta = _read_json(model_json, "a model.json", validator("model", "described"))
         if not meta:
             continue
-        train = meta["config"]["train"]
-        training[meta["system"]] = {"optimizer": train["optimizer"], "lr": train["lr"], "epochs": meta["epochs"],
-                                    "halve_after": meta.get("halve_after"), "batch_size": train["batch_size"],
-                                    "clip_norm": train["clip_norm"], "device": meta.get("device")}
-        if meta.get("plateau"):  # the epochs above are at most; the metrics say how many were trained
-            # (one recorded before plateau.patience existed: patience 1, nmt.settings.ADDED_WITHIN)
-            training[meta["system"]]["plateau"] = upgrade_value("train", "plateau", meta["plateau"])
+        settings = training_settings(meta["config"]["train"], meta["epochs"], meta.get("halve_after"),
+                                     meta.get("plateau"))
+        training[meta["system"]] = {**settings, "device": meta.get("device")}
+    preset = schedule_of(config["train"], (config.get("model") or {}).get("dropout") or 0.0)
     revision = git_commit(short=True)  # the code's commit (nmt.environment; the full one in Environment and cost)
     return {
         "corpus": next(iter(corpora.values()), {}),
         "corpora": corpora,
+        "corpora_in_words": corpora_in_words(corpus_of),
         "training": training,
+        # what a system's settings are compared with: the preset's own train section and schedule
+        "preset_training": training_settings(config["train"], preset.epochs, preset.halve_after, preset.plateau),
         "decoding": config.get("translate", {}),
         "generated_by": f"nmt {__version__}" + (f" (git {revision})" if revision else ""),
     }

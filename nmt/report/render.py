@@ -30,6 +30,7 @@ from ..errors import ConfigError, InputError
 from ..evaluate import is_lowercased
 from .claims import claims_csv, claims_json, kendall_tau
 from .cost import environment_data, environment_view, training_seconds, training_time_cell
+from .differences import flatten, settings_view
 from .plots import curve_points, learning_curves, read_metrics
 from .figures import FigureInputs, figure_view
 from .speed import ATTENTION_FIGURES, MONOTONIC_FIGURES, attention_speed_view, monotonic_speed_view
@@ -118,19 +119,6 @@ def model_sizes(model_json: dict | None) -> dict[str, Any]:
             "tgt_vocab": model_json.get("tgt_vocab")}
 
 
-def _flatten(d: Any, prefix: str = "") -> list[tuple[str, Any]]:
-    if not isinstance(d, dict):
-        return [(prefix, d)] if prefix else []
-    items: list[tuple[str, Any]] = []
-    for k, v in d.items():
-        key = f"{prefix}.{k}" if prefix else str(k)
-        if isinstance(v, dict) and v:
-            items.extend(_flatten(v, key))
-        else:
-            items.append((key, v))
-    return items
-
-
 def _display_path(path: Path, base: Path, shown_base: str) -> str:
     """``path`` relative to ``base``, prefixed by ``shown_base`` (posix)."""
     try:
@@ -191,7 +179,7 @@ def _splits_view(splits: Any) -> dict | None:
 
 
 def _kv_rows(d: Any) -> list[dict]:
-    return [{"key": k, "value": fmt_value(v)} for k, v in _flatten(d)] if isinstance(d, dict) else []
+    return [{"key": k, "value": fmt_value(v)} for k, v in flatten(d)] if isinstance(d, dict) else []
 
 
 def _block_view(value: Any) -> dict | None:
@@ -236,15 +224,21 @@ def _corpus_view(corpus: Any, heading: str | None = None) -> dict | None:
 def _context_view(context: dict) -> dict:
     """What the 'How these numbers were produced' section shows, from the caller's context.
 
-    Known keys: corpus (or corpora: {task: corpus}),
-    training, generated_by, generated_at, notes. Any other key gets its own sub-section."""
+    Known keys: corpus (or corpora: {task: corpus}, corpora_in_words: them in one line), training ({system:
+    settings}, shown as what differs, with preset_training the preset's own), generated_by, generated_at, notes.
+    Any other key gets its own sub-section."""
     context = context or {}
     corpora = context.get("corpora")
     corpus_views: list[dict] = []
     if isinstance(corpora, dict) and corpora and all(isinstance(c, dict) for c in corpora.values()):
+        described: dict[str, str] = {}  # a corpus playing several tasks is described once
         for task, c in corpora.items():
             v = _corpus_view(c, heading=f"task {task}" if len(corpora) > 1 else None)
             if v:
+                if v["description"] in described:
+                    v["description"] = f"described under {described[v['description']]}"
+                elif v["description"] is not None:
+                    described[v["description"]] = f"task {task}"
                 corpus_views.append(v)
     else:
         v = _corpus_view(context.get("corpus"))
@@ -258,7 +252,8 @@ def _context_view(context: dict) -> dict:
         notes = [str(notes)]
     else:
         notes = [n if isinstance(n, str) else fmt_value(n) for n in notes]
-    known = {"corpus", "corpora", "training", "generated_by", "notes", "generated_at"}
+    known = {"corpus", "corpora", "corpora_in_words", "training", "preset_training", "generated_by", "notes",
+             "generated_at"}
     other = []
     for k, v in context.items():
         if k in known:
@@ -266,10 +261,14 @@ def _context_view(context: dict) -> dict:
         block = _block_view(v)
         if block:
             other.append({"title": str(k).replace("_", " "), "block": block})
+    training = context.get("training")
+    per_system = isinstance(training, dict) and bool(training) and all(isinstance(v, dict) for v in training.values())
     return {
         "corpora": corpus_views,
-        "corpus_name": ", ".join(names) if names else None,
-        "training": _block_view(context.get("training")),
+        "corpus_name": context.get("corpora_in_words") or (", ".join(names) if names else None),
+        # settings per system (nmt.report.context): what differs; any other shape as it is
+        "settings": settings_view(training, context.get("preset_training"), fmt_value) if per_system else None,
+        "training": None if per_system else _block_view(training),
         "generated_by": str(context["generated_by"]) if context.get("generated_by") is not None else None,
         "generated_at": str(context["generated_at"]) if context.get("generated_at") is not None else None,
         "notes": notes,
@@ -338,7 +337,7 @@ def render_report(*, preset: str, preset_description: str, tables: list[Path], r
                   runs: dict[str, dict[str, list[str]]] | None = None, deviations: dict | None = None,
                   machine: dict | None = None, synthetic: bool = False,
                   trainings: list[dict] | None = None, run: dict | None = None,
-                  problems: list[str] | None = None) -> Path:
+                  problems: list[str] | None = None, partial: dict | None = None) -> Path:
     """Render the report for ``results_dir`` (= ``results/{preset}``) into ``out_dir``.
 
     For a table with task T the corpus pair is ``pair_for_task[T]``; scores are read from
@@ -361,7 +360,9 @@ def render_report(*, preset: str, preset_description: str, tables: list[Path], r
     trainings ran and their cost, the Environment and cost section (nmt.report.cost), ``environment.json`` and
     claims.json's ``environment``. ``run``: the run's identity (nmt.pipeline.identity.run_identity), claims.json's
     ``run``, which `nmt compare` checks. ``problems``: what is wrong with the trainings' records
-    (:func:`training_problems`), listed at the top of the page.
+    (:func:`training_problems`), listed at the top of the page. ``partial``: how much of a run made one seed at a
+    time is in (nmt.report.partial.partial_record), said at the top of the page; its rows are the means of the runs
+    there are.
     The directory is replaced whole (module doc). Returns the index path.
     """
     inputs = {name: value for name, value in locals().items() if name != "out_dir"}  # the arguments, as given
@@ -372,10 +373,11 @@ def render_report(*, preset: str, preset_description: str, tables: list[Path], r
 
 def _render(*, out_dir: Path, preset, preset_description, tables, results_dir, pair_for_task, context, speed, figures,
             data_dir, unavailable, claims, claim_files, runs, deviations, machine, synthetic, trainings, run,
-            problems) -> None:
+            problems, partial) -> None:
     """render_report's work, into ``out_dir`` (the staging directory)."""
     report = _Report(preset, Path(results_dir), pair_for_task, out_dir, runs or {})
     report.problems = list(problems or [])
+    report.partial = partial
     table_views, summary = [], {}
     for tpath in tables:
         view, summary[view["id"]] = report.table_view(Path(tpath), (unavailable or {}).get(Path(tpath)))
@@ -533,6 +535,7 @@ class _Report:
         self.missing_files: list[str] = []
         self.not_included: list[str] = []  # what this page could not show, and the file it lacked (said at the top)
         self.problems: list[str] = []  # what is wrong with the trainings' records (training_problems)
+        self.partial: dict | None = None  # how much of a run made one seed at a time is in (nmt.report.partial)
         self.system_views: list[dict] = []
         self.seen_systems: set[tuple[str, str]] = set()
         self.seen_ids: set[str] = set()
@@ -564,15 +567,18 @@ class _Report:
         scores_dir = layout.under(self.results_dir, layout.RESULTS_ROOT, layout.SCORES_DIR, pair=pair)
         columns = table["columns"]
 
-        df = build_table(table, scores_dir, pair, self.preset, unavailable, self.runs.get(pair))
+        df = build_table(table, scores_dir, pair, self.preset, unavailable, self.runs.get(pair),
+                         partial=bool(self.partial))
         records = dataframe_records(df)
         _write_text(self.out_dir / f"{tid}.csv", df.to_csv(index=False, lineterminator="\n"))
         _write_text(self.out_dir / f"{tid}.json", _dumps(records))
 
+        # a column the paper gives no value in (the papers report no chrF) shows ours only
+        with_paper = {c for c in columns if any(is_number(r[f"paper_{c}"]) for r in records)}
         row_views, signatures, table_summary, missing_systems = [], [], {}, []
         for rec, table_row in zip(records, table["rows"]):
             row_views.append(self.row_view(rec, table_row, table, scores_dir, pair, signatures, table_summary,
-                                           missing_systems))
+                                           missing_systems, with_paper))
         metrics_files = self.describe_systems(table, pair)
         figure = self.learning_curves(tid, metrics_files, pair)
         view = {
@@ -583,9 +589,11 @@ class _Report:
             "pair": pair,
             "testset": table["testset"],
             "source": _shown_table_path(tpath),
+            "paper_source": table.get("paper_source"),
             # our scores' headers say the case they were computed with; the paper's keep its own label
-            "columns": [{"key": c, "label": COLUMN_LABELS[c], "ours_label": header_label(c, signatures)}
-                        for c in columns],
+            "columns": [{"key": c, "label": COLUMN_LABELS[c], "ours_label": header_label(c, signatures),
+                         "paper": c in with_paper} for c in columns],
+            "ours_only": [COLUMN_LABELS[c] for c in columns if c not in with_paper],
             "rows": row_views,
             "signatures": signatures,
             "missing": missing_systems,
@@ -601,12 +609,12 @@ class _Report:
         return view, table_summary
 
     def row_view(self, rec: dict, table_row: dict, table: dict, scores_dir: Path, pair: str, signatures: list,
-                 table_summary: dict, missing_systems: list) -> dict:
-        """One row's cells; a measured row adds its metrics to the summary and its BLEU signatures, a missing
-        one its scores file to the missing list."""
+                 table_summary: dict, missing_systems: list, with_paper: set[str]) -> dict:
+        """One row's cells (the paper's only in the columns ``with_paper``); a measured row adds its metrics to the
+        summary and its BLEU signatures, a missing one its scores file to the missing list."""
         system, columns, testset = rec["system"], table["columns"], table["testset"]
         cells = [
-            {"paper": fmt_metric(rec[f"paper_{c}"], c),
+            {"paper": fmt_metric(rec[f"paper_{c}"], c), "paper_shown": c in with_paper,
              "ours": fmt_metric(rec[f"ours_{c}"], c) + (f" \u00b1 {fmt_metric(rec[f'ours_{c}_sd'], c)}"
                                                         if is_number(rec.get(f"ours_{c}_sd")) else "")}
             for c in columns
@@ -678,7 +686,7 @@ class _Report:
             self.system_views.append({
                 "pair": pair,
                 "system": system,
-                "overrides": ", ".join(f"{k}={fmt_value(v)}" for k, v in _flatten(table["systems"][system]))
+                "overrides": ", ".join(f"{k}={fmt_value(v)}" for k, v in flatten(table["systems"][system]))
                 or "(preset defaults)",
                 "sizes": [fmt_value(sizes[k]) for k in SIZE_LABELS],
                 "epochs": fmt_value(last.get("epoch")),
@@ -761,6 +769,7 @@ class _Report:
             missing_files=self.missing_files,
             not_included=self.not_included,
             problems=self.problems,
+            partial=self.partial,
             results_base=self.shown_base,
             dash=DASH,
         )

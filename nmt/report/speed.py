@@ -23,6 +23,15 @@ ATTENTION_METHODS = ("global", "local-m", "local-p")  # as `nmt bench attention`
 ATTENTION_FIGURES = ("attention_speed.png",)
 
 
+def _plain_log_axis(axis) -> None:
+    """A log axis labelled 1, 2, 5, 10, 20, ... in plain numbers, its minor ticks unlabelled: matplotlib's default
+    labels the minor ticks of a short log range too (2x10^1, 3x10^1, ...), over each other and the major ones."""
+    axis.set_major_locator(ticker.LogLocator(base=10, subs=(1.0, 2.0, 5.0)))
+    axis.set_major_formatter(ticker.FuncFormatter(lambda value, _pos: f"{value:g}"))
+    axis.set_minor_locator(ticker.LogLocator(base=10, subs="auto"))
+    axis.set_minor_formatter(ticker.NullFormatter())
+
+
 def attention_speed_view(bench_file: Path, out_dir: Path, shown_path: str) -> dict:
     """Luong et al. section 3.2's cost argument, measured: ms per decoder step against source length."""
     bench = read_json(bench_file, "a benchmark file", schema=validator("benchmark", "attention"))
@@ -44,7 +53,7 @@ def attention_speed_view(bench_file: Path, out_dir: Path, shown_path: str) -> di
     ax.set_xticks(lengths)
     ax.xaxis.set_major_formatter(plain)
     ax.xaxis.set_minor_formatter(ticker.NullFormatter())
-    ax.yaxis.set_major_formatter(plain)
+    _plain_log_axis(ax.yaxis)
     ax.set_xlabel("source length S (words)")
     ax.set_ylabel("ms per decoder step (log scale)")
     ax.set_title(f"Attention cost per step: weights + context, batch {bench['batch']}, hidden {bench['hidden']}, "
@@ -170,7 +179,7 @@ def _decoding_plot(decoding: dict, path: Path) -> None:
         ax.set_xlabel("source length L = output length U")
         ax.grid(True, which="both", alpha=0.3)
     total.set_yscale("log")
-    total.yaxis.set_major_formatter(plain)
+    _plain_log_axis(total.yaxis)
     total.set_ylabel("ms per sentence (log scale)")
     total.set_title("whole greedy decoding", fontsize=10)
     per_word.set_ylim(bottom=0)

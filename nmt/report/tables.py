@@ -20,6 +20,7 @@ from ..errors import InputError
 from ..files import read_json
 from ..spec.schema import validator
 from ..spec.tables import BLEU_COLUMNS, COLUMN_LABELS, KNOWN_COLUMNS, SIGNED_COLUMNS, is_number, load_table
+from .partial import runs_text
 
 __all__ = ["BLEU_COLUMNS", "COLUMN_LABELS", "SIGNED_COLUMNS", "load_table", "build_table", "read_json_object",
            "read_scores", "scores_path", "dataframe_records"]
@@ -105,7 +106,7 @@ def _row_status(row: dict, scores_file: Path | None) -> tuple[str, str]:
 
 
 def build_table(table: dict, scores_dir: Path, pair: str, preset: str, unavailable: str | None = None,
-                runs: dict[str, list[str]] | None = None) -> pd.DataFrame:
+                runs: dict[str, list[str]] | None = None, partial: bool = False) -> pd.DataFrame:
     """One DataFrame row per table row, in paper order.
 
     Columns: ``label``, ``system`` (None for paper-only rows), ``status`` (``'measured'``,
@@ -115,7 +116,9 @@ def build_table(table: dict, scores_dir: Path, pair: str, preset: str, unavailab
     preset cannot measure this table at all (nmt.pipeline.plan.unavailable_tables); every system row is then not run.
     ``runs`` ({system: [system, system_seedB, ...]}, nmt.pipeline.plan.collect_runs) names the systems trained with
     several seeds: their row shows the mean over the runs, and the table gains ``ours_c_sd`` (the runs' sample
-    standard deviation) per column and ``n_runs``; a row is missing while one of its runs has no scores file.
+    standard deviation) per column, ``n_runs`` (the runs averaged) and ``n_planned`` (the runs the preset plans); a
+    row is missing while one of its runs has no scores file, unless ``partial`` (a run made one seed at a time, not
+    all in): then it is the mean of the runs that have one, its note saying how many ("measured: 1 of 3 runs").
     Each BLEU column ``c`` also gets ``ours_c_bp`` and ``ours_c_ratio``: sacreBLEU's brevity penalty and length ratio
     of the field shown (``F_bp``, ``F_ratio`` of the scores file; the mean over a row's runs), NaN where a scores file
     written before they existed lacks them.
@@ -133,12 +136,18 @@ def build_table(table: dict, scores_dir: Path, pair: str, preset: str, unavailab
             row = {**row, "requires": unavailable}
             sfile = None
         status, note = _row_status(row, sfile)
-        row_runs = runs.get(system, [system]) if status == STATUS_MEASURED else []
-        run_files = [scores_path(scores_dir, run, testset) for run in row_runs]
-        absent = [f for f in run_files if not f.is_file()]
-        if absent:  # a seed run not scored (yet)
-            status, note = STATUS_MISSING, f"MISSING results: no {absent[0].name}"
+        planned = runs.get(system, [system]) if status in (STATUS_MEASURED, STATUS_MISSING) else []
+        row_runs = [run for run in planned if scores_path(scores_dir, run, testset).is_file()]
+        if partial and row_runs and len(row_runs) < len(planned):  # the runs scored so far, and how many
+            status = STATUS_MEASURED
+            note = "; ".join([f"measured: {runs_text(len(row_runs), len(planned))}", *filter(None, [row.get("note")])])
+        elif len(row_runs) < len(planned):  # a seed run not scored (yet)
+            absent = next(run for run in planned if run not in row_runs)
+            status, note = STATUS_MISSING, f"MISSING results: no {scores_path(scores_dir, absent, testset).name}"
+            if row_runs:
+                note += f" ({runs_text(len(row_runs), len(planned))} scored: nmt report --partial shows their mean)"
             row_runs = []
+        run_files = [scores_path(scores_dir, run, testset) for run in row_runs]
         rec: dict[str, Any] = {"label": row["label"], "system": system, "status": status, "note": note}
         scores = [read_scores(f, system=run, testset=testset, pair=pair, preset=preset)
                   for run, f in zip(row_runs, run_files)]
@@ -157,14 +166,14 @@ def build_table(table: dict, scores_dir: Path, pair: str, preset: str, unavailab
                 for d in BLEU_DIAGNOSTICS:
                     rec[f"ours_{c}_{d}"] = _diagnostic_mean(scores, field, d)
         if seeded:
-            rec["n_runs"] = len(row_runs)
+            rec["n_runs"], rec["n_planned"] = len(row_runs), len(planned)
         records.append(rec)
     names = ["label", "system", "status", "note"]
     floats = []
     for c in columns:
         floats += [f"paper_{c}", f"ours_{c}"] + ([f"ours_{c}_sd"] if seeded else [])
         floats += [f"ours_{c}_{d}" for d in BLEU_DIAGNOSTICS] if c in BLEU_COLUMNS else []
-    names += floats + (["n_runs"] if seeded else [])
+    names += floats + (["n_runs", "n_planned"] if seeded else [])
     df = pd.DataFrame.from_records(records, columns=names)
     for name in floats:
         df[name] = df[name].astype("float64")

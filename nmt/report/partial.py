@@ -1,0 +1,55 @@
+"""Which of a preset's planned runs a results directory holds.
+
+A run made one seed at a time (a published reference while its parts come in, docs/reproductions/PRESET) holds fewer
+runs than its preset plans. `nmt report --partial` reports it on the runs there are: a table row is the mean of the
+k of its n planned runs that were scored (nmt.report.tables.build_table), a claim is judged on them
+(nmt.report.claims), and claims.json's ``run`` records how much of the run is in (:func:`partial_record`), which
+`nmt compare` states on its first lines.
+"""
+from __future__ import annotations
+
+from ..config import SEED_RUN
+
+
+def scored_runs(expected: dict[tuple[str, str, str], bool]) -> set[tuple[str, str]]:
+    """{(task, run)} of the runs with at least one scores file, from {(task, run, testset): whether its scores file
+    exists} (every scores file the preset's tables and figures read)."""
+    return {(task, run) for (task, run, _), found in expected.items() if found}
+
+
+def runs_in(runs: dict[str, dict[str, list[str]]], scored: set[tuple[str, str]]) -> dict[str, dict[str, list[str]]]:
+    """``runs`` ({task: {name: [name, name_seedB, ...]}}, nmt.pipeline.plan.collect_runs) less the runs without a
+    scores file. A name none of whose runs is scored keeps them all: it is missing, which is said where it is read."""
+    out: dict[str, dict[str, list[str]]] = {}
+    for task, by_name in runs.items():
+        for name, planned in by_name.items():
+            present = [run for run in planned if (task, run) in scored]
+            out.setdefault(task, {})[name] = present or planned
+    return out
+
+
+def seed_of(run: str, seeds: list[int]) -> int:
+    """The seed a run was made with: N for NAME_seedN, else the preset's first seed (the system itself)."""
+    match = SEED_RUN.match(run)
+    return int(match["seed"]) if match else seeds[0]
+
+
+def partial_record(expected: dict[tuple[str, str, str], bool], seeds: list[int]) -> dict | None:
+    """How much of the planned run is in, or None when every planned run has a scores file: {"runs_in",
+    "runs_planned", "seeds_in" (the seeds with at least one run in), "seeds_planned", "text"}."""
+    planned = {(task, run) for task, run, _ in expected}
+    scored = scored_runs(expected)
+    if not planned or scored >= planned:
+        return None
+    seeds_in = sorted({seed_of(run, seeds) for _, run in scored})
+    shown = ", ".join(map(str, seeds_in)) or "none"
+    text = f"a partial run: {len(scored)} of its {len(planned)} planned runs have scores"
+    if len(seeds) > 1:  # a run made one seed at a time: which seeds are in
+        text += f" (seed{'s' if len(seeds_in) != 1 else ''} {shown} of {', '.join(map(str, seeds))})"
+    return {"runs_in": len(scored), "runs_planned": len(planned), "seeds_in": seeds_in, "seeds_planned": list(seeds),
+            "text": text}
+
+
+def runs_text(k: int, n: int) -> str:
+    """A row's or a claim's share of its planned runs, as the report, its CSV and `nmt compare` say it."""
+    return f"{k} of {n} runs"
