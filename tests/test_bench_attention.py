@@ -8,6 +8,7 @@ import pytest
 import torch
 
 from nmt.bench.attention import METHODS, bench_attention, build_layer, shared_keys, speedups
+from nmt.report.inputs import ReportInputs
 from nmt.report.render import render_report
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -50,14 +51,15 @@ def test_cli_writes_the_file_and_the_report_shows_it(tmp_path):
     assert done.returncode == 0, done.stderr
     bench = json.loads(out.read_text())
     assert bench["hidden"] == 64 and {r["src_len"] for r in bench["rows"]} == {6, 12}  # tiny preset's settings
-    index = render_report(preset="tiny", preset_description="", tables=[ROOT / "workflow/tables/luong2015_table1.yaml"],
+    inputs = ReportInputs(preset="tiny", preset_description="", tables=[ROOT / "workflow/tables/luong2015_table1.yaml"],
                           results_dir=tmp_path / "results", pair_for_task={"en-de": "en-de"}, context={},
-                          out_dir=tmp_path / "report", speed={"attention": out})
+                          speed={"attention": out})
+    index = render_report(inputs, tmp_path / "report")
     html = index.read_text()
     assert 'id="attention-speed"' in html and 'src="attention_speed.png"' in html
     assert (tmp_path / "report" / "attention_speed.png").stat().st_size > 1000
     g = next(r for r in bench["rows"] if r["src_len"] == 12 and r["method"] == "global")
     assert f"{g['context_ms']:.2f}" in html  # the measured number, not a typed one
     with pytest.raises(ValueError, match="unknown benchmark 'nonesuch'"):
-        render_report(preset="tiny", preset_description="", tables=[], results_dir=tmp_path / "results",
-                      pair_for_task={}, context={}, out_dir=tmp_path / "report", speed={"nonesuch": out})
+        render_report(ReportInputs(preset="tiny", preset_description="", tables=[], results_dir=tmp_path / "results",
+                                   pair_for_task={}, context={}, speed={"nonesuch": out}), tmp_path / "report")

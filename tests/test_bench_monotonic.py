@@ -10,6 +10,7 @@ import pytest
 from nmt import config as cfg
 from nmt.bench.monotonic import (BASELINE, DECODERS, attended_positions, attention_growth, bench_contexts,
                                  bench_decoding, blas_threads, growth, hard_monotonic_contexts, softmax_contexts)
+from nmt.report.inputs import ReportInputs
 from nmt.report.render import render_report
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -130,8 +131,9 @@ def test_cli_writes_the_file_and_the_report_shows_it(tmp_path):
     assert {r["length"] for r in bench["decoding"]["rows"]} == set(settings["decode_lengths"])
 
     def render():
-        return render_report(preset="tiny", preset_description="", tables=[], results_dir=tmp_path / "results",
-                             pair_for_task={}, context={}, out_dir=tmp_path / "report", speed={"monotonic": out})
+        return render_report(ReportInputs(preset="tiny", preset_description="", tables=[],
+                                          results_dir=tmp_path / "results", pair_for_task={}, context={},
+                                          speed={"monotonic": out}), tmp_path / "report")
     html = render().read_text()
     pngs = [tmp_path / "report" / name for name in ("monotonic_speedup.png", "monotonic_decoding.png")]
     first = [png.read_bytes() for png in pngs]
@@ -144,6 +146,6 @@ def test_cli_writes_the_file_and_the_report_shows_it(tmp_path):
     assert f"{cell['speedup']:.1f}x" in html or f"{cell['speedup']:.0f}x" in html  # the measured number
     render()
     assert [png.read_bytes() for png in pngs] == first  # deterministic figures
-    render_report(preset="tiny", preset_description="", tables=[], results_dir=tmp_path / "results",
-                  pair_for_task={}, context={}, out_dir=tmp_path / "report", speed={})
+    render_report(ReportInputs(preset="tiny", preset_description="", tables=[], results_dir=tmp_path / "results",
+                               pair_for_task={}, context={}, speed={}), tmp_path / "report")
     assert not any(png.exists() for png in pngs)  # no benchmark, no stale figure

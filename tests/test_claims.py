@@ -20,6 +20,7 @@ from nmt.errors import ConfigError, InputError
 from nmt.pipeline.plan import collect_claims
 from nmt.report.claims import (CONTRADICTED, INCONCLUSIVE, NOT_RUN, REPRODUCED, ClaimJudge, adjust, claims_csv,
                                comparison_p_values, kendall_tau, verdict_of)
+from nmt.report.inputs import ReportInputs
 from nmt.report.render import render_report
 from nmt.spec.claims import load_claims
 from nmt.spec.tables import load_table
@@ -271,9 +272,9 @@ def test_report_has_the_claims_section_json_and_csv(toy_run, tmp_path):
     records = adjust([judge.judge(c) for c in claims])
     out = tmp_path / "report"
     table_files = [tmp_path / "tables" / "toy_table.yaml"]
-    index = render_report(preset="toy", preset_description="", tables=table_files, results_dir=judge.results_dir,
-                          pair_for_task={"en-de": "en-de"}, context={}, out_dir=out, claims=records,
-                          claim_files=["claims.yaml"])
+    index = render_report(ReportInputs(preset="toy", preset_description="", tables=table_files,
+                                       results_dir=judge.results_dir, pair_for_task={"en-de": "en-de"}, context={},
+                                       claims=records, claim_files=["claims.yaml"]), out)
     html = index.read_text()
     assert '<section id="claims">' in html and "3 of 7 claims reproduced on toy" in html
     assert 'href="#toy_table"' in html  # each claim links to its table

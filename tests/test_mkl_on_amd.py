@@ -59,7 +59,7 @@ def test_products_with_the_library_preloaded_are_torchs(tmp_path):
 
 def test_the_nmt_command_runs_re_executed_exactly_where_wanted(tmp_path):
     """The console entry (nmt.cli.main with no argv) re-executes itself once where wanted() says so, and the
-    commands (nmt.cli.commands) then run in the marked process; elsewhere it runs as it is."""
+    commands (nmt.cli's command modules) then run in the marked process; elsewhere it runs as it is."""
     if compiled.compiler() is None:
         required.unavailable("no C compiler")
     script = ("import os, sys; from nmt.cli import main; print(os.environ.get('NMT_MKL_ON_AMD_ACTIVE'), flush=True); "

@@ -14,7 +14,7 @@ import pytest
 import yaml
 
 from nmt.errors import UserError
-from nmt.report import build_table, learning_curves, load_table, render_report
+from nmt.report import ReportInputs, build_table, learning_curves, load_table, render_report
 
 REPO = Path(__file__).resolve().parents[1]
 REAL_TABLE = REPO / "workflow" / "tables" / "luong2015_table1.yaml"
@@ -99,8 +99,8 @@ def do_render(tmp_path: Path, out_name: str = "report", context: dict | None = N
         "generated_by": "nmt 0.1.0 / abc1234",
         "notes": ["demo numbers"],
     }
-    index = render_report(preset="demo", preset_description="tiny CPU demo", tables=[table_file],
-                          results_dir=results, pair_for_task={"en-de": "synth"}, context=ctx, out_dir=out)
+    index = render_report(ReportInputs(preset="demo", preset_description="tiny CPU demo", tables=[table_file],
+                                       results_dir=results, pair_for_task={"en-de": "synth"}, context=ctx), out)
     return index, out
 
 
@@ -148,8 +148,8 @@ def test_row_values_from_another_scores_field(tmp_path):
         {"system": system, "testset": "test", "ppl": 9.5, "bleu_tok": 10.0, "bleu_tok_unk": 12.5,
          "bleu_tok_unk_signature": "SIG-UNK", "bleu_tok_bp": 0.5, "bleu_tok_ratio": 0.6, "bleu_tok_unk_bp": 0.75,
          "bleu_tok_unk_ratio": 0.8}))
-    index = render_report(preset="demo", preset_description="", tables=[tfile], results_dir=results,
-                          pair_for_task={"en-de": "synth"}, context={}, out_dir=tmp_path / "out")
+    index = render_report(ReportInputs(preset="demo", preset_description="", tables=[tfile], results_dir=results,
+                                       pair_for_task={"en-de": "synth"}, context={}), tmp_path / "out")
     rows = json.loads((tmp_path / "out" / f"{table['id']}.json").read_text())
     last = rows[-1]
     assert last["ours_bleu_tok"] == 12.5 and last.get("ours_ppl") is None
@@ -270,9 +270,9 @@ def test_seed_runs_show_the_mean_brevity_penalty_and_length_ratio(tmp_path):
     assert df.loc["Base + attention", "ours_bleu_tok_bp"] == pytest.approx(0.85)
     assert df.loc["Base + attention", "ours_bleu_tok_ratio"] == pytest.approx(0.861)
     assert math.isnan(df.loc["Base <b>bold</b> & co", "ours_bleu_tok_bp"])
-    index = render_report(preset="demo", preset_description="", tables=[table_file], results_dir=results,
-                          pair_for_task={"en-de": "synth"}, context={}, out_dir=tmp_path / "out",
-                          runs={"synth": runs})
+    index = render_report(ReportInputs(preset="demo", preset_description="", tables=[table_file],
+                                       results_dir=results, pair_for_task={"en-de": "synth"}, context={},
+                                       runs={"synth": runs}), tmp_path / "out")
     assert _signature_rows(index.read_text())[("attn", "BLEU (tok)")] == ["0.850", "0.861"]
 
 
@@ -456,8 +456,8 @@ def test_render_tolerates_empty_context_and_paper_preset(tmp_path):
     results = tmp_path / "results" / "paper"
     (results / "wmt14").mkdir(parents=True)  # no results at all
     out = tmp_path / "out"
-    index = render_report(preset="paper", preset_description="", tables=[table_file], results_dir=results,
-                          pair_for_task={"en-de": "wmt14"}, context={}, out_dir=out)
+    index = render_report(ReportInputs(preset="paper", preset_description="", tables=[table_file],
+                                       results_dir=results, pair_for_task={"en-de": "wmt14"}, context={}), out)
     html = index.read_text()
     assert "NOT comparable" not in html
     assert html.count("MISSING results: no ") == 3
@@ -468,9 +468,9 @@ def test_render_tolerates_empty_context_and_paper_preset(tmp_path):
 def test_render_unknown_task(tmp_path):
     table_file = write_yaml(tmp_path / "toy_table.yaml", TABLE)
     with pytest.raises(ValueError, match="en-de"):
-        render_report(preset="demo", preset_description="", tables=[table_file],
-                      results_dir=tmp_path / "results" / "demo", pair_for_task={"en-fr": "x"},
-                      context={}, out_dir=tmp_path / "out")
+        render_report(ReportInputs(preset="demo", preset_description="", tables=[table_file],
+                                   results_dir=tmp_path / "results" / "demo", pair_for_task={"en-fr": "x"},
+                                   context={}), tmp_path / "out")
 
 
 def test_render_real_table(tmp_path):
@@ -479,9 +479,9 @@ def test_render_real_table(tmp_path):
     scores.mkdir(parents=True)
     (scores / "base.test.json").write_text(json.dumps({"system": "base", "testset": "test", "ppl": 20.5,
                                                        "bleu_tok": 1.25, "bleu_tok_signature": SIG_TOK}))
-    index = render_report(preset="demo", preset_description="demo", tables=[REAL_TABLE], results_dir=results,
-                          pair_for_task={"en-de": "synth"}, context={"corpus": {"name": "toy"}},
-                          out_dir=tmp_path / "out")
+    index = render_report(ReportInputs(preset="demo", preset_description="demo", tables=[REAL_TABLE],
+                                       results_dir=results, pair_for_task={"en-de": "synth"},
+                                       context={"corpus": {"name": "toy"}}), tmp_path / "out")
     html = index.read_text()
     assert ">20.50<" in html and ">1.25<" in html
     # the other trained systems and the ensemble; the "+ unk replace" row reads a system listed already
@@ -567,9 +567,9 @@ def test_environment_and_cost_section_sums_each_tables_and_every_training(tmp_pa
     tables = [write_yaml(tmp_path / "toy_table.yaml", TABLE), write_yaml(tmp_path / "toy_table2.yaml", second),
               write_yaml(tmp_path / "toy_table3.yaml", third)]
     out = tmp_path / "out"
-    index = render_report(preset="demo", preset_description="", tables=tables, results_dir=results,
-                          pair_for_task={"en-de": "synth"}, context={}, out_dir=out, machine=MACHINE,
-                          runs={"synth": {"seeded": ["seeded", "seeded_seed2"]}})
+    index = render_report(ReportInputs(preset="demo", preset_description="", tables=tables, results_dir=results,
+                                       pair_for_task={"en-de": "synth"}, context={}, machine=MACHINE,
+                                       runs={"synth": {"seeded": ["seeded", "seeded_seed2"]}}), out)
     data = json.loads((out / "environment.json").read_text())
     assert json.loads((out / "claims.json").read_text())["environment"] == data
     assert data["report"] == MACHINE

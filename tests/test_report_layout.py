@@ -10,7 +10,7 @@ from pathlib import Path
 
 import yaml
 
-from nmt.report import render_report
+from nmt.report import ReportInputs, render_report
 from nmt.report.differences import settings_view
 from nmt.report.render import fmt_value
 from nmt.spec.tables import load_table
@@ -55,8 +55,8 @@ def render(tmp_path: Path, tables: list[dict], **kwargs) -> str:
             "chrf": 30.0 + bleu, "chrf_signature": "nrefs:1|case:mixed|eff:yes|nc:6|nw:0|space:no|version:2.6.0"}))
     (scores / "both.test.json").write_text(json.dumps({"system": "both", "testset": "test", "aer": 0.4}))
     out = tmp_path / "report"
-    index = render_report(preset="demo", preset_description="", tables=files, results_dir=results,
-                          pair_for_task={"en-de": "synth"}, out_dir=out, **{"context": {}, **kwargs})
+    index = render_report(ReportInputs(preset="demo", preset_description="", tables=files, results_dir=results,
+                                       pair_for_task={"en-de": "synth"}, **{"context": {}, **kwargs}), out)
     return index.read_text()
 
 

@@ -1,5 +1,7 @@
-"""The `nmt` command line: its grammar in nmt.cli.parser (and nmt.cli.align_parser), what each command does in
-nmt.cli.commands (and nmt.cli.align), imported only when the command runs (nmt.cli.options.resolve).
+"""The `nmt` command line: its grammar in nmt.cli.parser (with nmt.cli.model_parser, nmt.cli.scoring_parser and
+nmt.cli.align_parser), what each command does in the module of its command group (nmt.cli.data_commands,
+bench_commands, plan_commands, model_commands, unk_commands, scoring_commands, align), imported only when the command
+runs (nmt.cli.options.resolve).
 
 `main` is the console script's entry. As the process's entry point (no argv given), it first lets nmt.engine.mkl_on_amd
 execute the process again where that makes MKL's products faster (an AMD processor), before the commands' modules

@@ -2,13 +2,19 @@
 named with --system), a command's parser with its one example, and the function a command runs, named as
 "MODULE:FUNCTION" of nmt.cli and imported only when the command runs (`resolve`).
 
-Nothing heavy is imported here or by the modules that build the parser (nmt.cli.parser, nmt.cli.align_parser): `nmt
---help` builds every command's options, and pays only for argparse.
+Nothing heavy is imported here or by the modules that build the parser (nmt.cli.parser and the other *_parser
+modules): `nmt --help` builds every command's options, and pays only for argparse.
 """
 from __future__ import annotations
 
 import argparse
 from importlib import import_module
+
+# what several commands' help and examples say
+DEMO = "data/demo/en-de/prepared"  # the demo run's prepared En->De data, which the examples read
+DEMO_MODELS = "results/demo/en-de/models"
+THREADS_HELP = "CPU threads, torch's (default: torch's own choice)"
+DEVICE_HELP = "cpu, cuda, cuda:1 (default: a free GPU when there is one, else the CPU)"
 
 
 class Formatter(argparse.HelpFormatter):

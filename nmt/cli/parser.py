@@ -10,16 +10,12 @@ from __future__ import annotations
 import argparse
 
 from .. import eflomal_runner
-from . import align_parser
-from .options import Formatter, add_config_args, add_system_args, add_table_arg, command, group, resolve
+from . import align_parser, model_parser, scoring_parser
+from .options import DEMO, THREADS_HELP, Formatter, add_config_args, add_table_arg, command, group, resolve
 
 DESCRIPTION = ("The reproduction pipeline's commands: one per step of the workflow (Snakemake and DVC call them; so can "
                "people). `nmt COMMAND --help` says what a command does and ends with an example.")
 
-DEMO = "data/demo/en-de/prepared"  # the demo run's prepared En->De data, which the examples read
-DEMO_MODELS = "results/demo/en-de/models"
-THREADS_HELP = "CPU threads, torch's (default: torch's own choice)"
-DEVICE_HELP = "cpu, cuda, cuda:1 (default: a free GPU when there is one, else the CPU)"
 
 
 class _Version(argparse.Action):
@@ -39,8 +35,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action=_Version,
                         help="print the version and the git commit of the source (when it is a checkout), and exit")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    for add_commands in (_data_commands, _bench_commands, _plan_commands, _model_commands, _unk_commands,
-                         align_parser.register, _scoring_commands):  # the order of `nmt --help`
+    for add_commands in (_data_commands, _bench_commands, _plan_commands, model_parser.register, _unk_commands,
+                         align_parser.register, scoring_parser.register):  # the order of `nmt --help`
         add_commands(sub)
     return parser
 
@@ -50,17 +46,17 @@ def _data_commands(sub) -> None:
     data = group(sub, "data", help="corpora: list, fetch, get, prepare", dest="data_command")
     p = command(data, "get", help="the raw corpus of a task: generated (synth) or fetched and verified",
                 example="nmt data get --preset demo --task en-de --out data/demo/en-de/raw",
-                handler="commands:cmd_data_get")
+                handler="data_commands:cmd_data_get")
     add_config_args(p)
     p.add_argument("--task", required=True, help="the table task (e.g. en-de); the preset names its corpus")
     p.add_argument("--out", required=True, help="directory for {split}.src / {split}.tgt")
     p.add_argument("--downloads", default="data/downloads", help="where fetched files are kept (default: %(default)s)")
     p.add_argument("--offline", action="store_true", help="use only the mirror and earlier downloads")
     command(data, "list", help="the corpus registry: corpora, files, mirror paths, licences", example="nmt data list",
-            handler="commands:cmd_data_list")
+            handler="data_commands:cmd_data_list")
     p = command(data, "fetch", help="fetch files of a registry corpus, verified by sha256 (mirror first)",
                 example="nmt data fetch multi30k train.en train.de --mirror ../shared/data",
-                handler="commands:cmd_data_fetch")
+                handler="data_commands:cmd_data_fetch")
     p.add_argument("corpus", help="a corpus of the registry (`nmt data list`)")
     p.add_argument("files", nargs="*", help="file names (default: all of the corpus)")
     p.add_argument("--dest", help="destination directory (default: DOWNLOADS/CORPUS)")
@@ -71,7 +67,7 @@ def _data_commands(sub) -> None:
                    help="you read and accepted the licence of a licence-gated corpus (RWTH gold alignments)")
     p = command(data, "prepare", help="tokenise, length-filter, build vocabularies, binarise",
                 example="nmt data prepare --preset demo --task en-de --raw data/demo/en-de/raw --out " + DEMO,
-                handler="commands:cmd_data_prepare")
+                handler="data_commands:cmd_data_prepare")
     add_config_args(p)
     p.add_argument("--task", required=True, help="the table task (e.g. en-de) whose preparation settings apply")
     p.add_argument("--raw", required=True, help="directory with {split}.src / {split}.tgt (nmt data get's --out)")
@@ -85,7 +81,7 @@ def _bench_commands(sub) -> None:
     p = command(bench, "train", help="training throughput of each distinct model of the preset (for nmt estimate)",
                 example="nmt bench train --preset demo --systems base --updates 5 --device cpu --out "
                         "throughput-demo.json",
-                handler="commands:cmd_bench_train")
+                handler="bench_commands:cmd_bench_train")
     add_config_args(p)
     p.add_argument("--data", help="prepared data root, for real sizes (default: data/PRESET)")
     p.add_argument("--updates", type=int, default=20, help="timed updates per model (default: %(default)s)")
@@ -108,7 +104,7 @@ def _bench_commands(sub) -> None:
                                          "search, sentences/s at batch 1 and 64",
                 example="nmt bench translate --preset demo --systems base --min-time 0.2 --device cpu --out "
                         "translate-demo.json",
-                handler="commands:cmd_bench_translate")
+                handler="bench_commands:cmd_bench_translate")
     add_config_args(p)
     p.add_argument("--data", help="prepared data root, for real sentences (default: data/PRESET)")
     p.add_argument("--beam", type=int, help="beam size (default: the preset's translate.beam)")
@@ -122,7 +118,7 @@ def _bench_commands(sub) -> None:
     p.add_argument("--out", help="JSON file (default: benchmarks/translate-PRESET-DEVICE.json)")
     p = command(bench, "attention", help="time per decoder step of global vs local attention, by source length",
                 example="nmt bench attention --preset demo --lengths 10 50 --out attention-speed.json",
-                handler="commands:cmd_bench_attention")
+                handler="bench_commands:cmd_bench_attention")
     add_config_args(p)
     p.add_argument("--out", required=True, help="JSON file for the report")
     p.add_argument("--lengths", type=int, nargs="+", help="source lengths (default: bench.attention.lengths)")
@@ -131,7 +127,7 @@ def _bench_commands(sub) -> None:
     p = command(bench, "monotonic", help="softmax vs hard monotonic attention (Raffel et al. 2017, appendix F): "
                                          "context vectors over a T x U grid, and whole greedy decoding by length",
                 example="nmt bench monotonic --preset demo --out monotonic-speed.json",
-                handler="commands:cmd_bench_monotonic")
+                handler="bench_commands:cmd_bench_monotonic")
     add_config_args(p)
     p.add_argument("--out", required=True, help="JSON file for the report")
     p.add_argument("--threads", type=int, default=1, help="CPU threads, torch's and numpy's (default: %(default)s)")
@@ -146,7 +142,7 @@ def _plan_commands(sub) -> None:
                 "the prepared data where it exists, else from the sizes the preset or the corpus registry states "
                 "(each row says which). A system without a measurement says 'not measured'.",
                 example="nmt estimate --preset demo --throughput benchmarks/throughput-demo-cpu.json",
-                handler="commands:cmd_estimate")
+                handler="bench_commands:cmd_estimate")
     add_config_args(p)
     p.add_argument("--throughput", required=True, help="the JSON file `nmt bench train` wrote (benchmarks/ has "
                                                        "throughput-PRESET-DEVICE.json files for the presets)")
@@ -156,17 +152,17 @@ def _plan_commands(sub) -> None:
     p.add_argument("--json", help="also write the estimate as JSON")
 
     p = command(sub, "systems", help="list the systems the preset's tables train",
-                example="nmt systems --preset demo --with-pair", handler="commands:cmd_systems")
+                example="nmt systems --preset demo --with-pair", handler="plan_commands:cmd_systems")
     add_config_args(p)
     p.add_argument("--with-pair", action="store_true", help="print each system's task first (TASK<tab>SYSTEM)")
     p = command(sub, "seed-targets", help="the files of one seed's part of the run (a run made one seed at a time: "
                                           "`snakemake $(nmt seed-targets --seed 2)`)",
-                example="nmt seed-targets --preset demo --seed 1", handler="commands:cmd_seed_targets")
+                example="nmt seed-targets --preset demo --seed 1", handler="plan_commands:cmd_seed_targets")
     add_config_args(p)
     p.add_argument("--seed", type=int, required=True, help="one of the preset's train.seeds")
     p = command(sub, "export-run", help="copy a run's small files (no models) into another directory, e.g. a "
                                         "published reference; one seed's part at a time with --seed",
-                example="nmt export-run --preset demo --out demo-export/results", handler="commands:cmd_export_run")
+                example="nmt export-run --preset demo --out demo-export/results", handler="plan_commands:cmd_export_run")
     add_config_args(p)
     p.add_argument("--results", help="the run's results directory (default: results/PRESET)")
     p.add_argument("--out", required=True, help="e.g. docs/reproductions/PRESET/results")
@@ -175,91 +171,18 @@ def _plan_commands(sub) -> None:
     p = command(sub, "dvc-yaml", help="write dvc.yaml and workflow/dvc/*/dvc.yaml beside the params file: the "
                                       "stages of the preset params.yaml names, from its table and figure files "
                                       "(run it after changing the preset)",
-                example="nmt dvc-yaml --check", handler="commands:cmd_dvc_yaml")
+                example="nmt dvc-yaml --check", handler="plan_commands:cmd_dvc_yaml")
     add_config_args(p)
     p.add_argument("--check", action="store_true", help="only check that the file is current (exit 2 if not)")
     p.add_argument("--stamp", help="with --check: write this file once the check passes (dvc.yaml's plan stage)")
 
     p = command(sub, "config", help="print the resolved configuration (of one system with --table/--system)",
                 example="nmt config --preset demo --table luong2015_table1 --system base",
-                handler="commands:cmd_config")
+                handler="plan_commands:cmd_config")
     add_config_args(p)
     add_table_arg(p)
     p.add_argument("--system", help="with --table: a system of that table (`nmt systems` lists them), printed as "
                                     "training resolves it")
-
-
-def _model_commands(sub) -> None:
-    """`nmt train`, `nmt translate`, `nmt attention`: the commands that run a model."""
-    p = command(sub, "train", help="train one system of a table (resumes from its checkpoint)",
-                example=f"nmt train --preset demo --table luong2015_table1 --system base --data {DEMO} --out "
-                        "demo-models/base",
-                handler="commands:cmd_train")
-    add_config_args(p)
-    add_table_arg(p, required=True)
-    p.add_argument("--system", required=True, help="a system of the table (`nmt systems` lists them)")
-    p.add_argument("--data", required=True, help="prepared data directory (nmt data prepare's --out)")
-    p.add_argument("--out", required=True, help="model directory")
-    p.add_argument("--init-from", help="model.pt to start from (train.init_from {system: NAME} default: "
-                                       "OUT/../NAME/model.pt)")
-    p.add_argument("--guided-links", help="links of the prepared training pairs for guided alignment "
-                                          "(train.guided_alignment.from ALIGNER default: "
-                                          "OUT/../../alignments/aligners/ALIGNER.train.links)")
-    p.add_argument("--threads", type=int, default=None, help=THREADS_HELP)
-    p.add_argument("--device", default=None, help="cpu, cuda, cuda:1 (default: cuda when available)")
-    p.add_argument("--replace", action="store_true",
-                   help="train even where --out holds another system's (or other settings') finished model.pt, "
-                        "removing that training's files first (without it: refused, nothing touched)")
-
-    p = command(sub, "translate", help="translate a tokenised source file (several --model: an ensemble)",
-                example=f"nmt translate --preset demo --task en-de --system base --models-dir {DEMO_MODELS} "
-                        f"--src {DEMO}/test.src --out base.test.txt",
-                handler="commands:cmd_translate")
-    which = p.add_mutually_exclusive_group(required=True)
-    which.add_argument("--model", nargs="+", help="model.pt; more than one decodes them as an ensemble")
-    which.add_argument("--system", help="a system or ensemble that the preset's tables define for --task, "
-                       "its model.pt (or its members') taken from --models-dir")
-    add_system_args(p)
-    p.add_argument("--positions-out", help="also write, per output word, the source position credited with it "
-                   "(the largest attention weight of the step credited to the word), for unk replacement")
-    p.add_argument("--credit", choices=["read", "predicted"], default=None,
-                   help="which step's attention is credited to an output word: the step that reads it or the one "
-                   "that predicts it (default: each model's own rule, Luong et al.'s footnote 14, as in alignment "
-                   "extraction)")
-    p.add_argument("--src", required=True, help="tokenised source file, one sentence a line")
-    p.add_argument("--out", required=True, help="the translations, one a line")
-    p.add_argument("--beam", type=int, default=None, help="beam size (1 = greedy; default from the config)")
-    p.add_argument("--monotonic", choices=["soft", "hard"], default=None,
-                   help="monotonic attention: its expected alignment (soft, as trained; the default) or the hard "
-                   "linear-time process (Raffel et al. 2017)")
-    p.add_argument("--batch-size", type=int, default=None,
-                   help="sentences decoded together (default: the model's translate.batch_size)")
-    p.add_argument("--threads", type=int, default=None, help=THREADS_HELP)
-    p.add_argument("--device", default=None, help=DEVICE_HELP)
-
-    p = command(sub, "attention", help="attention matrix of a model for one reference translation (forced "
-                "decoding; the data of Luong et al.'s Figure 7), or an aligner's links of that sentence pair",
-                example=f"nmt attention --preset demo --task en-de --system global_location_feed --models-dir "
-                        f"{DEMO_MODELS} --src {DEMO}/align.src --tgt {DEMO}/align.tgt --line 1 --out attention.json",
-                handler="commands:cmd_attention")
-    source = p.add_mutually_exclusive_group(required=True)
-    source.add_argument("--model", nargs="+", help="model.pt (with attention); several = an ensemble (their average)")
-    source.add_argument("--system", help="a system or ensemble that the preset's tables define for --task")
-    source.add_argument("--links", help="a word aligner's links (Pharaoh, source first, one line per sentence pair "
-                                        "of --src/--tgt), drawn in place of attention")
-    add_system_args(p)
-    p.add_argument("--label", default="word alignment links", help="with --links: what the links are "
-                                                                   "(default: %(default)s)")
-    p.add_argument("--device", default=None, help=DEVICE_HELP)
-    p.add_argument("--src", required=True, help="tokenised source file")
-    p.add_argument("--tgt", required=True, help="tokenised reference file, line by line parallel to --src")
-    which = p.add_mutually_exclusive_group(required=True)
-    which.add_argument("--line", type=int, help="the 1-based line to use")
-    which.add_argument("--length", type=int, nargs=2, metavar=("MIN", "MAX"),
-                       help="use the first line whose source has MIN to MAX words")
-    p.add_argument("--out", required=True, help="JSON file: words, weights (target x source), models or links")
-    p.add_argument("--name", dest="system_name", help="the name recorded in the JSON (default: --system)")
-    p.add_argument("--threads", type=int, default=None, help=THREADS_HELP)
 
 
 def _unk_commands(sub) -> None:
@@ -270,7 +193,7 @@ def _unk_commands(sub) -> None:
                                   "(or, with --task and unk.dictionary: stanford, the task corpus' own dictionary)",
                 example=f"nmt unk dict --src {DEMO}/train.src --tgt {DEMO}/train.tgt --samplers 1 --out "
                         "dictionary.tsv",
-                handler="commands:cmd_unk_dict")
+                handler="unk_commands:cmd_unk_dict")
     p.add_argument("--src", help="tokenised training source (eflomal)")
     p.add_argument("--tgt", help="tokenised training target (eflomal)")
     p.add_argument("--out", required=True, help="dictionary TSV (source, target, links or probability)")
@@ -284,65 +207,9 @@ def _unk_commands(sub) -> None:
     p = command(unk, "replace", help="replace each <unk> by the dictionary entry of its attended source word",
                 example=f"nmt unk replace --hyp {translations}/base.test.txt --positions {translations}/base.test.pos "
                         f"--src {DEMO}/test.src --dict results/demo/en-de/unk/dictionary.tsv --out base.test.unk.txt",
-                handler="commands:cmd_unk_replace")
+                handler="unk_commands:cmd_unk_replace")
     p.add_argument("--hyp", required=True, help="the translation (nmt translate's --out)")
     p.add_argument("--positions", required=True, help="the --positions-out file of nmt translate")
     p.add_argument("--src", required=True, help="the source the translation was made from")
     p.add_argument("--dict", required=True, help="the dictionary of nmt unk dict")
     p.add_argument("--out", required=True, help="the translation with its <unk> replaced")
-
-
-def _scoring_commands(sub) -> None:
-    """`nmt evaluate`, `nmt report`, `nmt compare`: scores and the report."""
-    p = command(sub, "evaluate", help="BLEU (tokenised and sacreBLEU 13a) and perplexity -> JSON",
-                example="nmt evaluate --preset demo --hyp results/demo/en-de/translations/base.test.txt --ref "
-                        f"{DEMO}/test.tgt --system base --testset test --preset-name demo --pair en-de --out "
-                        "base.test.json",
-                handler="commands:cmd_evaluate")
-    add_config_args(p)
-    p.add_argument("--hyp", required=True, help="the translation, tokenised, one sentence a line")
-    p.add_argument("--ref", required=True, help="the tokenised reference, line by line parallel to --hyp")
-    p.add_argument("--raw-ref", help="the test set's raw reference (same sentences and order as --ref, checked): "
-                   "detokenised BLEU is scored against it instead of the detokenised --ref")
-    p.add_argument("--lowercase", action="store_true",
-                   help="the text was lowercased when it was prepared (prepare.lowercase): score BLEU and chrF "
-                        "case-insensitively, so that their signatures say case:lc")
-    p.add_argument("--src", help="source file (for perplexity, with --model; for unk replacement)")
-    p.add_argument("--positions", help="attended source positions (nmt translate --positions-out): also score "
-                                       "the translation after unk replacement")
-    p.add_argument("--unk-dict", help="the dictionary of nmt unk dict")
-    p.add_argument("--unk-out", help="where the unk-replaced translation goes")
-    p.add_argument("--model", help="model for test perplexity")
-    p.add_argument("--models-dir", help="instead of --model: perplexity from DIR/SYSTEM/model.pt when the preset's "
-                                        "tables train SYSTEM; none when they define it as an ensemble")
-    p.add_argument("--lang", help="target language for detokenisation (default: the model's corpus setting)")
-    p.add_argument("--out", required=True, help="JSON file for the scores")
-    p.add_argument("--system", required=True, help="recorded in the JSON: the system's name")
-    p.add_argument("--testset", required=True, help="recorded in the JSON: the split scored (e.g. test)")
-    p.add_argument("--preset-name", dest="preset_name", required=True, help="recorded in the JSON: the preset")
-    p.add_argument("--pair", required=True, help="recorded in the JSON: the task (e.g. en-de); with the params file "
-                                                 "it also names the target language")
-    p.add_argument("--threads", type=int, default=None, help=THREADS_HELP)
-    p.add_argument("--device", default=None, help="for perplexity: cpu, cuda, cuda:1 (default: a free GPU when there "
-                                                  "is one; the workflow's CPU jobs pass cpu)")
-
-    p = command(sub, "report", help="render the preset's tables into HTML + CSV + JSON",
-                example="nmt report --preset demo --results results/demo --data data/demo --out reports/demo",
-                handler="commands:cmd_report")
-    add_config_args(p)
-    p.add_argument("--results", required=True, help="results/{preset}")
-    p.add_argument("--data", required=True, help="data/{preset}")
-    p.add_argument("--out", required=True, help="reports/{preset}")
-    p.add_argument("--partial", action="store_true",
-                   help="render even when fewer than half of the expected scores files exist (a run not finished, "
-                        "one seed's part of a reference); without it, such a report is refused")
-
-    p = command(sub, "compare", help="a run's report against a reference's (docs/reproductions/PRESET): the "
-                                     "numbers that differ by more than the seeds' spread, the claims that differ",
-                example="nmt compare reports/demo reports/demo --all", handler="commands:cmd_compare")
-    p.add_argument("run", help="the run's report directory (reports/PRESET)")
-    p.add_argument("reference", help="the reference's report directory")
-    p.add_argument("--all", action="store_true", help="show every number and claim, not only those that differ")
-    p.add_argument("--across-presets", action="store_true",
-                   help="compare reports of different presets or corpora anyway (the first line says so)")
-    p.add_argument("--json", help="also write the comparison as JSON")

@@ -35,6 +35,7 @@ from .plots import curve_points, learning_curves, read_metrics
 from .figures import FigureInputs, figure_view
 from .speed import ATTENTION_FIGURES, MONOTONIC_FIGURES, attention_speed_view, monotonic_speed_view
 from ..spec.tables import is_number
+from .inputs import ReportInputs
 from .tables import (
     COLUMN_LABELS,
     SIGNED_COLUMNS,
@@ -329,45 +330,16 @@ def _report_own(entry: Path) -> bool:
     return entry.is_file() and entry.suffix in REPORT_SUFFIXES
 
 
-def render_report(*, preset: str, preset_description: str, tables: list[Path], results_dir: Path,
-                  pair_for_task: dict[str, str], context: dict, out_dir: Path,
-                  speed: dict[str, Path] | None = None, figures: list[tuple[str, dict]] | None = None,
-                  data_dir: Path | None = None, unavailable: dict[Path, str] | None = None,
-                  claims: list[dict] | None = None, claim_files: list[str] | None = None,
-                  runs: dict[str, dict[str, list[str]]] | None = None, deviations: dict | None = None,
-                  machine: dict | None = None, synthetic: bool = False,
-                  trainings: list[dict] | None = None, run: dict | None = None,
-                  problems: list[str] | None = None, partial: dict | None = None) -> Path:
-    """Render the report for ``results_dir`` (= ``results/{preset}``) into ``out_dir``.
+def render_report(inputs: ReportInputs, out_dir: Path) -> Path:
+    """Render the report of ``inputs`` (nmt.report.inputs says what each is) into ``out_dir``.
 
-    For a table with task T the corpus pair is ``pair_for_task[T]``; scores are read from
-    ``results_dir/pair/scores`` and model info from ``results_dir/pair/models/{system}/``.
     Writes (atomically) ``index.html``, ``{table_id}.csv``, ``{table_id}.json`` (records),
     ``{table_id}_learning_curves.png`` when any system has dev-ppl metrics, and ``summary.json``
-    (``{table_id: {system: {metric: value}}}`` for measured systems). ``speed`` maps a benchmark name
-    (a key of SPEED_VIEWS) to the JSON file its `nmt bench` command wrote; each becomes a section with figures.
-    ``figures`` are the preset's figure-file entries as (task, figure) (nmt.pipeline.plan.collect_figures); their
-    inputs are read from ``results_dir`` and ``data_dir`` (= ``data/{preset}``): see nmt.report.figures.
-    ``unavailable`` maps a table file to why the preset cannot measure it (its rows are shown as not run).
-    ``claims`` are the judged claims (nmt.report.claims.ClaimJudge) of ``claim_files``: the Claims section, and
-    ``claims.json`` / ``claims.csv`` beside the page. ``runs`` ({task: {system: [its seed runs]}},
-    nmt.pipeline.plan.collect_runs): rows of systems trained with several seeds show mean +/- standard deviation.
-    ``deviations`` (nmt.report.deviations): how the preset's runs differ from the papers', listed near the top.
-    ``synthetic``: the preset's corpora are synthetic (the demo's): the Claims section opens by saying that its
-    verdicts are no evidence about the papers. ``trainings``: the convergence gate on every training
-    (nmt.report.claims.training_convergence), listed in the Claims section and claims.json.
-    ``machine``: the machine that renders it (nmt.environment.describe(); default: this one's): with where the
-    trainings ran and their cost, the Environment and cost section (nmt.report.cost), ``environment.json`` and
-    claims.json's ``environment``. ``run``: the run's identity (nmt.pipeline.identity.run_identity), claims.json's
-    ``run``, which `nmt compare` checks. ``problems``: what is wrong with the trainings' records
-    (:func:`training_problems`), listed at the top of the page. ``partial``: how much of a run made one seed at a
-    time is in (nmt.report.partial.partial_record), said at the top of the page; its rows are the means of the runs
-    there are.
+    (``{table_id: {system: {metric: value}}}`` for measured systems).
     The directory is replaced whole (module doc). Returns the index path.
     """
-    inputs = {name: value for name, value in locals().items() if name != "out_dir"}  # the arguments, as given
     with staged_directory(out_dir, own=_report_own) as staging:
-        _render(out_dir=staging, **inputs)
+        _render(out_dir=staging, **inputs.as_dict())
     return Path(out_dir) / "index.html"
 
 
