@@ -161,6 +161,7 @@ def plain_links(text, base, sure_mark="-", possible_mark=None):
     return out
 
 
+@pytest.mark.slow  # eflomal on the whole gold set and the newstests: minutes
 @required.skip_unless((RWTH / "alignmentDeEn.talp").is_file() and NEWSTEST.is_dir(),
                        "../shared/data lacks the RWTH gold alignments or the tokenised newstests")
 def test_eflomal_on_the_rwth_gold_set(tmp_path, capsys):

@@ -18,6 +18,8 @@ from nmt.difference import SystemPart, estimate, fit_prior
 from nmt.report.claims import claim_p_values, comparison_p_values
 from nmt.significance import holm
 
+pytestmark = pytest.mark.slow  # minutes of simulation: left out of the fast tier
+
 DOCS = Path(__file__).resolve().parents[1] / "docs" / "statistics.md"
 SEEDS = (3, 5, 10)
 RATIOS = (0.0, 1.0, 4.0)     # variance of one run's difference between seeds : its variance between test sets
