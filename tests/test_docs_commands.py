@@ -139,6 +139,11 @@ def check_test_command(command: Command) -> str:
     return ":"
 
 
+def collect_only(command: Command) -> str:
+    """A narrower pytest run (the fast tier): its selection is collected here, in this checkout, not run again."""
+    return f"cd {shlex.quote(str(ROOT))} && {command.text} --collect-only -p no:cacheprovider > /dev/null"
+
+
 def dry_snakemake(command: Command) -> str:
     words = shlex.split(command.text)
     at = next(i for i, w in enumerate(words) if w == "snakemake")
@@ -187,6 +192,7 @@ class Rule:
 RULES = [
     Rule(r"^pip install ", check_install),
     Rule(r"^lint-imports && python -m pytest", check_test_command),
+    Rule(r"^python -m pytest -q -m ", collect_only),
     Rule(r"^sed -i 's/\^preset: \.\*/preset: [\w-]+/' params\.yaml && nmt dvc-yaml$", at_tiny, "dvc"),
     Rule(r"^dvc ", as_written, "dvc"),
     Rule(r"^(NMT_\w+=\S+ )*snakemake ", dry_snakemake),
