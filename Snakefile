@@ -29,7 +29,7 @@ if _overrides:
         "change other settings in params.yaml or in workflow/presets/<preset>.yaml"
     )
 
-# params.yaml + workflow/presets/{preset}.yaml, validated against nmt/spec/schemas/params.schema.yaml:
+# params.yaml + workflow/presets/{preset}.yaml, validated against the schema derived from nmt/settings/sections.py:
 # an unknown key or a wrong type stops the workflow here with a message naming it.
 try:
     # read as the commands read it too (nmt.files): a key given twice, which Snakemake's own reading lets through

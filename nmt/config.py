@@ -2,7 +2,7 @@
 
 Both workflow engines and every `nmt` command resolve configuration through this module, so a system
 trained by Snakemake and by DVC sees exactly the same settings. Unknown keys and wrong types are errors
-that name the offending key (JSON schema in nmt/spec/schemas/params.schema.yaml).
+that name the offending key (the JSON schema derived from the declared settings: nmt.settings.sections).
 """
 from __future__ import annotations
 
@@ -16,13 +16,13 @@ from typing import Any
 
 import jsonschema
 
-from . import eflomal_runner, files, layout
-from .data.tasks import corpus_for_task, licence_allows
+from . import files, layout
+from .data.tasks import corpus_for_task, data_task, licence_allows
 from .errors import ConfigError
+from .settings import PARAMS_SCHEMA, EflomalSettings, UnkSettings
+from .settings.layers import Layer, Layered, Origin
 from .spec.figures import load_figures as parse_figures
 from .spec.tables import load_table as parse_table
-
-SCHEMA_PATH = Path(__file__).with_name("spec") / "schemas" / "params.schema.yaml"
 
 
 def read_yaml(path: str | Path, what: str = "the file") -> Any:
@@ -31,26 +31,16 @@ def read_yaml(path: str | Path, what: str = "the file") -> Any:
     return files.read_yaml(path, what, error=ConfigError)
 
 
-def deep_merge(base: dict, override: dict) -> dict:
-    """A copy of `base` with `override` merged in; nested dicts merge, everything else replaces."""
-    merged = copy.deepcopy(base)
-    for key, value in (override or {}).items():
-        if isinstance(value, dict) and isinstance(merged.get(key), dict):
-            merged[key] = deep_merge(merged[key], value)
-        else:
-            merged[key] = copy.deepcopy(value)
-    return merged
-
-
 def schema() -> dict:
-    return read_yaml(SCHEMA_PATH, "the params schema")
+    """The JSON schema of a resolved configuration, derived from the declared settings (nmt.settings.sections)."""
+    return copy.deepcopy(PARAMS_SCHEMA)
 
 
 @functools.lru_cache(maxsize=1)
 def _validator() -> jsonschema.Draft202012Validator:
-    # Built once per process: every system of every table is validated, and Snakemake resolves them all at
-    # start-up (on a cluster, in every job too), so re-reading the schema each time was most of that time.
-    return jsonschema.Draft202012Validator(schema())
+    # Built once per process: every system of every table is validated, and Snakemake resolves them all at start-up
+    # (on a cluster, in every job too).
+    return jsonschema.Draft202012Validator(PARAMS_SCHEMA)
 
 
 def validate(config: dict, source: str) -> None:
@@ -65,31 +55,44 @@ def validate(config: dict, source: str) -> None:
 
 def load_params(params_path: str | Path, preset: str | None = None) -> dict:
     """params.yaml merged with workflow/presets/{preset}.yaml (preset from the file unless given)."""
+    return load_layers(params_path, preset).values
+
+
+def load_layers(params_path: str | Path, preset: str | None = None) -> Layered:
+    """load_params, each value with the layer that set it."""
     params_path = Path(params_path)
     params = read_yaml(params_path, "the params file")
     if not isinstance(params, dict):
         raise ConfigError(f"{params_path}: expected a mapping at the top level")
-    return merge_preset(params, preset, root=params_path.parent, source=str(params_path))
+    return preset_layers(params, preset, root=params_path.parent, source=str(params_path))
 
 
 def merge_preset(params: dict, preset: str | None, root: Path, source: str) -> dict:
-    preset = preset or params.get("preset")
-    if not preset:
+    """params (params.yaml as read) merged with workflow/presets/{preset}.yaml (preset from params unless given)."""
+    return preset_layers(params, preset, root, source).values
+
+
+def preset_layers(params: dict, preset: str | None, root: Path, source: str) -> Layered:
+    """merge_preset, each value with the layer that set it: params.yaml, the preset, or the command line's --preset."""
+    named = preset or params.get("preset")
+    if not named:
         raise ConfigError(f"{source}: no preset given and no `preset:` key")
-    presets_dir = root / params.get("presets_dir", "workflow/presets")
-    preset_path = presets_dir / f"{preset}.yaml"
-    if not preset_path.exists():
-        known = sorted(p.stem for p in presets_dir.glob("*.yaml"))
-        raise ConfigError(f"{source}: unknown preset {preset!r}; known presets: {', '.join(known)}")
     # the defaults on their own first: a bad default that this preset happens to override is still an error
     validate(params, source)
+    preset_file = f"{params['presets_dir']}/{named}.yaml"
+    preset_path = root / preset_file
+    if not preset_path.exists():
+        known = sorted(p.stem for p in preset_path.parent.glob("*.yaml"))
+        raise ConfigError(f"{source}: unknown preset {named!r}; known presets: {', '.join(known)}")
     overlay = read_yaml(preset_path, "a preset")  # an empty one is an error, not params.yaml's recipe unchanged
     if not isinstance(overlay, dict):
         raise ConfigError(f"{preset_path}: expected a mapping at the top level")
-    config = deep_merge(params, overlay)
-    config["preset"] = preset
-    validate(config, f"{source} + {preset_path}")
-    return config
+    layered = Layered().merge(params, lambda key: Origin(Layer.PARAMS, source, key, "params"))
+    layered.merge(overlay, lambda key: Origin(Layer.PRESET, preset_file, key, "preset"))
+    if layered.values.get("preset") != named:
+        layered.set("preset", named, Origin(Layer.COMMAND_LINE, None, "--preset"))
+    validate(layered.values, f"{source} + {preset_path}")
+    return layered
 
 
 def _parsed_once(parse):
@@ -134,56 +137,70 @@ def seed_run(name: str, seed: int) -> str:
 
 def seed_runs(resolved: dict, name: str) -> list[str]:
     """[name, name_seedB, name_seedC, ...]: every run of a system whose `train.seeds` is [A, B, C, ...]."""
-    seeds = resolved["train"].get("seeds") or []
+    seeds = resolved["train"]["seeds"] or []
     return [name] + [seed_run(name, seed) for seed in seeds[1:]]
 
 
 def system_config(config: dict, table: dict, system: str, table_path: str = "table") -> dict:
-    """The preset config with one table system's overrides applied, validated. ``system`` may also name one of a
-    system's seed runs (SYSTEM_seedN, N one of its `train.seeds` but the first): its config with train.seed = N,
-    starting from (or guided by) the same seed's run of the system it starts from, where that one has it."""
+    """The preset config with one table system's overrides applied, validated (system_layers' values)."""
+    return system_layers(Layered(config), table, system, table_path).values
+
+
+def system_layers(config: Layered, table: dict, system: str, table_path: str = "table") -> Layered:
+    """The one resolution of a system's configuration: the preset's (``config``, with the origins of its values where
+    known) under the table's recipe and the system's own overrides, validated, each value with the layer that set it.
+    ``system`` may also name one of a system's seed runs (SYSTEM_seedN, N one of its `train.seeds` but the first): its
+    config with train.seed = N, starting from (or guided by) the same seed's run of the system it starts from, where
+    that one has it."""
     systems = table["systems"]
     match = SEED_RUN.match(system)
     if system not in systems and match and match["system"] in systems:
-        return _seed_run_config(config, table, match["system"], int(match["seed"]), table_path)
+        return _seed_run_layers(config, table, match["system"], int(match["seed"]), table_path)
     if system not in systems:
         raise ConfigError(f"{table_path}: unknown system {system!r}; known systems: {', '.join(systems)}")
+    layered = config.copy()
     recipe = table.get("recipe")
     if recipe is not None:  # the paper's recipe as this preset sizes it, under the system's own overrides
-        recipes = config.get("recipes") or {}
+        recipes = layered.values.get("recipes") or {}
         if recipe not in recipes:
-            raise ConfigError(f"{table_path}: recipe {recipe!r} is not defined in preset {config['preset']!r} "
+            raise ConfigError(f"{table_path}: recipe {recipe!r} is not defined in preset {layered.values['preset']!r} "
                               f"(recipes: {', '.join(recipes) or 'none'})")
-        config = deep_merge(config, recipes[recipe])
-    resolved = deep_merge(config, systems[system] or {})
-    validate(resolved, f"{table_path}: system {system}")
-    if resolved["train"].get("seeds"):  # the system itself is the run with the first seed
-        resolved["train"]["seed"] = resolved["train"]["seeds"][0]
-    return resolved
+
+        def from_recipe(key: str) -> Origin:
+            written = config.origins.get(f"recipes.{recipe}.{key}")
+            return Origin(Layer.RECIPE, written.file if written else None, f"recipes.{recipe}.{key}",
+                          written.params_file if written else None)
+        layered.merge(recipes[recipe], from_recipe)
+    layered.merge(systems[system] or {}, lambda key: Origin(Layer.TABLE, table_path, f"systems.{system}.{key}"))
+    validate(layered.values, f"{table_path}: system {system}")
+    seeds = layered.values["train"]["seeds"]
+    if seeds:  # the system itself is the run with the first seed
+        layered.set("train.seed", seeds[0], Origin(Layer.SEED_RUN, None, "train.seeds[0]"))
+    return layered
 
 
-def _seed_run_config(config: dict, table: dict, system: str, seed: int, table_path: str) -> dict:
-    resolved = system_config(config, table, system, table_path)
-    train = resolved["train"]
-    if seed not in (train.get("seeds") or [])[1:]:
+def _seed_run_layers(config: Layered, table: dict, system: str, seed: int, table_path: str) -> Layered:
+    layered = system_layers(config, table, system, table_path)
+    train = layered.values["train"]
+    if seed not in (train["seeds"] or [])[1:]:
         raise ConfigError(f"{table_path}: unknown system {seed_run(system, seed)!r}: {seed} is not one of "
-                          f"{system}'s train.seeds after the first ({train.get('seeds')})")
-    train["seed"] = seed
+                          f"{system}'s train.seeds after the first ({train['seeds']})")
+    origin = Origin(Layer.SEED_RUN, None, seed_run(system, seed))
+    layered.set("train.seed", seed, origin)
 
     def same_seed(other: str) -> str:
         """The run of `other` with this seed, where `other` has one: by its own train.seeds when this table defines
         it, else (a system of another table) by the preset's."""
-        seeds = (system_config(config, table, other, table_path)["train"] if other in table["systems"]
-                 else config["train"]).get("seeds") or []
+        seeds = (system_config(config.values, table, other, table_path)["train"] if other in table["systems"]
+                 else config.values["train"])["seeds"] or []
         return seed_run(other, seed) if seed in seeds[1:] else other
 
-    if isinstance(train.get("init_from"), dict):
-        train["init_from"] = {**train["init_from"], "system": same_seed(train["init_from"]["system"])}
-    guided = train.get("guided_alignment") or {}
+    if isinstance(train["init_from"], dict):
+        layered.set("train.init_from.system", same_seed(train["init_from"]["system"]), origin)
+    guided = train["guided_alignment"] or {}
     if isinstance(guided.get("from"), dict):
-        parent = same_seed(guided["from"]["system"])
-        train["guided_alignment"] = {**guided, "from": {**guided["from"], "system": parent}}
-    return resolved
+        layered.set("train.guided_alignment.from.system", same_seed(guided["from"]["system"]), origin)
+    return layered
 
 
 def training_inputs(system_cfg: dict, task_results: str | Path) -> dict[str, Path]:
@@ -255,7 +272,18 @@ def tokenized_splits(config: dict, task: str) -> list[str]:
 
 def prepare_for_task(config: dict, task: str) -> dict:
     """The preset's `prepare` section with the task's own overrides (data.tasks.{task}.prepare) applied."""
-    return deep_merge(config["prepare"], corpus_for_task(config, task).get("prepare") or {})
+    return task_prepare_layers(Layered(config), task).values["prepare"]
+
+
+def task_prepare_layers(config: Layered, task: str) -> Layered:
+    """The configuration with its `prepare` section as the task's corpus prepares it (data.tasks.{task}.prepare over
+    the preset's), each of those keys with the layer that set it."""
+    played_by = data_task(config.values, task)
+
+    def from_task(key: str) -> Origin:
+        written = config.origins.get(f"data.tasks.{played_by}.{key}")
+        return Origin(Layer.TASK, written.file if written else None, f"data.tasks.{played_by}.{key}")
+    return config.copy().merge({"prepare": corpus_for_task(config.values, task).get("prepare") or {}}, from_task)
 
 
 def fingerprint(obj: Any) -> str:
@@ -265,15 +293,15 @@ def fingerprint(obj: Any) -> str:
 
 
 def eflomal_samplers(config: dict) -> int:
-    """How many samplers every eflomal run of the preset averages (`eflomal.samplers`; eflomal's own default)."""
-    return (config.get("eflomal") or {}).get("samplers", eflomal_runner.DEFAULT_SAMPLERS)
+    """How many samplers every eflomal run of the preset averages (`eflomal.samplers`)."""
+    return EflomalSettings.of(config).samplers
 
 
 def unk_dictionary_release(config: dict, task: str) -> dict | None:
     """{corpus, file}: the dictionary the task's corpus releases (data.tasks.{task}.unk_dictionary: Stanford's
     dict.en-de, from the Berkeley aligner as in Luong et al.) when `unk.dictionary` is stanford; None = build it
     with eflomal from the training pairs (the default, and the fallback of a task whose corpus releases none)."""
-    if (config.get("unk") or {}).get("dictionary", "eflomal") != "stanford":
+    if UnkSettings.of(config).dictionary != "stanford":
         return None
     return corpus_for_task(config, task).get("unk_dictionary")
 
@@ -281,5 +309,5 @@ def unk_dictionary_release(config: dict, task: str) -> dict | None:
 def unk_credit_option(config: dict) -> str:
     """What `nmt translate` is told of unk replacement's crediting (`unk.credit`): nothing by default (each model's
     own rule, as alignment extraction credits), else " --credit read" or " --credit predicted" for every model."""
-    credit = (config.get("unk") or {}).get("credit")
+    credit = UnkSettings.of(config).credit
     return f" --credit {credit}" if credit else ""

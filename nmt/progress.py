@@ -23,7 +23,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from .schedule import Schedule
+from .settings.schedule import Schedule
 
 EVERY_S = 300.0  # seconds between two lines within an epoch (where no progress bar is drawn)
 

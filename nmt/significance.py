@@ -28,16 +28,13 @@ import numpy as np
 from .errors import InputError
 from .evaluate import bleu_metric
 
-DEFAULT_SAMPLES = 1000  # sacreBLEU's default number of bootstrap resamples
-
-
 def bootstrap_seed() -> int | None:
     """The seed sacreBLEU's paired tests use: $SACREBLEU_SEED (12345 unless set; 'none' draws from the OS)."""
     seed = os.environ.get("SACREBLEU_SEED", "12345")
     return None if seed.lower() == "none" else int(seed)
 
 
-def resample_indices(n_sentences: int, n_samples: int = DEFAULT_SAMPLES, seed: int | None = None) -> np.ndarray:
+def resample_indices(n_sentences: int, n_samples: int, seed: int | None = None) -> np.ndarray:
     """[n_samples, n_sentences] sentence indices drawn with replacement, as sacreBLEU draws them for a paired
     bootstrap test (``seed``: :func:`bootstrap_seed` when None)."""
     if n_sentences < 1:

@@ -27,7 +27,7 @@ Beyond the plain recipe (Peter et al. 2017's variants of RNNsearch training):
   train.max_updates        stop after this many updates in all (0 = no limit); the epoch in progress is evaluated
                            and recorded as it stands.
   train.plateau            {within: w, halvings: h, patience: p, max_epochs: n}: the reduced presets' rule
-                           (nmt.schedule): the learning rate halved at each of the first h epochs that lower the best
+                           (nmt.settings.schedule): the learning rate halved at each of the first h epochs that lower the best
                            dev perplexity by at most the fraction w (stalls), training ended once the last p epochs
                            were all stalls at the final rate, and after n epochs in any case; without it, the fixed
                            schedule (epochs, halve_after, dropout_schedule). Decided from the recorded metrics, so a
@@ -97,7 +97,7 @@ from .models.io import (load_checkpoint, plain, read_init_from, read_model_file,
                         save_checkpoint, save_model)
 from .models.registry import build_model, credit_rule
 from .progress import Pace, rate, stamp
-from .schedule import Schedule, learning_rate, wants_epoch
+from .settings.schedule import Schedule, learning_rate, wants_epoch
 from .engine.train_step import TrainingStep
 
 CHECKPOINT = "checkpoint.pt"
@@ -171,7 +171,7 @@ def alignment_credit(model: torch.nn.Module) -> str:
     them, nmt.models.registry.credit_rule). A model without attention cannot be trained with guided alignment."""
     if getattr(model, "attention", None) is None:
         raise ConfigError("train.guided_alignment needs a model with attention (this one has attention: none)")
-    return credit_rule(model.config)
+    return credit_rule(model.settings)
 
 
 def save_atomic(obj, path: Path) -> None:
@@ -271,7 +271,7 @@ class TrainingRun:
                 raise AnotherTraining(f"{out_dir}: {other}; train into another --out, or give --replace to remove "
                                       f"its files and train {system} here")
             torch.manual_seed(self.seed)
-            self.model = model = build_model(self.model_cfg, len(self.src_vocab), len(self.tgt_vocab))
+            self.model = model = build_model(self.settings.model, len(self.src_vocab), len(self.tgt_vocab))
             model.init_uniform(train.init_range)
             if self.dev_refs is not None:
                 ensure_can_translate(model)  # a target-foresight model has no translation to score
@@ -555,11 +555,10 @@ class TrainingRun:
 def guided_links(train: TrainSettings, data_dir: Path, train_src: list, train_tgt: list
                  ) -> tuple[float, list | None]:
     """The guided-alignment loss weight and, when it is on, the links of every training pair."""
-    guided = train.guided_alignment or {}
-    weight = float(guided.get("weight", 0.0))
+    weight = train.guided_weight
     if weight <= 0:
         return weight, None
-    links_path = Path(guided["file"])
+    links_path = Path(train.guided_alignment["file"])
     return weight, load_training_links(links_path if links_path.is_absolute() else data_dir / links_path,
                                        train_src, train_tgt)
 

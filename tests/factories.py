@@ -11,6 +11,7 @@ import torch
 
 from nmt.engine.fast import use
 from nmt.models.registry import build_model
+from nmt.settings import ModelSettings
 from nmt.train import save_atomic
 
 # 16 source and 11 target words: with the 4 special tokens, the 20 and 15 entries make_model's vocabularies default to
@@ -46,7 +47,7 @@ def make_model(seed: int = 0, base: dict = SMALL_LUONG, *, src_vocab: int = SRC_
     training mode. The default init is larger than the recipes' 0.1, so that attention weights are far from uniform
     and an untrained model's choices vary."""
     torch.manual_seed(seed)
-    model = build_model(model_config(base, **overrides), src_vocab, tgt_vocab)
+    model = build_model(ModelSettings.from_dict(model_config(base, **overrides)), src_vocab, tgt_vocab)
     if init is not None:
         model.init_uniform(init)
     if engine is not None:
@@ -65,8 +66,8 @@ def write_model_file(path: Path, model, src_words: list[str] = SRC_WORDS, tgt_wo
                      config: dict | None = None, system: str | None = None) -> Path:
     """A model file as nmt train writes one (the fields load_models reads), written directly: `config` defaults to
     {"model": the model's config}, `system` to the file's stem."""
-    save_atomic({"model_config": model.config, "model": model.state_dict(), "src_vocab": src_words,
-                 "tgt_vocab": tgt_words, "config": {"model": model.config} if config is None else config,
+    save_atomic({"model_config": model.settings.as_dict(), "model": model.state_dict(), "src_vocab": src_words,
+                 "tgt_vocab": tgt_words, "config": {"model": model.settings.as_dict()} if config is None else config,
                  "system": path.stem if system is None else system}, path)
     return path
 

@@ -6,6 +6,7 @@ import torch
 
 from nmt.align.extract import hard_links, soft_alignments
 from nmt.models.registry import credit_rule
+from nmt.settings import ModelSettings
 from nmt.align.soft import hard_matrix
 from nmt.data.batches import make_batch
 from nmt.models.ensemble import Ensemble
@@ -27,8 +28,8 @@ def corpus(n=7, seed=3):
 @pytest.mark.parametrize("score,rule", [("dot", "read"), ("general", "read"), ("concat", "read"),
                                         ("location", "predicted")])
 def test_credit_rule_follows_footnote_14(score, rule):
-    assert credit_rule({"score": score, "attention": "global"}) == rule
-    assert credit_rule({"arch": "rnnsearch", "score": score}) == "predicted"  # alpha_i is computed for y_i
+    assert credit_rule(ModelSettings.read({"score": score, "attention": "global"})) == rule
+    assert credit_rule(ModelSettings.read({"arch": "rnnsearch", "score": score})) == "predicted"  # alpha_i is computed for y_i
 
 
 @pytest.mark.parametrize("score", ["general", "location"])
@@ -51,7 +52,7 @@ def test_a_crediting_can_be_forced_on_every_model(score):
     src, tgt = corpus(4)
     own = soft_alignments(model, src, tgt)
     read, predicted = (soft_alignments(model, src, tgt, credit=c) for c in ("read", "predicted"))
-    for mine, forced in zip(own, read if credit_rule(model.config) == "read" else predicted):
+    for mine, forced in zip(own, read if credit_rule(model.settings) == "read" else predicted):
         np.testing.assert_array_equal(mine, forced)
     batch = make_batch(src[:1], tgt[:1], [0])
     with torch.no_grad():

@@ -14,6 +14,7 @@ from nmt import config as cfg
 from nmt import significance
 from nmt.pipeline.plan import collect_claims
 from nmt.report.claims import CONTRADICTED, INCONCLUSIVE, REPRODUCED, ClaimJudge, adjust
+from nmt.settings import VerdictSettings
 from nmt.spec.claims import load_claims
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -76,7 +77,8 @@ class Run:
 
     def judge(self, preset: str = "toy") -> ClaimJudge:
         return ClaimJudge(results_dir=self.results, preset=preset, tables_by_id=self.tables,
-                          pair_for_task={"en-de": "en-de"}, n_samples=2000)
+                          pair_for_task={"en-de": "en-de"},
+                          rule=VerdictSettings(resamples=2000))
 
     def claims(self) -> dict:
         return {c["id"]: c for c in load_claims(ROOT / "workflow/claims/luong2015.yaml", self.tables)["claims"]}

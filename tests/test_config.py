@@ -11,6 +11,7 @@ import required
 from nmt import settings
 from nmt import config as cfg
 from nmt.pipeline import plan
+from nmt.settings.layers import Layered
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -23,7 +24,7 @@ def write_params(tmp_path, preset_overrides, params_overrides=None):
     params["figures"] = [str(ROOT / f) for f in params.get("figures", [])]
     (tmp_path / "presets").mkdir(exist_ok=True)
     base = yaml.safe_load((ROOT / "workflow/presets/tiny.yaml").read_text())
-    (tmp_path / "presets" / "tiny.yaml").write_text(yaml.safe_dump(cfg.deep_merge(base, preset_overrides)))
+    (tmp_path / "presets" / "tiny.yaml").write_text(yaml.safe_dump(Layered(base).merge(preset_overrides, str).values))
     params["preset"] = "tiny"
     (tmp_path / "params.yaml").write_text(yaml.safe_dump(params))
     return tmp_path / "params.yaml"

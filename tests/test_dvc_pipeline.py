@@ -105,7 +105,7 @@ def test_each_stage_depends_on_the_code_its_command_runs(stages):
             assert covers(code(stage), path), (name, path)
     train = stages["train.en-de.base"]
     for path in ("nmt/train.py", "nmt/engine/train_step.py", "nmt/models/monotonic.py", "nmt/engine/native/kernels.c",
-                 "nmt/spec/schemas/params.schema.yaml"):
+                 "nmt/settings/sections.py"):
         assert covers(code(train), path), path
     assert covers(code(stages["report"]), "nmt/report/templates/index.html.j2")
     # and none that it does not: getting a corpus runs no model, scoring links no decoder

@@ -178,7 +178,7 @@ def run_files(tmp_path):
 def test_bleu_by_length_section_reads_the_scores_files(run_files):
     inputs, seen, out = run_files
     out.mkdir()
-    fig = {"id": "fig6", "kind": "bleu_by_length", "title": "t", "testset": "test", "paper_note": None,
+    fig = {"id": "fig6", "kind": "bleu_by_length", "title": "t", "testset": "test", "paper": "", "paper_note": None,
            "lines": [{"system": "base", "label": "base", "unk": False}, {"system": "best", "label": "best", "unk": True}]}
     view = figure_view(fig, inputs, out, {})
     assert (out / "fig6.png").read_bytes().startswith(b"\x89PNG")
@@ -194,7 +194,7 @@ def test_attention_maps_section_adds_the_gold_alignment_of_the_same_sentence(run
     monkeypatch.setattr("nmt.report.figures.attention_heatmaps",
                         lambda panels, path, title: drawn.update(panels=panels, title=title))
     fig = {"id": "fig7", "kind": "attention_maps", "title": "t", "split": "align", "length": [1, 5], "gold": True,
-           "paper_note": None, "maps": [{"system": "global", "label": "G", "unk": False},
+           "paper": "", "paper_note": None, "maps": [{"system": "global", "label": "G", "unk": False},
                                         {"system": "local", "label": "L", "unk": False}]}
     view = figure_view(fig, inputs, out, {})
     assert [p[0] for p in drawn["panels"]] == ["G", "L", "gold alignment"]
@@ -206,7 +206,7 @@ def test_attention_maps_section_adds_the_gold_alignment_of_the_same_sentence(run
 def test_samples_section_shows_source_reference_and_each_system(run_files):
     inputs, _, out = run_files
     fig = {"id": "tab5", "kind": "samples", "title": "t", "testset": "test", "count": 2, "length": [3, 20],
-           "paper_note": None, "columns": [{"system": "best", "label": "best", "unk": True},
+           "paper": "", "paper_note": None, "columns": [{"system": "best", "label": "best", "unk": True},
                                            {"system": "base", "label": "base", "unk": False}]}
     view = figure_view(fig, inputs, out, {})
     assert [s["line"] for s in view["samples"]] == [1, 3]
@@ -215,7 +215,7 @@ def test_samples_section_shows_source_reference_and_each_system(run_files):
 
 
 def test_unavailable_figure_says_why_and_draws_nothing(tmp_path):
-    fig = {"id": "fig7", "kind": "attention_maps", "title": "t", "paper_note": None,
+    fig = {"id": "fig7", "kind": "attention_maps", "title": "t", "paper": "", "paper_note": None,
            "unavailable": "the en-de corpus has no 'align' split"}
     (tmp_path / "fig7.png").write_bytes(b"stale")
     view = figure_view(fig, None, tmp_path, {})
@@ -227,7 +227,7 @@ def test_a_figure_whose_results_are_not_all_there_is_not_drawn_and_names_the_fil
     inputs, _, out = run_files
     out.mkdir()
     (out / "fig6.png").write_bytes(b"stale")
-    fig = {"id": "fig6", "kind": "bleu_by_length", "title": "t", "testset": "test", "paper_note": None,
+    fig = {"id": "fig6", "kind": "bleu_by_length", "title": "t", "testset": "test", "paper": "", "paper_note": None,
            "lines": [{"system": "base", "label": "base", "unk": False},
                      {"system": "untrained", "label": "u", "unk": False}]}
     view = figure_view(fig, inputs, out, {})
@@ -246,7 +246,7 @@ def test_a_figure_its_scores_cannot_give_is_not_drawn_and_says_why(run_files):
     record = json.loads(scores.read_text())
     record["by_length"]["unk"] = None
     scores.write_text(json.dumps(record))
-    fig = {"id": "fig6", "kind": "bleu_by_length", "title": "t", "testset": "test", "paper_note": None,
+    fig = {"id": "fig6", "kind": "bleu_by_length", "title": "t", "testset": "test", "paper": "", "paper_note": None,
            "lines": [{"system": "best", "label": "best", "unk": True}]}
     view = figure_view(fig, inputs, out, {})
     assert view["unavailable"].endswith("best.test.json: no unk-replaced BLEU by length (evaluated without --src, "

@@ -7,6 +7,7 @@ import torch
 from nmt.models.attention import GlobalAttention
 from nmt.models.local_attention import LocalAttention
 from nmt.models.seq2seq import Seq2Seq
+from nmt.settings import ModelSettings
 from factories import make_model, model_config
 
 H = 6
@@ -144,7 +145,7 @@ def test_local_attention_model_trains_and_config_errors_are_clear():
     log_probs.sum().backward()
     assert model.attention.W_a.weight.shape == (5, H)  # location: one score per window offset (2D+1)
     with pytest.raises(ValueError, match="local-p attention needs a window D >= 1"):
-        Seq2Seq({**cfg, "window": 0}, src_vocab=10, tgt_vocab=10)
+        Seq2Seq(ModelSettings.read({**cfg, "window": 0}), src_vocab=10, tgt_vocab=10)
 
 
 @pytest.mark.parametrize("attention", ["global", "local-m"])

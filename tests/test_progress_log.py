@@ -11,7 +11,7 @@ import yaml
 from test_train import train_cmd, workspace  # noqa: F401 (the module's small training set-up, a fixture)
 
 from nmt import progress
-from nmt.schedule import Schedule
+from nmt.settings.schedule import Schedule
 
 ROOT = Path(__file__).resolve().parents[1]
 STAMP = r"(?P<stamp>\d{4}-\d\d-\d\d \d\d:\d\d:\d\d)"

@@ -14,6 +14,7 @@ from nmt import config as cfg
 from nmt.engine.fast import use
 from nmt.models import ARCHITECTURES, VARIANTS
 from nmt.models.registry import build_model, credit_rule, label
+from nmt.settings import ModelSettings
 from nmt.models.seq2seq import Seq2Seq
 from factories import model_config
 
@@ -31,7 +32,7 @@ def test_the_schema_offers_exactly_the_registered_architectures_and_variants():
 def test_every_variant_builds_decodes_and_has_a_credit_rule_and_label(attention):
     config = {**BASE, "attention": attention}
     torch.manual_seed(0)
-    model = build_model(config, 11, 13)
+    model = build_model(ModelSettings.read(config), 11, 13)
     assert isinstance(model, Seq2Seq)
     assert (model.attention is None) == (attention == "none")
     src, src_len, tgt = torch.randint(4, 11, (2, 5)), torch.tensor([5, 3]), torch.randint(4, 13, (2, 4))
@@ -40,8 +41,8 @@ def test_every_variant_builds_decodes_and_has_a_credit_rule_and_label(attention)
     # the fast engine serves every variant, with its kernel or with the reference layer under autograd
     fast_log_probs, _ = use(model, "fast")(src, src_len, tgt)
     torch.testing.assert_close(fast_log_probs, log_probs, rtol=1e-5, atol=1e-5)
-    assert credit_rule(config) in ("read", "predicted")
-    assert label(config).startswith(attention)
+    assert credit_rule(ModelSettings.read(config)) in ("read", "predicted")
+    assert label(ModelSettings.read(config)).startswith(attention)
 
 
 def test_each_variant_names_its_fast_kernel_or_runs_its_reference_layer_under_autograd():
@@ -61,17 +62,17 @@ def test_each_variant_names_its_fast_kernel_or_runs_its_reference_layer_under_au
     ({"arch": "rnnsearch", "target_foresight": True}, "predicted", "RNNsearch + target foresight"),
 ])
 def test_credit_rules_and_labels_follow_the_papers(config, rule, name):
-    assert credit_rule(config) == rule and label(config) == name
+    assert credit_rule(ModelSettings.read(config)) == rule and label(ModelSettings.read(config)) == name
 
 
 def test_a_setting_of_another_architecture_is_an_error_not_ignored():
     with pytest.raises(ValueError, match="target_foresight is implemented for model.arch: rnnsearch only"):
-        build_model({**BASE, "attention": "global", "target_foresight": True}, 11, 13)
+        build_model(ModelSettings.read({**BASE, "attention": "global", "target_foresight": True}), 11, 13)
     with pytest.raises(ValueError, match="attention_noise"):
-        build_model({**BASE, "attention": "global", "attention_noise": 1.0}, 11, 13)
-    build_model({**BASE, "attention": "monotonic", "attention_noise": 1.0}, 11, 13)  # monotonic has noise of its own
+        build_model(ModelSettings.read({**BASE, "attention": "global", "attention_noise": 1.0}), 11, 13)
+    build_model(ModelSettings.read({**BASE, "attention": "monotonic", "attention_noise": 1.0}), 11, 13)  # monotonic has noise of its own
     with pytest.raises(ValueError, match="unknown model.arch 'transformer'"):
-        build_model({**BASE, "attention": "global", "arch": "transformer"}, 11, 13)
+        build_model(ModelSettings.read({**BASE, "attention": "global", "arch": "transformer"}), 11, 13)
 
 
 def test_the_import_contracts_hold():

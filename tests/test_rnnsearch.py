@@ -28,6 +28,7 @@ from nmt.likelihood import batch_nll
 from nmt.models.objectives import alignment_loss
 from nmt.models.rnnsearch import AdditiveAttention, CannotTranslateError, RNNSearch, next_words
 from nmt.models.registry import build_model
+from nmt.settings import ModelSettings
 from nmt.train import attention_parameter_names, save_atomic, train
 from nmt.engine.train_step import make_optimizer
 from nmt.decode.translate import beam_search, greedy, translate_ids
@@ -192,7 +193,7 @@ def test_batched_decoding_equals_one_by_one_and_scores_equal_forced_decoding(bea
 def test_ensembles_mix_rnnsearch_and_luong_members():
     from nmt.models.ensemble import Ensemble
     model, twin = make_model(11, BASE, engine="fast"), make_model(11, BASE, engine="fast")
-    luong = build_model({**BASE, "arch": "luong", "attention": "global", "score": "general"}, SRC_V, TGT_V).eval()
+    luong = build_model(ModelSettings.read({**BASE, "arch": "luong", "attention": "global", "score": "general"}), SRC_V, TGT_V).eval()
     alone = translate_ids(model, sources(), beam=3, batch_size=2, max_len_ratio=1.0, device="cpu", progress=False)
     pair = translate_ids(Ensemble([model, twin]), sources(), beam=3, batch_size=2, max_len_ratio=1.0, device="cpu",
                          progress=False)
@@ -283,9 +284,9 @@ def test_attention_noise_only_in_training_mode():
 def test_rnnsearch_only_settings_are_refused_by_the_luong_model():
     luong = {**BASE, "arch": "luong", "attention": "global"}
     with pytest.raises(ValueError, match="target_foresight is implemented for model.arch: rnnsearch only"):
-        build_model({**luong, "target_foresight": True}, SRC_V, TGT_V)
+        build_model(ModelSettings.read({**luong, "target_foresight": True}), SRC_V, TGT_V)
     with pytest.raises(ValueError, match="unknown model.arch 'transformer'"):
-        build_model({**luong, "arch": "transformer"}, SRC_V, TGT_V)
+        build_model(ModelSettings.read({**luong, "arch": "transformer"}), SRC_V, TGT_V)
 
 
 # -- guided alignment -----------------------------------------------------------------------------------------
@@ -515,7 +516,7 @@ def test_nmt_train_translate_and_attention_end_to_end(corpus, tmp_path, capsys):
     blob = torch.load(out / "model.pt", weights_only=True)
     blob["model_config"] = {**blob["model_config"], "target_foresight": True}
     torch.manual_seed(0)
-    tf = build_model(blob["model_config"], len(blob["src_vocab"]), len(blob["tgt_vocab"]))
+    tf = build_model(ModelSettings.read(blob["model_config"]), len(blob["src_vocab"]), len(blob["tgt_vocab"]))
     blob["model"] = tf.state_dict()
     tf_model = tmp_path / "tf" / "model.pt"
     tf_model.parent.mkdir()

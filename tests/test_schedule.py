@@ -6,8 +6,9 @@ from pathlib import Path
 import pytest
 
 from nmt import settings
+from nmt.settings import TrainSettings
 from nmt.cli import main
-from nmt.schedule import (Schedule, convergence, final_rate_stalls, improvement, learning_rate, schedule_of, stalls,
+from nmt.settings.schedule import (Schedule, convergence, final_rate_stalls, improvement, learning_rate, schedule_of, stalls,
                           wants_epoch, window_gain)
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -41,11 +42,11 @@ def test_the_fixed_schedule_halves_every_epoch_after_halve_after():
 
 
 def test_dropout_models_take_the_longer_fixed_schedule_and_plateau_overrides_both():
-    train = {"epochs": 10, "halve_after": 5, "dropout_schedule": {"epochs": 12, "halve_after": 8}}
+    train = TrainSettings.read({"epochs": 10, "halve_after": 5, "dropout_schedule": {"epochs": 12, "halve_after": 8}})
     assert schedule_of(train, 0.0) == Schedule(epochs=10, halve_after=5)
     assert schedule_of(train, 0.2) == Schedule(epochs=12, halve_after=8)
     rule = {"within": 0.01, "halvings": 2, "patience": 2, "max_epochs": 20}
-    assert schedule_of({**train, "plateau": rule}, 0.2) == Schedule(epochs=20, plateau=rule)
+    assert schedule_of(train.replace(plateau=rule), 0.2) == Schedule(epochs=20, plateau=rule)
 
 
 def test_improvement_is_over_the_best_before_and_stalls_count_what_improved_too_little():
@@ -177,7 +178,8 @@ def test_patience_1_reproduces_the_published_runs_stopping_epochs_and_rates():
         assert "patience" not in meta["plateau"], path
         plateau = settings.upgrade_value("train", "plateau", meta["plateau"])
         assert plateau == {**meta["plateau"], "patience": 1}
-        schedule = schedule_of({**meta["config"]["train"], "plateau": plateau}, meta["config"]["model"]["dropout"])
+        train = TrainSettings.from_dict({**meta["config"]["train"], "plateau": plateau})
+        schedule = schedule_of(train, meta["config"]["model"]["dropout"])
         base_lr = meta["config"]["train"]["lr"]
         replayed = trained(schedule, [m["dev_ppl"] for m in metrics] + [0.0], base_lr=base_lr)
         assert len(replayed) == len(metrics), path  # the extra epoch (a far better one) is never trained

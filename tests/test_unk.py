@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 
 import required
+from nmt.settings import ModelSettings
 from nmt.unk import (UnkError, best_translations, build_dictionary, count_links, read_dictionary, replace_file,
                      replace_unks, write_dictionary)
 
@@ -127,7 +128,7 @@ class HandMadeAttention:
     def __init__(self, score):
         import torch
         self.torch = torch
-        self.config = {"arch": "luong", "attention": "global", "score": score}
+        self.settings = ModelSettings.read({"arch": "luong", "attention": "global", "score": score})
         self.attention = object()
 
     def __call__(self, src, src_len, tgt_in):

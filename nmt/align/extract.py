@@ -46,7 +46,7 @@ def soft_alignments(model, sources: list[list[int]], targets: list[list[int]], *
         raise InputError(f"unknown crediting {credit!r}: {' or '.join(CREDIT_RULES)}")
     members = members_of(model)
     for member in members:
-        if getattr(member, "attention", None) is None and member.config["arch"] == "luong":
+        if getattr(member, "attention", None) is None and member.settings.arch == "luong":
             raise InputError("a model without attention (attention: none) has no alignment to extract")
     if len(sources) != len(targets):
         raise InputError(f"{len(sources)} source sentences but {len(targets)} targets")
@@ -58,7 +58,7 @@ def soft_alignments(model, sources: list[list[int]], targets: list[list[int]], *
             # tgt_in = <s> y_1 .. y_T: step k reads tgt_in[k] and predicts y_{k+1} (</s> at k = T).
             _, weights = member(batch.src, batch.src_len, batch.tgt_in)
             weights = weights.float()
-            rule = credit or credit_rule(member.config)
+            rule = credit or credit_rule(member.settings)
             credited = weights[:, 1:] if rule == "read" else weights[:, :-1]
             total = credited if total is None else total + credited
         total = (total / len(members)).cpu().numpy()
@@ -74,7 +74,7 @@ def credited_positions(model, sources: list[list[int]], targets: list[list[int]]
     that unk replacement looks at the word alignment extraction links. A row without weight (hard monotonic
     attention that ran past the sentence's end) gives the last source word, the one the process saw last, as the
     search's own positions do (nmt.decode.translate.attended_words). Empty lists for a model without attention."""
-    if any(getattr(m, "attention", None) is None and m.config["arch"] == "luong"
+    if any(getattr(m, "attention", None) is None and m.settings.arch == "luong"
            for m in members_of(model)):
         return [[] for _ in targets]
     keep = [i for i, t in enumerate(targets) if t]  # an empty translation has nothing to credit
@@ -115,7 +115,7 @@ def extract_files(model_paths: list[str], src_path, tgt_path, links_out, soft_ou
     write_pharaoh(links_out, links)
     if soft_out is not None:
         save_soft(soft_out, matrices)
-    credited = sorted({credit_rule(m.config) for m in members_of(model)})
+    credited = sorted({credit_rule(m.settings) for m in members_of(model)})
     if predicted_out is not None:
         if credited != ["predicted"]:  # else the same matrices
             matrices = soft_alignments(model, sources, targets, batch_size=batch_size, device=device,

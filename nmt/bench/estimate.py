@@ -5,7 +5,7 @@ The estimate is plain arithmetic on measured numbers, nothing is assumed about h
 
     hours(system) = epochs(system) * trained target tokens per epoch / measured target tokens per second / 3600
 
-- epochs come from the resolved system config (nmt.schedule: dropout systems use `train.dropout_schedule`); under
+- epochs come from the resolved system config (nmt.settings.schedule: dropout systems use `train.dropout_schedule`); under
   `train.plateau` its `max_epochs`, an upper bound: a system stops sooner once its dev perplexity is flat;
 - trained target tokens per epoch = target words + one </s> per sentence of the training split, taken from the
   prepared data (`data/{preset}/{task}/prepared/prep.json`) when it exists, otherwise from the preset's

@@ -56,6 +56,7 @@ from ..engine.decoding_cache import decoding_cache
 from ..engine.fast import use
 from ..models.monotonic import set_monotonic_mode
 from ..models.registry import build_model
+from ..settings import ModelSettings
 from .estimate import device_description
 from ..timing import interleaved_medians
 
@@ -209,7 +210,7 @@ def decoder_model(base: dict, overrides: dict, mode: str | None, *, hidden: int,
     mode; `mode` switches a monotonic model's attention to that process (hard: the linear-time one)."""
     config = {**base, "arch": "luong", "hidden": hidden, "embed": hidden, "layers": layers, "dropout": 0.0,
               "max_src_len": max_len, **overrides}
-    model = use(build_model(config, vocab, vocab), "fast").eval()
+    model = use(build_model(ModelSettings.from_dict(config), vocab, vocab), "fast").eval()
     if mode is not None:
         set_monotonic_mode(model, mode)
     return model

@@ -22,7 +22,7 @@ from ..engine.fast import use
 from ..models.registry import build_model
 from ..decode.search_reference import beam_search_reference, greedy_reference
 from ..decode.translate import beam_search, greedy
-from ..settings import comparable_settings
+from ..settings import ModelSettings, comparable_settings
 from .estimate import _SPECIALS, device_description, preset_systems
 from ..timing import interleaved_medians
 
@@ -63,7 +63,7 @@ def bench_translate(config: dict, root: str | Path, data_root: str | Path | None
             continue
         size = entry["size"]
         torch.manual_seed(1)
-        model = build_model(model_cfg, size["src_vocab"], size["tgt_vocab"])
+        model = build_model(ModelSettings.from_dict(model_cfg), size["src_vocab"], size["tgt_vocab"])
         model.init_uniform(entry["resolved"]["train"]["init_range"])
         model.to(device).eval()
         length = max(1, round(size["tgt_words"] / max(size["pairs"], 1)))

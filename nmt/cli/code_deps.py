@@ -28,8 +28,7 @@ ENTRY = ("nmt.cli", "nmt.cli.parser")  # what every `nmt` command loads before i
 PACKAGE_ROOT = Path(__file__).resolve().parents[1]  # .../nmt
 # Files a module reads besides its own source (tests/test_dvc_pipeline.py checks that every such file of the
 # package is named here).
-READS = {"nmt.config": ["nmt/spec/schemas/params.schema.yaml"],
-         "nmt.spec.figures": ["nmt/spec/schemas/figures.schema.yaml"],
+READS = {"nmt.spec.figures": ["nmt/spec/schemas/figures.schema.yaml"],
          "nmt.spec.tables": ["nmt/spec/schemas/tables.schema.yaml"],
          "nmt.spec.claims": ["nmt/spec/schemas/claims.schema.yaml"],
          "nmt.data.fetch": ["nmt/data/corpora.yaml", "nmt/data/checksums.tsv"],

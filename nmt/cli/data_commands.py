@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 
 from .. import config as cfg
+from ..settings import PrepareSettings
 from .common import load_config
 
 
@@ -46,7 +47,7 @@ def cmd_data_prepare(args) -> None:
     prep = cfg.prepare_for_task(config, args.task)
     stats = prepare(args.raw, args.out, splits=args.splits or cfg.task_splits(config, args.task), src_lang=spec["src_lang"],
                     tgt_lang=spec["tgt_lang"], max_len=prep["max_len"], src_vocab=prep["src_vocab"],
-                    tgt_vocab=prep["tgt_vocab"], tokenize=prep["tokenize"], lowercase=prep.get("lowercase", False),
+                    tgt_vocab=prep["tgt_vocab"], tokenize=prep["tokenize"], lowercase=PrepareSettings.read(prep).lowercase,
                     tokenized_splits=tuple(cfg.tokenized_splits(config, args.task)))
     print(json.dumps({"src_vocab": stats["src_vocab"], "tgt_vocab": stats["tgt_vocab"],
                       "train_dropped_by_length": stats["train_dropped_by_length"]}))

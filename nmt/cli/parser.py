@@ -183,6 +183,11 @@ def _plan_commands(sub) -> None:
     add_table_arg(p)
     p.add_argument("--system", help="with --table: a system of that table (`nmt systems` lists them), printed as "
                                     "training resolves it")
+    p.add_argument("--explain", action="store_true", help="print each value on a line of its own with the layer that "
+                   "set it (params.yaml, the preset, the command line, the table's recipe, the table, a seed run, the "
+                   "task's corpus), like `git config --show-origin`")
+    p.add_argument("--schema", action="store_true", help="print the JSON schema every configuration is validated "
+                   "against (derived from the declared settings, nmt/settings/sections.py)")
 
 
 def _unk_commands(sub) -> None:

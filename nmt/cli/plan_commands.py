@@ -78,19 +78,27 @@ def cmd_dvc_yaml(args) -> None:
 
 
 def cmd_config(args) -> None:
-    config = load_config(args)
+    if args.schema:
+        print(json.dumps(cfg.schema(), indent=2))
+        return
+    layers = cfg.load_layers(args.params, args.preset)
+    config = layers.values
     if bool(args.table) != bool(args.system):
         raise cfg.ConfigError("nmt config: --table and --system go together (one system of one table)")
     if args.table:
         path = table_file(config, Path(args.params).parent, args.table)
         table = cfg.load_table(path)
-        resolved = cfg.system_config(config, table, args.system, path)
         # the system as its table's task trains it: that task's corpus and preparation (e.g. 30K vocabularies)
-        resolved["prepare"] = cfg.prepare_for_task(resolved, table["task"])
-        resolved["task"] = {"name": table["task"], "played_by": data_task(config, table["task"]),
-                            "corpus": cfg.corpus_for_task(config, table["task"])["corpus"]}
+        layers = cfg.task_prepare_layers(cfg.system_layers(layers, table, args.system, path), table["task"])
+    if args.explain:
+        for key, value, origin in layers.explained():
+            print(f"{key} = {json.dumps(value)}    # {origin}")
+        return
+    if args.table:
+        config = layers.values
+        config["task"] = {"name": table["task"], "played_by": data_task(config, table["task"]),
+                          "corpus": cfg.corpus_for_task(config, table["task"])["corpus"]}
         # its settings as training reads them (typed, every key), and what it trains by, whichever keys that comes
         # from (train.epochs gives way to the others)
-        resolved.update(SystemSettings.from_config(resolved).as_dict())
-        config = resolved
+        config.update(SystemSettings.from_config(config).as_dict())
     print(json.dumps(config, indent=2, sort_keys=True))

@@ -64,11 +64,11 @@ def attention_map(model_paths: str | Path | list, src_path: str | Path, tgt_path
     src_text, tgt_text = src_lines[number - 1], tgt_lines[number - 1]
     # Unknown words are fed as <unk> but reported as written.
     weights = forced_attention(model, src_vocab.encode(src_text), tgt_vocab.encode(tgt_text))
-    labels = sorted({label(m.config) for m in members})
+    labels = sorted({label(m.settings) for m in members})
     return {"models": paths, "system": system, "line": number, "src": src_text.split(), "tgt": tgt_text.split(),
             "weights": weights.tolist(),
             "attention": labels[0] if len(members) == 1 else f"ensemble of {len(members)}: {', '.join(labels)}",
-            "credited": sorted({credit_rule(m.config) for m in members})}
+            "credited": sorted({credit_rule(m.settings) for m in members})}
 
 
 def links_map(links_path: str | Path, src_path: str | Path, tgt_path: str | Path, *, line: int | None = None,

@@ -77,10 +77,9 @@ def unsupported(model: nn.Module, *, engine: str, guided: bool, token_batches: b
         return f"engine {engine}"
     if not isinstance(model, Seq2Seq):  # the graphed loss is written against Seq2Seq's decoder
         return "only Luong et al.'s decoders are graphed"
-    config = model.config
     if not getattr(model, "input_feed", False):
         return "a decoder without input feeding is one cuDNN call already"
-    attention, score, graphable = config.get("attention"), config.get("score"), graphed()
+    attention, score, graphable = model.settings.attention, model.settings.score, graphed()
     if score not in graphable.get(attention, ()):
         return (f"attention {attention} with score {score} is not graphed (only "
                 + "; ".join(f"{a}: {', '.join(scores)}" for a, scores in graphable.items()) + ")")
@@ -148,8 +147,8 @@ class GraphedDecoderLoss:
         self.graphs: dict[tuple[int, int, int], nn.Module] = {}
         self.pool = torch.cuda.graph_pool_handle()
         # a location-based score has one weight per source position up to max_src_len: no padding past it
-        config = model.config
-        self.source_cap = config.get("max_src_len") if config.get("score") == "location" else None
+        settings = model.settings
+        self.source_cap = settings.max_src_len if settings.score == "location" else None
 
     def __call__(self, batch: Batch) -> torch.Tensor:
         enc = self.model.encode(batch.src, batch.src_len)

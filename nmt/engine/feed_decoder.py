@@ -278,7 +278,7 @@ def run_decoder(model: nn.Module, emb: torch.Tensor, memory: torch.Tensor, keys:
     masks = None
     if lstm.training and L > 1 and lstm.dropout > 0:
         masks = mask_like((L - 1, T, B, H), lstm.dropout, emb.device, emb.dtype)
-    kernel = make_kernel(attention, variant(model.config).kernel, memory, keys, mask, first_step, attention_state, T,
+    kernel = make_kernel(attention, variant(model.settings).kernel, memory, keys, mask, first_step, attention_state, T,
                          save=grad)
     plan = _Plan(L, H, kernel, masks)
     W_c = attention.W_c.weight

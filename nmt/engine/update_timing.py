@@ -14,7 +14,7 @@ import torch
 from ..data.batches import Batch, make_batch
 from ..data.vocab import SPECIALS
 from ..models.registry import build_model
-from ..settings import TrainSettings
+from ..settings import ModelSettings, TrainSettings
 from ..timing import interleaved_medians
 from .train_step import TrainingStep
 
@@ -54,7 +54,7 @@ def time_updates(model_cfg: dict, train: TrainSettings, src_vocab: int, tgt_voca
     batches of `length` words a side on average (random_batch): at least `updates` timed updates of each after
     `warmup` untimed ones, in turn. Also returns the steps and the sentences per batch."""
     torch.manual_seed(seed)
-    model = build_model(model_cfg, src_vocab, tgt_vocab)
+    model = build_model(ModelSettings.from_dict(model_cfg), src_vocab, tgt_vocab)
     model.init_uniform(train.init_range)
     model.to(device).train()
     batch_size = batch_sentences(train, length)

@@ -35,7 +35,7 @@ from ..errors import ConfigError, InputError, first_line
 from ..data.text import write_atomic
 from ..data.vocab import Vocab
 from ..devices import pick_device
-from ..settings import VERSION
+from ..settings import VERSION, ModelSettings
 from .ensemble import Ensemble
 from .registry import build_model
 
@@ -249,10 +249,12 @@ def load_model(path: str | Path, device: str | torch.device | None = None):
     blob = read_model_file(path)
     dev = device if isinstance(device, torch.device) else pick_device(device)
     src_vocab, tgt_vocab = Vocab(blob["src_vocab"]), Vocab(blob["tgt_vocab"])
+    missing = ModelSettings.missing_keys(blob["model_config"])
+    if missing:  # a model_config written by other software, or edited by hand
+        raise ConfigError(f"{path}: its model_config has no {missing[0]!r}; {MODEL_REMEDY}")
     try:
-        model = build_model(blob["model_config"], len(src_vocab), len(tgt_vocab))
-    except KeyError as err:  # a model_config written by other software, or edited by hand
-        raise ConfigError(f"{path}: its model_config has no {err.args[0]!r}; {MODEL_REMEDY}") from None
+        # upgraded once, here: a model file's settings as whatever version wrote them
+        model = build_model(ModelSettings.from_dict(blob["model_config"]), len(src_vocab), len(tgt_vocab))
     except (TypeError, ValueError, AttributeError) as err:
         raise ConfigError(f"{path}: its model_config cannot be built ({first_line(err)}); {MODEL_REMEDY}") from None
     try:

@@ -10,7 +10,7 @@ from typing import Callable
 from torch import nn
 
 from ..errors import ConfigError
-from ..settings import upgrade
+from ..settings import ModelSettings
 from .rnnsearch import RNNSearch
 from .seq2seq import Seq2Seq
 from .variants import variant
@@ -20,13 +20,13 @@ from .variants import variant
 class Architecture:
     name: str
     model_class: type[nn.Module]
-    credit: Callable[[dict], str]  # which decoder step's weights belong to a target word (nmt.models.variants)
-    label: Callable[[dict], str]
+    credit: Callable[[ModelSettings], str]  # which decoder step's weights belong to a target word (nmt.models.variants)
+    label: Callable[[ModelSettings], str]
     only_here: dict                # settings no other architecture implements, and the value that means "off"
 
 
-def _rnnsearch_label(model: dict) -> str:
-    return "RNNsearch" + (" + target foresight" if model.get("target_foresight") else "")  # Peter et al.'s name
+def _rnnsearch_label(model: ModelSettings) -> str:
+    return "RNNsearch" + (" + target foresight" if model.target_foresight else "")  # Peter et al.'s name
 
 
 ARCHITECTURES: dict[str, Architecture] = {a.name: a for a in (
@@ -37,45 +37,41 @@ ARCHITECTURES: dict[str, Architecture] = {a.name: a for a in (
 )}
 
 
-def architecture(model: dict) -> Architecture:
-    """The entry `model.arch` names, in a config at the current version (the public functions below upgrade theirs
-    once: nmt.settings.upgrade)."""
-    name = model["arch"]
+def architecture(model: ModelSettings) -> Architecture:
+    """The entry `model.arch` names."""
+    name = model.arch
     if name not in ARCHITECTURES:
         raise ConfigError(f"unknown model.arch {name!r}; choose one of {', '.join(ARCHITECTURES)}")
     return ARCHITECTURES[name]
 
 
-def build_model(model: dict, src_vocab: int, tgt_vocab: int) -> nn.Module:
-    """The model `model.arch` names. A setting only another architecture implements is an error, not ignored
-    (monotonic attention has noise of its own)."""
-    model = upgrade("model", model)
+def build_model(model: ModelSettings, src_vocab: int, tgt_vocab: int) -> nn.Module:
+    """The model `model.arch` names, from its typed settings (a model file's are upgraded where it is read: nmt.models.io).
+    A setting only another architecture implements is an error, not ignored (monotonic attention has noise of its
+    own)."""
     arch = architecture(model)
     own = variant_keys(model)
     for other in ARCHITECTURES.values():
         for key, off in other.only_here.items():
             if other is arch or key in own:
                 continue
-            if model[key] != off:
+            if getattr(model, key) != off:
                 raise ConfigError(f"model.{key} is implemented for model.arch: {other.name} only "
                                  f"(this model is {arch.name})")
     return arch.model_class(model, src_vocab, tgt_vocab)
 
 
-def variant_keys(model: dict) -> tuple[str, ...]:
-    """The config keys the Luong model's attention variant reads (none for other architectures), of an upgraded
-    config."""
+def variant_keys(model: ModelSettings) -> tuple[str, ...]:
+    """The model settings the Luong model's attention variant reads (none for other architectures)."""
     return variant(model).keys if architecture(model).name == "luong" else ()
 
 
-def credit_rule(model: dict) -> str:
+def credit_rule(model: ModelSettings) -> str:
     """'read' or 'predicted': which decoder step's weights are credited to a target word (nmt.models.variants)."""
-    model = upgrade("model", model)
     return architecture(model).credit(model)
 
 
-def label(model: dict) -> str:
+def label(model: ModelSettings) -> str:
     """How the papers name a model: "local-p (general)" (Luong et al., Figure 7), "monotonic (eq. 17)",
     "RNNsearch + target foresight" (Peter et al.)."""
-    model = upgrade("model", model)
     return architecture(model).label(model)

@@ -36,7 +36,7 @@ Initialisation is `nmt train`'s uniform [-init_range, init_range] for every para
 (orthogonal recurrent matrices, N(0, 0.001^2) for W_a and U_a, zero v_a and biases, N(0, 0.01^2) otherwise).
 Dropout (`dropout`, default 0: Bahdanau et al. use none) acts on the embeddings (source, target and ehat) and on t_i.
 
-Interface: the one of `Seq2Seq` (encode, initial_state, decode, step, forward, init_uniform, .config, .attention),
+Interface: the one of `Seq2Seq` (encode, initial_state, decode, step, forward, init_uniform, .settings, .attention),
 so greedy/beam search, ensembles, perplexity and forced decoding work unchanged. The weights returned for a step
 are the alpha_i used to predict that step's word, over the source words in written order (padding 0).
 
@@ -54,7 +54,7 @@ from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
 
 from ..data.vocab import EOS_ID, PAD_ID
 from ..errors import UserError
-from ..settings import upgrade
+from ..settings import ModelSettings
 from .accelerator import Accelerator
 from .common import init_uniform, lengths_on
 from .dropout import Dropout
@@ -136,12 +136,12 @@ class AdditiveAttention(nn.Module):
 
 
 class RNNSearch(nn.Module):
-    def __init__(self, model: dict, src_vocab: int, tgt_vocab: int):
+    def __init__(self, model: ModelSettings, src_vocab: int, tgt_vocab: int):
         super().__init__()
-        self.config = model = upgrade("model", model)  # a model file's config, whatever version wrote it
-        hidden, embed = model["hidden"], model["embed"]
-        attention_dim = model["attention_dim"] or hidden
-        self.target_foresight = bool(model["target_foresight"])
+        self.settings = model
+        hidden, embed = model.hidden, model.embed
+        attention_dim = model.attention_dim or hidden
+        self.target_foresight = bool(model.target_foresight)
         self.hidden_size = hidden
         self.maxout_units = max(1, hidden // 2)
         self.src_embed = nn.Embedding(src_vocab, embed, padding_idx=PAD_ID)
@@ -150,11 +150,11 @@ class RNNSearch(nn.Module):
         self.init_state = nn.Linear(hidden, hidden)                       # W_s
         self.attention = AdditiveAttention(hidden, 2 * hidden, attention_dim,
                                            embed if self.target_foresight else 0,
-                                           float(model["attention_noise"]))
+                                           float(model.attention_noise))
         self.decoder = nn.GRUCell(embed + 2 * hidden, hidden)
         self.readout = nn.Linear(hidden + embed + 2 * hidden, 2 * self.maxout_units)  # [U_o V_o C_o], b_o
         self.generator = nn.Linear(self.maxout_units, tgt_vocab)                     # W_o
-        self.dropout = Dropout(model.get("dropout", 0.0))
+        self.dropout = Dropout(model.dropout)
         self.source_path: str | None = None  # set by nmt.models.io.load_model, for error messages
         self.accelerator: Accelerator | None = None  # as Seq2Seq.accelerator
 

@@ -21,7 +21,7 @@ from torch import nn
 from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
 
 from ..data.vocab import PAD_ID
-from ..settings import upgrade
+from ..settings import ModelSettings
 from .accelerator import Accelerator
 from .common import init_uniform, lengths_on
 from .dropout import Dropout
@@ -71,16 +71,16 @@ def reverse_padded(src: torch.Tensor, lengths: torch.Tensor) -> torch.Tensor:
 
 
 class Seq2Seq(nn.Module):
-    def __init__(self, model: dict, src_vocab: int, tgt_vocab: int):
+    def __init__(self, model: ModelSettings, src_vocab: int, tgt_vocab: int):
         super().__init__()
-        self.config = model = upgrade("model", model)  # a model file's config, whatever version wrote it
-        hidden, embed, layers, p = model["hidden"], model["embed"], model["layers"], model["dropout"]
-        self.reverse = model["reverse"]
-        if model["attention"] == "monotonic" and self.reverse:
+        self.settings = model
+        hidden, embed, layers, p = model.hidden, model.embed, model.layers, model.dropout
+        self.reverse = model.reverse
+        if model.attention == "monotonic" and self.reverse:
             # The hard process walks the encoder states in the order they were computed; online decoding needs
             # that to be the order the words arrive in (Raffel et al. do not reverse the source either).
             raise ValueError("monotonic attention reads the source left to right: set model.reverse: false")
-        self.input_feed = model["input_feed"] and model["attention"] != "none"
+        self.input_feed = model.input_feed and model.attention != "none"
         self.src_embed = nn.Embedding(src_vocab, embed, padding_idx=PAD_ID)
         self.tgt_embed = nn.Embedding(tgt_vocab, embed, padding_idx=PAD_ID)
         inter_layer = p if layers > 1 else 0.0

@@ -18,6 +18,7 @@ from typing import Callable
 from torch import nn
 
 from ..errors import ConfigError
+from ..settings import ModelSettings
 from .attention import GlobalAttention
 from .local_attention import LocalAttention
 from .monotonic import MonotonicAttention
@@ -26,20 +27,20 @@ CONTENT_SCORES = ("dot", "general", "concat")
 CREDIT_RULES = ("read", "predicted")
 
 
-def _by_score(model: dict) -> str:
-    return "read" if model.get("score") in CONTENT_SCORES else "predicted"
+def _by_score(model: ModelSettings) -> str:
+    return "read" if model.score in CONTENT_SCORES else "predicted"
 
 
-def _scored_label(model: dict) -> str:
-    return f"{model['attention']} ({model['score']})"  # "local-p (general)", as Luong et al.'s Figure 7
+def _scored_label(model: ModelSettings) -> str:
+    return f"{model.attention} ({model.score})"  # "local-p (general)", as Luong et al.'s Figure 7
 
 
 @dataclass(frozen=True)
 class AttentionVariant:
     name: str
-    build: Callable[[dict], nn.Module | None]  # the layer for a model config (None: no attention)
-    credit: Callable[[dict], str]               # "read" or "predicted" (module doc)
-    label: Callable[[dict], str]
+    build: Callable[[ModelSettings], nn.Module | None]  # the layer for a model's settings (None: no attention)
+    credit: Callable[[ModelSettings], str]               # "read" or "predicted" (module doc)
+    label: Callable[[ModelSettings], str]
     keys: tuple[str, ...]                       # the model config keys the layer reads, beyond hidden
     # the fast decoder's step kernel for the layer (nmt.engine.attention_kernels.KERNELS); None: the reference layer
     # itself, differentiated by autograd step by step (correct for any layer, not fast)
@@ -51,29 +52,29 @@ class AttentionVariant:
 
 def _local(mode: str, graphed_scores: tuple[str, ...]) -> AttentionVariant:
     return AttentionVariant(
-        mode, lambda m: LocalAttention(m["hidden"], m["score"], mode, m["window"], m["reverse"]),
+        mode, lambda m: LocalAttention(m.hidden, m.score, mode, m.window, m.reverse),
         _by_score, _scored_label, ("score", "window", "reverse"), "local", graphed_scores)
 
 
 VARIANTS: dict[str, AttentionVariant] = {v.name: v for v in (
     AttentionVariant("none", lambda m: None, _by_score, _scored_label, ()),
-    AttentionVariant("global", lambda m: GlobalAttention(m["hidden"], m["score"], m["max_src_len"]),
+    AttentionVariant("global", lambda m: GlobalAttention(m.hidden, m.score, m.max_src_len),
                      _by_score, _scored_label, ("score", "max_src_len"), "global",
                      ("dot", "general", "concat", "location")),
     _local("local-m", ("dot", "general", "concat")),
     _local("local-p", ()),  # its capture fails ("operation failed due to a previous error during capture")
     AttentionVariant(
         "monotonic",
-        lambda m: MonotonicAttention(m["hidden"], m["energy"], m["attention_dim"] or None,
-                                     bias_init=float(m["energy_bias"]), noise=float(m["attention_noise"])),
+        lambda m: MonotonicAttention(m.hidden, m.energy, m.attention_dim or None,
+                                     bias_init=float(m.energy_bias), noise=float(m.attention_noise)),
         lambda m: "read",
-        lambda m: f"monotonic ({m['energy'].replace('eq', 'eq. ')})",
+        lambda m: f"monotonic ({m.energy.replace('eq', 'eq. ')})",
         ("energy", "energy_bias", "attention_dim", "attention_noise"), "monotonic"),  # its soft mode's kernel
 )}
 
 
-def variant(model: dict) -> AttentionVariant:
-    name = model["attention"]
+def variant(model: ModelSettings) -> AttentionVariant:
+    name = model.attention
     if name not in VARIANTS:
         raise ConfigError(f"unknown model.attention {name!r}; choose one of {', '.join(VARIANTS)}")
     return VARIANTS[name]

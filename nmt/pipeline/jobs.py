@@ -23,8 +23,9 @@ from typing import Mapping
 from .. import config as cfg
 from .. import eflomal_runner, layout
 from ..align.statistical import aligner_label
-from ..schedule import unread_keys
-from ..settings import comparable_settings
+from ..settings import Params, TrainSettings, comparable_settings
+from ..settings.layers import Layered, leaf_keys
+from ..settings.schedule import unread_keys
 from . import plan
 
 LOGS = "logs/{preset}"
@@ -182,25 +183,6 @@ def _wildcards(pattern: str) -> list[str]:
     return [name for _, name, _, _ in string.Formatter().parse(pattern) if name]
 
 
-# -- which configuration keys a training reads ----------------------------------------------------------------------
-def _leaf_keys(tree: dict, prefix: str) -> list[str]:
-    """The dotted keys of a mapping's values that are not themselves non-empty mappings (DVC's params keys)."""
-    keys = []
-    for name, value in tree.items():
-        key = f"{prefix}.{name}"
-        keys += _leaf_keys(value, key) if isinstance(value, dict) and value else [key]
-    return keys
-
-
-def _sets(tree: dict, dotted: str) -> bool:
-    """Whether a mapping sets the dotted key (config layers merge key by key: nmt.config.deep_merge)."""
-    for name in dotted.split("."):
-        if not isinstance(tree, dict) or name not in tree:
-            return False
-        tree = tree[name]
-    return True
-
-
 INPUT_FLAGS = {"init_from": "--init-from", "links": "--guided-links"}
 
 
@@ -211,9 +193,10 @@ class JobBuilder:
         self.config, self.root = config, Path(root)
         self.preset = config["preset"]
         self.nmt_args = ("--params", "params.yaml", "--preset", self.preset)
-        self.preset_file = f"{config.get('presets_dir', 'workflow/presets')}/{self.preset}.yaml"
-        # the two files as written, before merging: which keys each one sets (DVC's params name a file's own keys)
-        self.written = {None: self._read_yaml("params.yaml"), self.preset_file: self._read_yaml(self.preset_file)}
+        self.preset_file = f"{config['presets_dir']}/{self.preset}.yaml"
+        # the config, each value with the file that set it (DVC's params name a file's own keys)
+        self.layers = Layered(config, cfg.preset_layers(self._read_yaml("params.yaml"), self.preset, self.root,
+                                                        "params.yaml").origins)
         self.ensembles = plan.collect_ensembles(config, root)
         self.samplers = ("--samplers", str(cfg.eflomal_samplers(config)))
         self.jobs: list[Job] = []
@@ -245,14 +228,15 @@ class JobBuilder:
     def combine(self, task: str, name: str) -> list[str]:
         """--combine for an ensemble of several systems; nothing for a system or a decoding of one."""
         spec = self.ensembles.get(task, {}).get(name)
-        return ["--combine", spec["combine"]] if spec and spec.get("combine") else []
+        return ["--combine", spec["combine"]] if spec and spec["combine"] else []
 
     def preset_params(self, *sections: str) -> tuple:
         return (*sections, {self.preset_file: list(sections)})
 
     def preset_keys(self, *keys: str) -> list[str]:
         """Those of `keys` the preset file sets (DVC stops on a params key that a file lacks)."""
-        return [key for key in keys if key in self.written[self.preset_file]]
+        written = {origin.key.split(".")[0] for origin in self.layers.origins.values() if origin.params_file == "preset"}
+        return [key for key in keys if key in written]
 
     # -- steps ---------------------------------------------------------------------------------------------------
     def data(self, task: str) -> None:
@@ -310,7 +294,8 @@ class JobBuilder:
     def train(self, task: str, system: str, table_path: str) -> None:
         fields = {"pair": task, "system": system}
         table = cfg.load_table(self.root / table_path)
-        resolved = cfg.system_config(self.config, table, system, table_path)
+        layered = cfg.system_layers(self.layers, table, system, table_path)
+        resolved = layered.values
         inputs = cfg.training_inputs(resolved, self.path(layout.RESULTS, pair=task))
         options = [word for key, p in inputs.items() for word in (INPUT_FLAGS[key], p.as_posix())]
         prepared = self.path(layout.PREPARED, pair=task)
@@ -321,36 +306,25 @@ class JobBuilder:
                    "--out", self.path(layout.MODEL_DIR, **fields), *options]],
                  [*(self.path(layout.PREPARED_TENSORS, pair=task, split=s) for s in ("train", "dev")), table_path,
                   *(p.as_posix() for p in inputs.values())],
-                 params=self.training_params(table, resolved, system), settings=cfg.fingerprint(settings),
+                 params=self.training_params(layered), settings=cfg.fingerprint(settings),
                  reads=(prepared,), persistent=(self.path(layout.CHECKPOINT, **fields),),  # a killed run resumes
                  plots=((self.path(layout.METRICS_CSV, **fields), "updates", "dev_ppl"),))
 
-    def training_params(self, table: dict, resolved: dict, system: str) -> tuple:
-        """The keys of params.yaml and of the preset file that a training's config takes its values from: each
-        model and train setting from the layer that sets it last (the table's own overrides, its recipe as the
-        preset then params.yaml give it, the preset, params.yaml), so a key that a later layer overrides reruns
-        nothing, and a recipe's keys rerun only that recipe's systems. The table file itself is an input.
-        ``resolved``: the system's config, as nmt.config.system_config gives it."""
-        match = cfg.SEED_RUN.match(system)
-        own = table["systems"].get(system, table["systems"].get(match["system"]) if match else None) or {}
-        recipe = table.get("recipe")
-        defaults, preset = self.written[None], self.written[self.preset_file]
-        layers = [("recipe", (preset.get("recipes") or {}).get(recipe) or {}, self.preset_file),
-                  ("recipe", (defaults.get("recipes") or {}).get(recipe) or {}, None),
-                  ("", preset, self.preset_file), ("", defaults, None)] if recipe else \
-            [("", preset, self.preset_file), ("", defaults, None)]
-        read: dict[str | None, list[str]] = {None: [], self.preset_file: []}
-        unread = tuple(f"train.{key}" for key in unread_keys(resolved["train"]))
+    def training_params(self, layered: Layered) -> tuple:
+        """The keys of params.yaml and of the preset file that a training's config takes its values from, as its
+        resolution recorded them (nmt.config.system_layers: each model and train setting from the layer that set it
+        last; a recipe's keys as `recipes.NAME.KEY` of the file that writes them), so a key that a later layer
+        overrides reruns nothing, and a recipe's keys rerun only that recipe's systems. The keys set by the table
+        file, and those its seed run sets, are not params: the table file itself is an input."""
+        values = layered.values
+        unread = tuple(f"train.{key}" for key in unread_keys(TrainSettings.from_dict(values["train"])))
+        read: dict[str, set[str]] = {"params": set(), "preset": set()}
         for section in ("model", "train"):
-            for key in _leaf_keys(resolved[section], section):
-                if _sets(own, key) or any(key == u or key.startswith(u + ".") for u in unread):
-                    continue
-                for kind, layer, source in layers:
-                    if _sets(layer, key):
-                        read[source].append(f"recipes.{recipe}.{key}" if kind == "recipe" else key)
-                        break
-        return (*sorted(set(read[None])), *([{self.preset_file: sorted(set(read[self.preset_file]))}]
-                                            if read[self.preset_file] else []))
+            for key in leaf_keys(values[section], section):
+                origin = layered.origins.get(key)
+                if origin and origin.params_file and not any(key == u or key.startswith(u + ".") for u in unread):
+                    read[origin.params_file].add(origin.key)
+        return (*sorted(read["params"]), *([{self.preset_file: sorted(read["preset"])}] if read["preset"] else []))
 
     def translate_and_evaluate(self, task: str, system: str, testset: str) -> None:
         """Decoding a system, a table's decoding of one or an ensemble, and scoring it: the models and how they
@@ -473,7 +447,7 @@ class JobBuilder:
         self.add("report", "report", {},
                  [["nmt", "report", *self.nmt_args, "--results", self.path(layout.RESULTS_ROOT),
                    "--data", self.path(layout.DATA_ROOT), "--out", report]],
-                 [*outputs, *self.config["tables"], *self.config["figures"], *self.config.get("claims", []),
+                 [*outputs, *self.config["tables"], *Params.read(self.config).figures, *Params.read(self.config).claims,
                   "params.yaml", self.preset_file, f"{self.config['presets_dir']}/paper.yaml"],
                  reads=tuple(job.directory for job in self.jobs if job.directory), directory=report)
 

@@ -407,7 +407,7 @@ def decode_options(ensembles: dict[str, dict], name: str) -> dict:
 
 def is_ensemble(ensembles: dict[str, dict], name: str) -> bool:
     """True when ``name`` combines several trained systems (not a decoding of one): it has no perplexity."""
-    return len((ensembles.get(name) or {}).get("members", [])) > 1
+    return name in ensembles and len(ensembles[name]["members"]) > 1
 
 
 def decoding_models(config: dict, root: str | Path, task: str, name: str, models_dir: str | Path

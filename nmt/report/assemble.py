@@ -9,7 +9,8 @@ from .. import layout
 from ..data.tasks import data_task
 from ..pipeline import plan
 from ..pipeline.identity import run_identity
-from .claims import ClaimJudge, VerdictRule, adjust, training_convergence
+from ..settings import Params
+from .claims import ClaimJudge, adjust, training_convergence
 from .context import report_context
 from .deviations import claim_scopes, deviations
 from .inputs import ReportInputs
@@ -58,7 +59,8 @@ def report_inputs(config: dict, params: str | Path, results: Path, data: Path, *
     runs = plan.collect_runs(config, root)
     paper = cfg.load_params(params, "paper")
     differ = deviations(config, paper, config["tables"], root)
-    rule = VerdictRule.from_config(config)
+    params = Params.read(config)
+    rule = params.verdicts
     # --partial: the claims are judged on the runs there are (fewer than planned: the verdicts say how many)
     judged_runs = runs_in(runs, scored_runs(found)) if by_seeds else runs
     judge = ClaimJudge(results_dir=results, preset=config["preset"], tables_by_id=tables_by_id,
@@ -69,11 +71,11 @@ def report_inputs(config: dict, params: str | Path, results: Path, data: Path, *
                        unavailable={cfg.load_table(root / t)["id"]: why for t, why in unavailable.items()})
     claims = adjust([judge.judge(claim) for claim in claim_specs])
     synthetic = all(cfg.corpus_for_task(config, task)["corpus"] == "synth" for task in pairs)
-    inputs = ReportInputs(preset=config["preset"], preset_description=config.get("description", ""),
+    inputs = ReportInputs(preset=config["preset"], preset_description=params.description,
                           tables=tables, results_dir=results, pair_for_task=pairs, context=context, speed=speed,
                           figures=plan.collect_figures(config, root), data_dir=data,
                           unavailable={root / t: why for t, why in unavailable.items()},
-                          claims=claims, claim_files=config.get("claims") or [], runs=runs,
+                          claims=claims, claim_files=list(params.claims), runs=runs,
                           deviations=differ, synthetic=synthetic,
                           trainings=training_convergence(results, trained, rule.converged_within,
                                                          rule.converged_window),

@@ -23,7 +23,7 @@ One rule for every claim (docs/statistics.md states it with its assumptions and 
    two-sided test of the claim) are adjusted by Holm's step-down method, which keeps the chance of any wrong verdict
    among them at 5%; the adjusted verdict is the raw one where its adjusted p-value is at most 0.05, else
    inconclusive. Our checks (a claim with ``check``: a test the papers do not state) stay outside that family.
-5. The convergence gate (nmt.schedule.convergence): a claim that rests on a trained system (any of its seed runs, an
+5. The convergence gate (nmt.settings.schedule.convergence): a claim that rests on a trained system (any of its seed runs, an
    ensemble's or a decoding's models) whose dev perplexity was still falling when training ended is at most
    "inconclusive (not converged)".
 6. The verdict is the adjusted one, capped by the gate. On any preset but ``paper`` a contradicted claim reads "not
@@ -54,7 +54,8 @@ from ..data.text import read_parallel
 from ..data.tokenize import detokenize
 from ..errors import InputError
 from ..evaluate import is_lowercased
-from ..schedule import convergence
+from ..settings import VerdictSettings
+from ..settings.schedule import convergence
 from ..difference import SystemPart, estimate, fit_prior
 from ..spec.schema import validator
 from ..significance import (bleu_of, bleu_resamples, bleu_statistics, bootstrap_seed, error_rate,
@@ -90,23 +91,6 @@ RATE_FIELDS = {"aer": ("aer", 1.0), "aer_pct": ("aer", 100.0), "aer_predicted": 
                "saer_hard": ("saer_hard", 1.0), "saer_hard_pct": ("saer_hard", 100.0)}
 
 
-@dataclass(frozen=True)
-class VerdictRule:
-    """The settings of the rule (params.yaml's ``verdicts``): bootstrap resamples (a multiple of 40, so that
-    p-values and 95% intervals agree exactly) and the convergence gate's threshold and window
-    (nmt.schedule.convergence)."""
-    resamples: int = 10000
-    converged_within: float = 0.01
-    converged_window: int = 2
-
-    @classmethod
-    def from_config(cls, config: dict) -> "VerdictRule":
-        settings = config.get("verdicts") or {}
-        return cls(resamples=settings.get("resamples", cls.resamples),
-                   converged_within=settings.get("converged_within", cls.converged_within),
-                   converged_window=settings.get("converged_window", cls.converged_window))
-
-
 class NotRun(Exception):
     """A claim this run cannot judge: why."""
 
@@ -126,15 +110,15 @@ class ClaimJudge:
     def __init__(self, *, results_dir: Path, preset: str, tables_by_id: dict[str, dict], pair_for_task: dict[str, str],
                  languages: dict[str, str] | None = None, unavailable: dict[str, str] | None = None,
                  benchmarks: dict[str, Path] | None = None, runs: dict[str, dict[str, list[str]]] | None = None,
-                 rule: VerdictRule = VerdictRule(), scopes: dict[str, dict] | None = None,
-                 ensembles: dict[str, dict[str, dict]] | None = None, n_samples: int | None = None,
+                 rule: VerdictSettings = VerdictSettings(), scopes: dict[str, dict] | None = None,
+                 ensembles: dict[str, dict[str, dict]] | None = None,
                  planned: dict[str, dict[str, list[str]]] | None = None):
         self.results_dir, self.preset, self.tables = Path(results_dir), preset, tables_by_id
         self.pair_for_task, self.languages = pair_for_task, languages or {}
         self.unavailable, self.benchmarks = unavailable or {}, benchmarks or {}
         self.runs, self.rule, self.scopes, self.ensembles = runs or {}, rule, scopes or {}, ensembles or {}
         self.planned = planned or self.runs
-        self.n_samples, self.seed = n_samples or rule.resamples, bootstrap_seed()
+        self.n_samples, self.seed = rule.resamples, bootstrap_seed()
         self.sources: list[Path] = []  # the files the verdicts were computed from
         self._run_samples: dict[tuple, tuple[float, np.ndarray]] = {}  # (pair, testset, run, field) -> resampled
         self._convergence: dict[tuple[str, str], dict | None] = {}

@@ -12,9 +12,8 @@ from ..data.synth import describe
 from ..data.tasks import data_task
 from ..environment import git_commit
 from ..files import read_json
-from ..schedule import schedule_of
 from ..spec.schema import validator
-from ..settings import upgrade_value
+from ..settings import SystemSettings, upgrade_value
 
 
 def _read_json(path: Path, what: str, schema) -> dict | None:
@@ -28,11 +27,11 @@ def _read_json(path: Path, what: str, schema) -> dict | None:
 
 def training_settings(train: dict, epochs, halve_after, plateau) -> dict:
     """The settings the report shows of a training (a system's, from its model.json, or the preset's own):
-    ``train`` its resolved train section, the schedule's fields as it ran (nmt.schedule)."""
+    ``train`` its resolved train section, the schedule's fields as it ran (nmt.settings.schedule)."""
     settings = {"optimizer": train["optimizer"], "lr": train["lr"], "epochs": epochs, "halve_after": halve_after,
                 "batch_size": train["batch_size"], "clip_norm": train["clip_norm"]}
     if plateau:  # the epochs above are at most; the metrics say how many were trained
-        # (one recorded before plateau.patience existed: patience 1, nmt.settings.ADDED_WITHIN)
+        # (one recorded before plateau.patience existed: patience 1: train.plateau's `within`, nmt.settings.sections)
         settings["plateau"] = upgrade_value("train", "plateau", plateau)
     return settings
 
@@ -76,7 +75,7 @@ def report_context(config: dict, data_dir: Path, results_dir: Path, trained: dic
         settings = training_settings(meta["config"]["train"], meta["epochs"], meta.get("halve_after"),
                                      meta.get("plateau"))
         training[meta["system"]] = {**settings, "device": meta.get("device")}
-    preset = schedule_of(config["train"], (config.get("model") or {}).get("dropout") or 0.0)
+    preset = SystemSettings.from_config(config).schedule
     revision = git_commit(short=True)  # the code's commit (nmt.environment; the full one in Environment and cost)
     return {
         "corpus": next(iter(corpora.values()), {}),
@@ -85,6 +84,6 @@ def report_context(config: dict, data_dir: Path, results_dir: Path, trained: dic
         "training": training,
         # what a system's settings are compared with: the preset's own train section and schedule
         "preset_training": training_settings(config["train"], preset.epochs, preset.halve_after, preset.plateau),
-        "decoding": config.get("translate", {}),
+        "decoding": config["translate"],
         "generated_by": f"nmt {__version__}" + (f" (git {revision})" if revision else ""),
     }

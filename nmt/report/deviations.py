@@ -118,4 +118,4 @@ def claim_scopes(config: dict, paper: dict, table_paths: list[str], found: dict,
 def _model_size(model: dict) -> str:
     """A model's size in words: its layers x units (and the architecture when it is not Luong et al.'s)."""
     size = f"{model['layers']}x{model['hidden']}"
-    return size if model.get("arch", "luong") == "luong" else f"{model['arch']} {model['embed']}/{model['hidden']}"
+    return size if model["arch"] == "luong" else f"{model['arch']} {model['embed']}/{model['hidden']}"

@@ -198,7 +198,7 @@ def figure_view(fig: dict, inputs: FigureInputs | None, out_dir: Path, learning_
                 ) -> dict:
     """One figure section (``fig`` as nmt.pipeline.plan.collect_figures gives it, with its file's ``paper``).
     ``learning_curves``: table id -> its learning-curve PNG (None: none drawn)."""
-    view = {"id": fig["id"], "title": fig["title"], "paper": fig.get("paper", ""), "paper_note": fig["paper_note"],
+    view = {"id": fig["id"], "title": fig["title"], "paper": fig["paper"], "paper_note": fig["paper_note"],
             "kind": fig["kind"], "figure": None, "table": None, "samples": None, "caption": "",
             "unavailable": fig.get("unavailable")}
     if view["unavailable"]:

@@ -458,7 +458,7 @@ def header_label(column: str, signatures: list[dict]) -> str:
 
 
 def _fmt_window_gain(gain: float | None, window: int) -> str:
-    """The convergence gate's figure (nmt.schedule.window_gain) in words: "-0.40% over the last 2 evaluations";
+    """The convergence gate's figure (nmt.settings.schedule.window_gain) in words: "-0.40% over the last 2 evaluations";
     with too few evaluations, says so."""
     if gain is None:
         return f"{DASH} (no more than {window} evaluations)"
@@ -603,7 +603,7 @@ class _Report:
                         metrics[extra] = scores[extra]
                 table_summary[system] = metrics
                 for c in columns:
-                    field = table_row.get("values_from", {}).get(c, c)
+                    field = table_row["values_from"].get(c, c)
                     if c in SIGNED_COLUMNS and field is not None and is_number(scores.get(field)):
                         sig = scores.get(f"{field}_signature")
                         signatures.append({

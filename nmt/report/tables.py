@@ -154,7 +154,7 @@ def build_table(table: dict, scores_dir: Path, pair: str, preset: str, unavailab
         for c in columns:
             p = row["paper"].get(c)
             rec[f"paper_{c}"] = float(p) if p is not None else math.nan
-            field = row.get("values_from", {}).get(c, c)  # e.g. the "+ unk replace" row: bleu_tok_unk
+            field = row["values_from"].get(c, c)  # e.g. the "+ unk replace" row: bleu_tok_unk
             values = [s.get(field) for s in scores] if field is not None else []
             # every run or none: a run whose scores file lacks the field (written before it existed) makes the
             # row's value missing rather than the mean of the others

@@ -52,22 +52,22 @@ class Schedule:
         return f"{self.epochs} epochs, the learning rate halved every epoch after epoch {self.halve_after}"
 
 
-def schedule_of(train: dict, dropout: float) -> Schedule:
-    """The schedule a system's resolved ``train`` section asks for (``dropout``: its model's dropout)."""
-    plateau = train.get("plateau")
-    if plateau:
-        return Schedule(epochs=plateau["max_epochs"], plateau=dict(plateau), source="train.plateau")
-    longer = train.get("dropout_schedule") or {}
+def schedule_of(train, dropout: float) -> Schedule:
+    """The schedule a system's ``train`` settings (nmt.settings.sections.TrainSettings) ask for (``dropout``: its
+    model's dropout)."""
+    if train.plateau:
+        return Schedule(epochs=train.plateau["max_epochs"], plateau=dict(train.plateau), source="train.plateau")
+    longer = train.dropout_schedule or {}
     if dropout > 0 and longer:
-        return Schedule(epochs=longer.get("epochs", train["epochs"]),
-                        halve_after=longer.get("halve_after", train["halve_after"]),
+        fixed = {"epochs": train.epochs, "halve_after": train.halve_after, **longer}
+        return Schedule(epochs=fixed["epochs"], halve_after=fixed["halve_after"],
                         source="train.dropout_schedule (model.dropout > 0), over train.epochs and train.halve_after")
-    return Schedule(epochs=train["epochs"], halve_after=train["halve_after"], source="train.epochs, train.halve_after")
+    return Schedule(epochs=train.epochs, halve_after=train.halve_after, source="train.epochs, train.halve_after")
 
 
-def unread_keys(train: dict) -> tuple[str, ...]:
-    """The ``train`` keys that schedule_of does not read for this section: the fixed schedule's under a plateau."""
-    return ("epochs", "halve_after", "dropout_schedule") if train.get("plateau") else ()
+def unread_keys(train) -> tuple[str, ...]:
+    """The ``train`` keys that schedule_of does not read for these settings: the fixed schedule's under a plateau."""
+    return ("epochs", "halve_after", "dropout_schedule") if train.plateau else ()
 
 
 def improvement(dev_ppls: list[float], upto: int | None = None) -> float | None:

@@ -1,0 +1,429 @@
+"""Every setting of params.yaml, declared once: each section a frozen dataclass whose fields carry the type, the
+default, the help text and the constraints (nmt.settings.declare). params.yaml gives every declared key its default
+(tests/test_settings.py checks it); the presets, recipes and table rows override them; the JSON schema that validates
+all of them is :data:`PARAMS_SCHEMA`, derived from :class:`Params`.
+
+Adding a setting: a field in its class here (with `before=` in model/train: the value that means what files written
+before it did), its value in params.yaml, and its use. Nothing else.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from types import MappingProxyType
+from typing import Literal, Mapping
+
+from ..eflomal_runner import DEFAULT_SAMPLERS
+from .declare import Section, added, json_schema, setting
+
+ATTENTIONS = ("none", "global", "local-m", "local-p", "monotonic")  # nmt.models.variants registers each
+SCORES = ("dot", "general", "concat", "location")
+ARCHITECTURES = ("luong", "rnnsearch")                               # nmt.models.registry registers each
+
+
+@dataclass(frozen=True)
+class VerdictSettings(Section):
+    """How the claims' verdicts are reached (nmt.report.claims; docs/statistics.md)."""
+    SECTION = "verdicts"
+    resamples: int = setting(10000, "bootstrap resamples of the test sentences (and seed runs) per claim; a multiple of "
+                             "40, so that p-values and 95% intervals agree exactly", minimum=40, multipleOf=40,
+                             optional=True)
+    converged_within: float = setting(
+        0.01, "the convergence gate (nmt.settings.schedule.convergence): a system converged when the best dev perplexity of its "
+        "last converged_window evaluations is lower than the best before them by at most this fraction (their "
+        "cumulative gain, not one epoch's: a different test from train.plateau's stall)",
+        exclusiveMinimum=0, maximum=1, optional=True)
+    converged_window: int = setting(2, "how many of a system's last evaluations (epochs) the convergence gate takes "
+                                    "together; a training with no more evaluations than this has not converged",
+                                    minimum=1, optional=True)
+
+
+_SOURCE_FILE = {"type": "object", "additionalProperties": False, "required": ["corpus", "file"],
+                "properties": {"corpus": {"type": "string"}, "file": {"type": "string"}}}
+
+_SPLIT_SOURCE = {
+    "oneOf": [
+        {"type": "string"},
+        {"type": "object", "additionalProperties": False, "required": ["src", "tgt"],
+         "properties": {
+             "corpus": {"type": "string"},
+             "src": {"type": "string"},
+             "tgt": {"type": "string"},
+             "encoding": {"type": "string", "description": "of src/tgt (the RWTH texts are latin-1); default utf-8"},
+             "gold": {"type": "string", "description": "a gold word-alignment file of the same corpus for these pairs: "
+                      "written as {split}.gold (Pharaoh, source index first) for the AER tables and heat maps"},
+             "gold_format": {"enum": ["pharaoh", "talp", "rwth"], "description": "default pharaoh"},
+             "gold_reverse": {"type": "boolean", "description": "the gold file lists the target index first"},
+             "tokenized": {"type": "boolean", "description": "the split's text is already tokenised as its gold links "
+                           "count words (the RWTH set): kept as it is when the task's prepare tokenises the rest"},
+             "raw_ref": {**_SOURCE_FILE, "description": "the raw (untokenised) reference of a test split, the same "
+                         "sentences in the same order as its tgt: written as {split}.raw_ref and scored against by "
+                         "detokenised BLEU (bleu_detok, sacreBLEU 13a)"},
+         }},
+    ]}
+
+
+@dataclass(frozen=True)
+class PrepareSettings(Section):
+    """How a corpus is prepared (nmt data prepare)."""
+    SECTION = "prepare"
+    max_len: int = setting(50, "drop training pairs longer than this (either side)", minimum=1)
+    src_vocab: int = setting(50000, "the top K source words; the rest become <unk>", minimum=1)
+    tgt_vocab: int = setting(50000, "the top K target words; the rest become <unk>", minimum=1)
+    tokenize: bool = setting(False, "sacremoses tokenisation of raw text (the demo corpus is pre-tokenised)")
+    lowercase: bool = setting(False, "lowercase both sides", optional=True)
+
+
+@dataclass(frozen=True)
+class CorpusSize(Section):
+    """A training split's published size, for `nmt estimate` before the data is prepared."""
+    train_pairs: int = setting(help="training pairs", minimum=1)
+    train_tgt_words: int = setting(help="target words of the training pairs", minimum=1)
+    source: str = setting(help="where the counts come from")
+
+
+@dataclass(frozen=True)
+class CleanTrain(Section):
+    """Cleaning of a raw training corpus by `nmt data get` (Europarl), each dropped pair counted in stats.json."""
+    max_ratio: float = setting(9.0, "drop pairs whose word counts differ by more than this many times (misaligned "
+                               "sentences; Moses' clean-corpus-n.perl uses 9)", exclusiveMinimum=1, optional=True)
+    exclude: tuple[str, ...] = setting((), "drop pairs with a side equal, letters and digits compared, to a sentence "
+                                       "of one of these splits (Peter et al.: the RWTH test sentences)", optional=True)
+
+
+@dataclass(frozen=True)
+class PrepareOverrides(Section):
+    """A task's own overrides of the preset's prepare section (e.g. a pre-tokenised corpus)."""
+    max_len: int = setting(50, minimum=1, optional=True)
+    src_vocab: int = setting(50000, minimum=1, optional=True)
+    tgt_vocab: int = setting(50000, minimum=1, optional=True)
+    tokenize: bool = setting(False, optional=True)
+    lowercase: bool = setting(False, optional=True)
+
+
+@dataclass(frozen=True)
+class TaskCorpus(Section):
+    """The corpus that plays one task of the tables in a preset: a corpus, or `same_as: TASK` alone (played by that
+    task's corpus, its systems trained and stored once under that task)."""
+    EXTRA_SCHEMA = MappingProxyType({"oneOf": [
+        {"required": ["same_as"], "maxProperties": 1},
+        {"required": ["corpus", "src_lang", "tgt_lang"], "not": {"required": ["same_as"]}}]})
+    same_as: str | None = setting(None, "the task whose corpus and results play this one", optional=True,
+                                  schema={"type": "string"})
+    corpus: str | None = setting(None, "synth, or a corpus of nmt/data/corpora.yaml", optional=True,
+                                 schema={"type": "string"})
+    src_lang: str | None = setting(None, optional=True, schema={"type": "string"})
+    tgt_lang: str | None = setting(None, optional=True, schema={"type": "string"})
+    splits: Mapping | None = setting(
+        None, "registry corpora: split (train, dev, test) -> a file stem of the task's corpus (files STEM.SRC_LANG "
+        "and STEM.TGT_LANG, e.g. val), or {corpus (default: the task's), src: FILE, tgt: FILE} for files named "
+        "otherwise or taken from another corpus of the registry", optional=True,
+        schema={"type": "object", "additionalProperties": _SPLIT_SOURCE})
+    size: CorpusSize | None = setting(None, "the training split's published size, for `nmt estimate` before the "
+                                      "data is prepared (prepared data's own counts are used once they exist)",
+                                      optional=True, schema=json_schema(CorpusSize))
+    drop_empty_train: bool = setting(False, "drop training pairs with an empty side (counted in stats.json) instead "
+                                     "of stopping with file:line; dev and test files must never have empty lines",
+                                     optional=True)
+    unk_dictionary: Mapping | None = setting(
+        None, "the unk-replacement dictionary the corpus releases (registry corpus and file), used with "
+        "unk.dictionary: stanford (Stanford's dict.en-de for WMT'14 En-De)", optional=True, schema=_SOURCE_FILE)
+    clean_train: CleanTrain | None = setting(None, CleanTrain.__doc__, optional=True, schema=json_schema(CleanTrain))
+    prepare: PrepareOverrides | None = setting(None, PrepareOverrides.__doc__, optional=True,
+                                               schema=json_schema(PrepareOverrides))
+    max_train: int | None = setting(None, "use only the first N training pairs (a slice, for quick runs)",
+                                    optional=True, schema={"type": "integer", "minimum": 1})
+    seed: int | None = setting(None, "synth: the generator's seed", optional=True, schema={"type": "integer"})
+    n_train: int | None = setting(None, optional=True, schema={"type": "integer", "minimum": 1})
+    n_dev: int | None = setting(None, optional=True, schema={"type": "integer", "minimum": 1})
+    n_test: int | None = setting(None, optional=True, schema={"type": "integer", "minimum": 1})
+    n_align: int | None = setting(None, optional=True, schema={"type": "integer", "minimum": 1})
+    n_test2: int | None = setting(None, "synth: a second test set (Luong et al.'s newstest2015 role)", optional=True,
+                                  schema={"type": "integer", "minimum": 1})
+    swap: bool = setting(False, "synth: the pair the other way round (generated target language as the source)",
+                         optional=True)
+    clause_weights: tuple[float, ...] | None = setting(
+        None, "synth: relative frequencies of sentences of 1, 2, ... clauses (default 0.25 0.23 0.17 0.13 0.10 0.07 "
+        "0.05)", optional=True, schema={"type": "array", "minItems": 1, "items": {"type": "number", "minimum": 0}})
+    max_len: int | None = setting(None, "synth: the longest sentence", optional=True,
+                                  schema={"type": "integer", "minimum": 3})
+
+
+@dataclass(frozen=True)
+class DataSettings(Section):
+    """Where the corpora come from."""
+    SECTION = "data"
+    tasks: Mapping[str, TaskCorpus] = setting({}, "for each task a table names (e.g. en-de), the corpus that plays "
+                                              "it in this preset (each preset says)")
+    mirror: str | None = setting(None, "a directory consulted before the network, laid out like ../shared/data "
+                                 "(relative to params.yaml)", optional=True)
+    accept_rwth_licence: bool = setting(False, "true states that you accepted the RWTH gold alignment licence, so "
+                                        "the pipeline may fetch it", optional=True)
+
+
+@dataclass(frozen=True)
+class ModelSettings(Section):
+    """params.yaml's `model` section: the architecture of every system."""
+    SECTION = "model"
+    layers: int = setting(4, "stacked LSTM layers", minimum=1)
+    hidden: int = setting(1000, "LSTM (rnnsearch: GRU) size", minimum=1)
+    embed: int = setting(1000, "embedding size", minimum=1)
+    dropout: float = setting(0.0, "dropout on non-recurrent connections (Zaremba et al., 2015)", minimum=0,
+                             exclusiveMaximum=1)
+    reverse: bool = setting(False, "feed the source backwards")
+    attention: Literal[ATTENTIONS] = setting("none", "none | global | local-m | local-p | monotonic (Raffel et al. "
+                                             "2017)")
+    score: Literal[SCORES] = setting("location", "the attention score: dot | general | concat | location")
+    input_feed: bool = setting(False, "feed the previous attentional vector to the decoder's input (Luong et al. 3.3)")
+    max_src_len: int = setting(50, "size of the location-based attention vector", minimum=1)
+    window: int = setting(10, "local attention: D, the window is [p_t - D, p_t + D]", minimum=0, optional=True)
+    arch: Literal[ARCHITECTURES] = setting(
+        "luong", "luong: the stacked-LSTM model (layers, attention, score, input_feed, ...); rnnsearch: Bahdanau et "
+        "al.'s bidirectional-GRU model (nmt/models/rnnsearch.py; reads hidden, embed, dropout, attention_dim, "
+        "target_foresight, attention_noise)", before="luong", optional=True)
+    attention_dim: int = setting(0, "rnnsearch: size of the attention layer (0 = hidden)", minimum=0, before=0,
+                                 optional=True)
+    target_foresight: bool = setting(False, "rnnsearch: the current target word's embedding enters the attention "
+                                     "energies (Peter et al. 2017); such a model aligns given a reference and cannot "
+                                     "translate", before=False, optional=True)
+    attention_noise: float = setting(0.0, "rnnsearch, monotonic: standard deviation of Gaussian noise added to the "
+                                     "attention energies in training (0 = off; Raffel et al. add N(0, 1) before the "
+                                     "sigmoid)", minimum=0, before=0.0, optional=True)
+    energy: Literal["eq15", "eq16", "eq17"] = setting(
+        "eq17", "monotonic attention's energy (Raffel et al. 2017): eq15 Bahdanau's v^T tanh(W s + V h + b); eq16 the "
+        "same with v normalised, scale g and bias r; eq17 g s^T W h + r", before="eq17", optional=True)
+    energy_bias: float = setting(-1.0, "monotonic attention, eq16/eq17: initial value of the scalar bias r (negative: "
+                                 "the paper used -1 to -4)", before=-1.0, optional=True)
+
+
+_SYSTEM_REF = {"type": "object", "additionalProperties": False, "required": ["system"],
+               "properties": {"system": {"type": "string", "minLength": 1}}}
+
+
+@dataclass(frozen=True)
+class TrainSettings(Section):
+    """params.yaml's `train` section: how every system is trained."""
+    SECTION = "train"
+    RETIRED = MappingProxyType({"until_flat": None})  # became train.plateau
+    seed: int = setting(1, "the random seed of the run")
+    seeds: tuple[int, ...] | None = setting(
+        None, "train every system once per seed (the first is the system itself, each other one a run named "
+        "SYSTEM_seedN); tables show mean +/- standard deviation and claims use the spread (null: train.seed only)",
+        optional=True, minItems=1, uniqueItems=True)
+    optimizer: Literal["sgd", "adam", "adadelta"] = setting("sgd", "sgd | adam | adadelta")
+    lr: float = setting(1.0, "the learning rate", exclusiveMinimum=0)
+    epochs: int = setting(10, "epochs of the fixed schedule", minimum=1)
+    halve_after: int = setting(5, "halve the learning rate every epoch after this one", minimum=0)
+    dropout_schedule: Mapping | None = setting(
+        {"epochs": 12, "halve_after": 8}, "the fixed schedule of models with dropout (Luong et al. train them longer: "
+        "12 epochs, halving after epoch 8)", optional=True,
+        schema={"type": "object", "additionalProperties": False,
+                "properties": {"epochs": {"type": "integer", "minimum": 1},
+                               "halve_after": {"type": "integer", "minimum": 0}}})
+    batch_size: int = setting(128, "sentences per batch", minimum=1)
+    batch_tokens: int = setting(0, "0: batches of batch_size sentences (the papers'); N > 0: batches of at most N "
+                                "padded tokens (fairseq's max_tokens: sentences x longest side)", minimum=0, before=0,
+                                optional=True)
+    engine: Literal["fast", "eager"] = setting(
+        "fast", "fast: hand-written backward passes for the step-by-step decoders and the output layer fused with its "
+        "loss; eager: the plain autograd path (the reference the fast one is tested against; nmt.engine.train_step)",
+        before="fast", optional=True)
+    precision: Literal["auto", "fp32", "bf16"] = setting(
+        "auto", "auto: bf16 autocast on a GPU that supports it; on a CPU, bf16 where an update of the model is "
+        "measured at least 1.1x faster in it (nmt.engine.cpu_precision), else fp32; fp32; bf16", before="auto",
+        optional=True)
+    cuda_graphs: Literal["auto", True, False] = setting(
+        "auto", "auto: on a CUDA device, the decoder, output layer and loss of Luong et al.'s input-feeding models "
+        "with global or local-m attention are replayed from CUDA graphs (nmt.engine.cuda_graphs); other models and "
+        "devices train without. true: the same, and a model or device that cannot have them says so in one line. "
+        "false: never", before="auto", optional=True)
+    clip_norm: float = setting(5.0, "clip the gradient's norm to this", minimum=0)
+    init_range: float = setting(0.1, "uniform initialisation in [-r, r]", minimum=0)
+    checkpoint_every: int = setting(0, "also checkpoint every N updates (0 = only at epoch ends and on SIGTERM)",
+                                    minimum=0, optional=True)
+    init_from: str | Mapping | None = setting(
+        None, "a trained model.pt or checkpoint.pt whose parameters (same name and shape) replace the fresh "
+        "initialisation, or {system: NAME}: the model of system NAME of the same task (the workflow trains it first); "
+        "null = none", before=None, optional=True, schema={"anyOf": [{"type": ["string", "null"]}, _SYSTEM_REF]})
+    trainable: Literal["all", "attention"] = setting(
+        "all", "all, or attention: only the attention layer's parameters are updated (the rest stays bit-identical; "
+        "Peter et al.'s frozen en-/decoder)", before="all", optional=True)
+    max_updates: int = setting(0, "stop after this many updates in all (0 = no limit)", minimum=0, before=0,
+                               optional=True)
+    eval_every: int = setting(0, "also evaluate the dev perplexity every N updates (0: at the end of each epoch only)",
+                              minimum=0, before=0, optional=True)
+    keep: Literal["last", "best"] = setting(
+        "last", "which parameters model.pt holds: the last (last) or those of the best evaluation by best_by (best; "
+        "Peter et al. keep the best of their evaluations every 10K updates)", before="last", optional=True)
+    best_by: Literal["dev_ppl", "dev_bleu"] = setting(
+        "dev_ppl", "with keep: best, what ranks the evaluations: the lowest dev perplexity (dev_ppl) or the highest "
+        "tokenised BLEU of a greedy decode of the dev set (dev_bleu; fairseq's and joeynmt's choice)",
+        before="dev_ppl", optional=True)
+    plateau: Mapping | None = setting(
+        None, "the reduced presets' one training rule (nmt.settings.schedule): after every epoch, an epoch that lowers the best "
+        "dev perplexity so far by at most the fraction `within` is a stall; each of the first `halvings` stalls halves "
+        "the learning rate; at the final rate, training ends once the last `patience` evaluations were all stalls (in "
+        "a row; patience 1: at the first stall at the final rate), and max_epochs ends it in any case (with keep: "
+        "best, model.pt is the best evaluation). epochs, halve_after and dropout_schedule are then not read. null: "
+        "the fixed schedule, as the papers train", before=None, within={"patience": 1}, optional=True,
+        schema={"type": ["object", "null"], "additionalProperties": False,
+                "required": ["within", "halvings", "patience", "max_epochs"],
+                "properties": {"within": {"type": "number", "exclusiveMinimum": 0, "maximum": 1},
+                               "halvings": {"type": "integer", "minimum": 0},
+                               "patience": {"type": "integer", "minimum": 1,
+                                            "description": "consecutive stalls at the final learning rate that end "
+                                            "training (a plateau recorded before this key existed means 1)"},
+                               "max_epochs": {"type": "integer", "minimum": 1}}})
+    guided_alignment: Mapping | None = setting(
+        {"weight": 0.0, "file": "train.links"}, "Chen et al. (2016): loss = cross-entropy + weight * alignment "
+        "cross-entropy against the links of `file` (Pharaoh, one line per prepared training pair; relative to the data "
+        "directory), or `from`: the aligner (of the table's alignment.aligners), or {system: NAME} a trained system "
+        "of the task, whose links of the prepared training pairs the workflow computes first (weight 0 = off)",
+        before=None, optional=True,
+        schema={"type": "object", "additionalProperties": False, "required": ["weight"],
+                "properties": {"weight": {"type": "number", "minimum": 0},
+                               "file": {"type": "string", "minLength": 1},
+                               "from": {"anyOf": [{"type": ["string", "null"]}, _SYSTEM_REF]}}})
+
+    @property
+    def guided_weight(self) -> float:
+        """The guided-alignment loss's weight (0: off, also where the setting is null)."""
+        return float((self.guided_alignment or {}).get("weight") or 0.0)
+
+
+@dataclass(frozen=True)
+class TranslateSettings(Section):
+    """How every system is decoded (a recipe may change it: Peter et al.'s beam 12)."""
+    SECTION = "translate"
+    beam: int = setting(5, "beam size (the paper does not state its own; 5 is the common default)", minimum=1)
+    max_len_ratio: float = setting(2.0, "stop a hypothesis after ratio * source length + 10 tokens",
+                                   exclusiveMinimum=0)
+    batch_size: int = setting(64, "sentences decoded together", minimum=1)
+
+
+@dataclass(frozen=True)
+class Recipe(Section):
+    """A named training recipe a table file picks with `recipe:` (e.g. rnnsearch: Bahdanau et al.'s model and
+    AdaDelta), merged over model/train before the table's own system overrides."""
+    model: Mapping = setting({}, "model settings", optional=True)
+    train: Mapping = setting({}, "train settings", optional=True)
+    translate: Mapping = setting({}, "how the recipe's systems are decoded (e.g. Peter et al.'s beam 12)",
+                                 optional=True)
+
+
+@dataclass(frozen=True)
+class JobResources(Section):
+    """What one kind of job asks a cluster scheduler for."""
+    gpus: int = setting(help="GPUs per job (SLURM --gpus)", minimum=0)
+    mem_mb: int = setting(help="memory per job in MB (--mem)", minimum=1)
+    runtime: int = setting(help="wall-time limit in minutes (--time)", minimum=1)
+    gpu_model: str | None = setting(None, "a GPU type the cluster knows (--gpus=MODEL:N)", optional=True,
+                                    schema={"type": "string", "pattern": "^[A-Za-z0-9_.]+$"})
+
+
+@dataclass(frozen=True)
+class ClusterSettings(Section):
+    """What each kind of job asks a cluster scheduler for (the SLURM profile, profiles/slurm; docs/clusters.md); a run
+    on one machine ignores it. train: nmt train; decode: the other jobs that run a model; cpu: everything else."""
+    SECTION = "cluster"
+    train: JobResources = setting(JobResources(gpus=1, mem_mb=32000, runtime=2880), "nmt train")
+    decode: JobResources = setting(JobResources(gpus=1, mem_mb=16000, runtime=480),
+                                   "translation, forced decoding for alignments and heat maps")
+    cpu: JobResources = setting(JobResources(gpus=0, mem_mb=32000, runtime=720),
+                                "data, eflomal, scoring, report, benchmarks")
+
+
+@dataclass(frozen=True)
+class EflomalSettings(Section):
+    """eflomal, the statistical aligner (unk dictionaries, Table 6's and Peter Table 1's baselines, guided alignment's
+    links)."""
+    SECTION = "eflomal"
+    samplers: int = setting(DEFAULT_SAMPLERS, "independent samplers whose link marginals it averages (eflomal's own default); each "
+                            "costs one full run", minimum=1, optional=True)
+
+
+@dataclass(frozen=True)
+class UnkSettings(Section):
+    """unk replacement (Luong et al. 2015): an <unk> takes the dictionary translation (or a copy) of the source word
+    credited with it."""
+    SECTION = "unk"
+    credit: Literal[None, "read", "predicted"] = setting(
+        None, "unk replacement's crediting of attention: null = each model's own rule (footnote 14); read | "
+        "predicted: that rule for every model, to compare", optional=True)
+    dictionary: Literal["eflomal", "stanford"] = setting(
+        "eflomal", "where unk replacement's dictionary comes from: eflomal (links of the training pairs) or stanford "
+        "(the dictionary the task's corpus releases, data.tasks.{task}.unk_dictionary; eflomal where it releases "
+        "none)", optional=True)
+
+
+@dataclass(frozen=True)
+class AttentionBench(Section):
+    """`nmt bench attention`: per-step cost of global vs local attention (Luong et al. 3.2)."""
+    lengths: tuple[int, ...] = setting((50, 100, 200, 500, 1000), "source lengths S", minItems=1,
+                                       items={"type": "integer", "minimum": 1})
+    hidden: int = setting(1000, "the paper's model size", minimum=1)
+    batch: int = setting(128, "the paper's batch: one query per sentence per step", minimum=1)
+    window: int = setting(10, "D", minimum=1)
+    score: Literal[SCORES] = setting("general", "the attention score")
+    min_time: float = setting(0.3, "seconds of timed calls per measurement (at least 3 calls)", minimum=0)
+
+
+@dataclass(frozen=True)
+class MonotonicBench(Section):
+    """`nmt bench monotonic`: softmax vs hard monotonic attention (Raffel et al. 2017, appendix F)."""
+    input_lengths: tuple[int, ...] = setting((4, 8, 16, 32, 64, 128, 512, 1024), "memory lengths T of the context "
+                                             "grid", minItems=1, items={"type": "integer", "minimum": 1})
+    output_lengths: tuple[int, ...] = setting((4, 8, 16, 32, 64, 128, 512, 1024), "output lengths U", minItems=1,
+                                              items={"type": "integer", "minimum": 1})
+    dim: int = setting(256, "the paper's d: memory entries and decoder states", minimum=1)
+    min_time: float = setting(0.1, "seconds of timed calls per method and grid cell (10 samples)", minimum=0)
+    decode_lengths: tuple[int, ...] = setting((16, 32, 64, 128, 256, 512, 1024), "whole greedy decoding: source "
+                                              "length L = output length U", minItems=1,
+                                              items={"type": "integer", "minimum": 1})
+    decode_hidden: int = setting(256, "embedding and LSTM size of the decoding models", minimum=1)
+    decode_layers: int = setting(2, "LSTM layers of the decoding models", minimum=1)
+    decode_vocab: int = setting(1000, "vocabulary of the decoding models", minimum=5)
+    decode_repeats: int = setting(5, "timed decodings per model and length (median)", minimum=1)
+
+
+@dataclass(frozen=True)
+class BenchSettings(Section):
+    """Speed measurements that the report shows (run by the DAG, one CPU thread unless a GPU is used)."""
+    SECTION = "bench"
+    attention: AttentionBench = setting(AttentionBench(), AttentionBench.__doc__, optional=True)
+    monotonic: MonotonicBench = setting(MonotonicBench(), MonotonicBench.__doc__, optional=True)
+
+
+@dataclass(frozen=True)
+class Params(Section):
+    """params.yaml as a whole (merged with a preset: the resolved configuration)."""
+    preset: str = setting(help="workflow/presets/{preset}.yaml, merged over the defaults", pattern="^[A-Za-z0-9_-]+$")
+    tables: tuple[str, ...] = setting(help="the paper tables (workflow/tables/*.yaml) the run makes", minItems=1)
+    presets_dir: str = setting("workflow/presets", "where the presets are")
+    description: str = setting("", "the preset's one-line description (the report shows it)", optional=True)
+    figures: tuple[str, ...] = setting((), "figure files (workflow/figures/*.yaml): paper figures drawn from the "
+                                       "tables' systems", optional=True)
+    claims: tuple[str, ...] = setting((), "claims files (workflow/claims/*.yaml): the papers' findings the report "
+                                      "gives a verdict on", optional=True)
+    verdicts: VerdictSettings = setting(VerdictSettings(), VerdictSettings.__doc__, optional=True)
+    recipes: Mapping[str, Recipe] = setting({}, "named training recipes a table file picks with `recipe:`, merged over "
+                                            "model/train before the table's own system overrides, so a preset can size "
+                                            "one paper's models without touching another's", optional=True)
+    data: DataSettings = setting(DataSettings(), DataSettings.__doc__, optional=True)
+    prepare: PrepareSettings = setting(PrepareSettings(), PrepareSettings.__doc__)
+    model: ModelSettings = setting(ModelSettings(), ModelSettings.__doc__)
+    train: TrainSettings = setting(TrainSettings(), TrainSettings.__doc__)
+    translate: TranslateSettings = setting(TranslateSettings(), TranslateSettings.__doc__)
+    cluster: ClusterSettings = setting(ClusterSettings(), ClusterSettings.__doc__, optional=True)
+    eflomal: EflomalSettings = setting(EflomalSettings(), EflomalSettings.__doc__, optional=True)
+    unk: UnkSettings = setting(UnkSettings(), UnkSettings.__doc__, optional=True)
+    bench: BenchSettings = setting(BenchSettings(), BenchSettings.__doc__, optional=True)
+
+
+#: The JSON schema of a resolved configuration (params.yaml, a preset, a recipe, a table row's overrides).
+PARAMS_SCHEMA = {"$schema": "https://json-schema.org/draft/2020-12/schema", "title": "nmt pipeline parameters",
+                 **json_schema(Params)}
+
+#: The model/train sections, by name: the sections a model file or checkpoint records.
+RECORDED = {"model": ModelSettings, "train": TrainSettings}
+# Keys added to `model`/`train` after version 1, with the value that means "as before" (each field's `before`).
+ADDED = {name: added(cls) for name, cls in RECORDED.items()}
