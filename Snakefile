@@ -7,7 +7,7 @@ from snakemake.logging import logger
 from snakemake.utils import min_version
 
 from nmt import config as nmtcfg
-from nmt import layout
+from nmt.base import layout
 from nmt.pipeline import jobs as nmtjobs
 from nmt.pipeline import snakemake_locks as nmt_locks
 
@@ -32,7 +32,7 @@ if _overrides:
 # params.yaml + workflow/presets/{preset}.yaml, validated against the schema derived from nmt/settings/sections.py:
 # an unknown key or a wrong type stops the workflow here with a message naming it.
 try:
-    # read as the commands read it too (nmt.files): a key given twice, which Snakemake's own reading lets through
+    # read as the commands read it too (nmt.base.files): a key given twice, which Snakemake's own reading lets through
     # with the last value, stops here
     nmtcfg.read_yaml(Path(workflow.basedir) / "params.yaml", "the params file")
     _resolved = nmtcfg.merge_preset(config, config.get("preset"), root=Path(workflow.basedir), source="params.yaml")

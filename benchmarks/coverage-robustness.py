@@ -20,9 +20,9 @@ import test_coverage as study  # noqa: E402  (the simulation's own functions)
 
 from scipy import stats  # noqa: E402
 
-from nmt.difference import NO_PRIOR, SystemPart, estimate  # noqa: E402
+from nmt.scoring.difference import NO_PRIOR, SystemPart, estimate  # noqa: E402
 from nmt.report.claims import claim_p_values  # noqa: E402
-from nmt.significance import holm  # noqa: E402
+from nmt.scoring.significance import holm  # noqa: E402
 
 
 def coverage(n_runs: int, ratio: float, spread: float, pool: int, replicates: int = 1000, seed: int = 0) -> float:
@@ -53,7 +53,7 @@ def coverage_unmoderated(n_runs: int, ratio: float, replicates: int = 1000, seed
 
 def satterthwaite_p(parts: list[SystemPart]) -> tuple[float, float]:
     """(p_for, p_against) of "A beats B" by Welch-Satterthwaite's t, each twice a one-sided tail as the claims take
-    them: variance A + sum s^2 / n (A: the shared sentence variance, as nmt.difference takes it out of the bootstrap;
+    them: variance A + sum s^2 / n (A: the shared sentence variance, as nmt.scoring.difference takes it out of the bootstrap;
     s^2: each system's own seed variance), degrees of freedom (A + S)^2 / sum((s^2 / n)^2 / (n - 1)) with A known."""
     diff = estimate(parts)  # for delta and the shared sentence variance
     seed_parts = [float(np.var(p.full, ddof=1)) / p.n_runs for p in parts]

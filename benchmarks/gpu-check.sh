@@ -58,7 +58,7 @@ export NMT_JOBS_PER_GPU=${NMT_JOBS_PER_GPU:-8} NMT_GPU_LOCK_DIR="$out/gpu-locks"
 snakemake -n --quiet rules --config preset=tiny > "$out/tiny-plan.txt" 2>&1
 step tiny-snakemake 150 snakemake --workflow-profile profiles/local --config preset=tiny \
     --resources gpu="$NMT_JOBS_PER_GPU" --cores "$(nproc)" --keep-going
-{ echo "tiny: jobs that claimed a GPU, by command (nmt/devices.py claims.log):"
+{ echo "tiny: jobs that claimed a GPU, by command (nmt/base/devices.py claims.log):"
   cut -f4 "$NMT_GPU_LOCK_DIR/claims.log" 2>/dev/null | awk '{print "  " $2, $3}' | sort | uniq -c
   echo "tiny: training logs saying 'device cuda': $(logs_saying "device cuda" .); graphed: $(logs_saying ", CUDA graphs" .)"
   echo "tiny: trainings without a finished epoch: $(grep -L "\] epoch [0-9]*: " logs/tiny/*/train/*.log 2>/dev/null | tr '\n' ' ')"

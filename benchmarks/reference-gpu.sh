@@ -44,7 +44,7 @@ if [ ! -d ../shared/data/multi30k ]; then
 fi
 
 if [ "$seeds" = all ]; then
-    seeds=$(python3 -c 'import sys; from nmt import config; from nmt.pipeline.plan import preset_seeds
+    seeds=$(python3 -c 'import sys; from nmt import config; from nmt.config.plan import preset_seeds
 print(",".join(map(str, preset_seeds(config.load_params("params.yaml", sys.argv[1])))))' "$preset")
 fi
 IFS=, read -r -a seed_list <<< "$seeds"

@@ -12,7 +12,7 @@ import torch
 from nmt.engine.fast import use
 from nmt.models.registry import build_model
 from nmt.settings import ModelSettings
-from nmt.train import save_atomic
+from nmt.training.run import save_atomic
 
 # 16 source and 11 target words: with the 4 special tokens, the 20 and 15 entries make_model's vocabularies default to
 SRC_WORDS, TGT_WORDS = [f"s{i}" for i in range(16)], [f"t{i}" for i in range(11)]

@@ -261,12 +261,12 @@ def preset_config(workdir: Path = ROOT):
 
 def systems(workdir: Path = ROOT) -> dict:
     """{task: [trained systems]} of every table of the run's preset."""
-    from nmt.pipeline import plan
+    from nmt.config import plan
     return {task: list(s) for task, s in plan.collect_systems(preset_config(workdir), ROOT).items()}
 
 
 def evaluations(workdir: Path = ROOT) -> list:
-    from nmt.pipeline import plan
+    from nmt.config import plan
     return plan.collect_evaluations(preset_config(workdir), ROOT)
 
 

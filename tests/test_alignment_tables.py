@@ -7,9 +7,9 @@ import yaml
 
 import required
 from nmt import config as cfg
-from nmt.pipeline import plan
+from nmt.config import plan
 from nmt.report.tables import build_table
-from nmt.spec.tables import load_table
+from nmt.config.table_files import load_table
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -1,5 +1,5 @@
 """Malformed files through the command line (issue 48, "one reader per file format"): every YAML, JSON, JSON Lines
-and text file a command reads goes through nmt.files, so that a file that is not what its format says (invalid
+and text file a command reads goes through nmt.base.files, so that a file that is not what its format says (invalid
 UTF-8, bad syntax, a key given twice, an empty file, a value of the wrong type) is one line on stderr naming the file
 and the line or key ("nmt: error: ..."), exit status 2, no traceback, and nothing the command wrote before is
 overwritten. The cases of tests/test_bad_inputs.py are bad arguments and corpora; these are bad files."""

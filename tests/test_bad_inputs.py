@@ -1,6 +1,6 @@
 """Bad input through the command line: one line on stderr that names the file, line or key ("nmt: error: ..."),
 exit status 2, no traceback, and no output file left behind. Every error a user can cause derives from
-nmt.errors.UserError, which `nmt`'s main catches; each case here is one documented bad input (add yours)."""
+nmt.base.errors.UserError, which `nmt`'s main catches; each case here is one documented bad input (add yours)."""
 import subprocess
 import sys
 from pathlib import Path
@@ -10,7 +10,7 @@ import torch
 
 from nmt.data.vocab import Vocab
 from nmt.models.io import save_model
-from nmt.unk import write_dictionary
+from nmt.decode.unk import write_dictionary
 from factories import SRC_WORDS, TGT_WORDS, make_model, model_config
 
 

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from nmt.bench.attention import METHODS, bench_attention, build_layer, shared_keys, speedups
+from nmt.bench.attention_speed import METHODS, bench_attention, build_layer, shared_keys, speedups
 from nmt.report.inputs import ReportInputs
 from nmt.report.render import render_report
 

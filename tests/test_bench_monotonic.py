@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from nmt import config as cfg
-from nmt.bench.monotonic import (BASELINE, DECODERS, attended_positions, attention_growth, bench_contexts,
+from nmt.bench.monotonic_speed import (BASELINE, DECODERS, attended_positions, attention_growth, bench_contexts,
                                  bench_decoding, blas_threads, growth, hard_monotonic_contexts, softmax_contexts)
 from nmt.report.inputs import ReportInputs
 from nmt.report.render import render_report

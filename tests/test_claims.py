@@ -14,16 +14,16 @@ from sacrebleu.significance import estimate_ci
 
 from nmt import settings
 from nmt import config as cfg
-from nmt import evaluate, significance
-from nmt.difference import SentenceLevel, TwoLevel
-from nmt.errors import ConfigError, InputError
-from nmt.pipeline.plan import collect_claims
+from nmt.scoring import evaluate, significance
+from nmt.scoring.difference import SentenceLevel, TwoLevel
+from nmt.base.errors import ConfigError, InputError
+from nmt.config.plan import collect_claims
 from nmt.report.claims import (CONTRADICTED, INCONCLUSIVE, NOT_RUN, REPRODUCED, ClaimJudge, adjust, claims_csv,
                                comparison_p_values, kendall_tau, verdict_of)
 from nmt.report.inputs import ReportInputs
 from nmt.report.render import render_report
-from nmt.spec.claims import load_claims
-from nmt.spec.tables import load_table
+from nmt.config.claim_files import load_claims
+from nmt.config.table_files import load_table
 
 ROOT = Path(__file__).resolve().parents[1]
 WORDS = [f"w{i}" for i in range(40)]

@@ -11,11 +11,11 @@ import numpy as np
 import pytest
 
 from nmt import config as cfg
-from nmt import significance
-from nmt.pipeline.plan import collect_claims
+from nmt.scoring import significance
+from nmt.config.plan import collect_claims
 from nmt.report.claims import CONTRADICTED, INCONCLUSIVE, REPRODUCED, ClaimJudge, adjust
 from nmt.settings import VerdictSettings
-from nmt.spec.claims import load_claims
+from nmt.config.claim_files import load_claims
 
 ROOT = Path(__file__).resolve().parents[1]
 WORDS = [f"w{i}" for i in range(60)]

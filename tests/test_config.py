@@ -10,7 +10,7 @@ import yaml
 import required
 from nmt import settings
 from nmt import config as cfg
-from nmt.pipeline import plan
+from nmt.config import plan
 from nmt.settings.layers import Layered
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -196,10 +196,10 @@ def test_a_decoding_of_an_untrained_system_is_named(tmp_path):
 
 
 def test_the_table_schema_offers_exactly_the_choices_the_code_knows():
-    """schemas/tables.schema.yaml's enums and nmt.spec.tables' constants are one list each."""
+    """schemas/tables.schema.yaml's enums and nmt.config.table_files' constants are one list each."""
     from nmt.data.alignments import SYMMETRIZE_METHODS
-    from nmt.spec import tables
-    from nmt.spec.schema import schema_path
+    from nmt.config import table_files as tables
+    from nmt.config.schema import schema_path
     schema = yaml.safe_load(schema_path("tables").read_text())
     defs, properties = schema["$defs"], schema["properties"]
     assert defs["column"]["enum"] == list(tables.COLUMN_LABELS)

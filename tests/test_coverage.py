@@ -5,7 +5,7 @@ system's level, plus the sentence's own effect (shared by every run of the syste
 the run's seed effect, plus the run's own noise on that sentence (a seed translating it well by chance). A run's
 score is the mean over the test sentences (a linear stand-in for BLEU, whose sufficient statistics resample the same
 way), and the comparison goes through the code the claims use: the same resampling of sentences for every run,
-nmt.difference for the interval and p-values, nmt.report.claims for a claim's p-values, nmt.significance.holm for the
+nmt.scoring.difference for the interval and p-values, nmt.report.claims for a claim's p-values, nmt.scoring.significance.holm for the
 family. The study is seeded, so its table is exact, and docs/statistics.md carries it verbatim (checked here).
 """
 import re
@@ -14,9 +14,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from nmt.difference import SystemPart, estimate, fit_prior
+from nmt.scoring.difference import SystemPart, estimate, fit_prior
 from nmt.report.claims import claim_p_values, comparison_p_values
-from nmt.significance import holm
+from nmt.scoring.significance import holm
 
 pytestmark = pytest.mark.slow  # minutes of simulation: left out of the fast tier
 

@@ -10,8 +10,8 @@ from nmt import config as cfg
 from nmt.engine import cpu_precision
 from nmt.data.vocab import PAD_ID
 from nmt.models.io import load_checkpoint
-from nmt.timing import interleaved_medians
-from nmt.train import train
+from nmt.base.timing import interleaved_medians
+from nmt.training.run import train
 from nmt.engine.update_timing import random_batch
 from step_settings import train_settings
 from factories import model_config

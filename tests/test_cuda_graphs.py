@@ -7,7 +7,7 @@ import torch
 from nmt import settings
 from nmt.engine import cuda_graphs
 from nmt.data.vocab import PAD_ID
-from nmt.errors import ConfigError
+from nmt.base.errors import ConfigError
 from nmt.engine.fused_loss import linear_cross_entropy
 from nmt.engine.train_step import TrainingStep
 from step_settings import train_settings

@@ -1,4 +1,4 @@
-"""Live curves (nmt.curves): without the tensorboard package a training says once that curves are off and writes
+"""Live curves (nmt.training.curves): without the tensorboard package a training says once that curves are off and writes
 nothing else; a curves directory that cannot be created or written (a file in its place, no permission, a full disk)
 turns the curves off with one warning naming it as text, never a traceback, and the rest of the training's records
 go on."""
@@ -9,7 +9,7 @@ import os
 import pytest
 from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
 
-from nmt import curves
+from nmt.training import curves
 
 
 def test_without_tensorboard_a_training_says_once_that_curves_are_off(tmp_path, monkeypatch):

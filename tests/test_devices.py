@@ -7,7 +7,7 @@ import time
 import pytest
 import torch
 
-from nmt import devices
+from nmt.base import devices
 
 
 @pytest.fixture

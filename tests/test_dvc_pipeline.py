@@ -13,7 +13,7 @@ import pytest
 import yaml
 
 from nmt import config as cfg
-from nmt.pipeline import plan
+from nmt.config import plan
 from nmt.cli import build_parser, code_deps
 from nmt.pipeline.dvc_yaml import STEPS_DIR, outputs_of, planned_preset, read_stages, stage_file
 from required import skip_unless
@@ -98,13 +98,13 @@ def test_the_report_depends_on_the_whole_configuration(stages):
 def test_each_stage_depends_on_the_code_its_command_runs(stages):
     # the files the issue found missing from the hand-kept lists
     for name, stage in step(stages, "translate").items():
-        for path in ("nmt/models/seq2seq.py", "nmt/models/rnnsearch.py", "nmt/decode/translate.py", "nmt/config.py"):
+        for path in ("nmt/models/seq2seq.py", "nmt/models/rnnsearch.py", "nmt/decode/translate.py", "nmt/config/__init__.py"):
             assert covers(code(stage), path), (name, path)
     for name, stage in step(stages, "evaluate").items():
-        for path in ("nmt/evaluate.py", "nmt/likelihood.py", "nmt/data/tokenize.py", "nmt/unk.py"):
+        for path in ("nmt/scoring/evaluate.py", "nmt/scoring/likelihood.py", "nmt/data/tokenize.py", "nmt/decode/unk.py"):
             assert covers(code(stage), path), (name, path)
     train = stages["train.en-de.base"]
-    for path in ("nmt/train.py", "nmt/engine/train_step.py", "nmt/models/monotonic.py", "nmt/engine/native/kernels.c",
+    for path in ("nmt/training/run.py", "nmt/engine/train_step.py", "nmt/models/monotonic.py", "nmt/engine/native/kernels.c",
                  "nmt/settings/sections.py"):
         assert covers(code(train), path), path
     assert covers(code(stages["report"]), "nmt/report/templates/index.html.j2")
@@ -149,7 +149,7 @@ def test_every_data_file_of_the_package_is_a_dependency_of_the_module_that_reads
 def test_directories_stand_for_their_files_only_when_every_file_is_needed():
     every = code_deps.package_files()
     models = sorted(f for f in every if f.startswith("nmt/models/"))
-    assert code_deps.as_dependencies(models + ["nmt/config.py"]) == ["nmt/config.py", "nmt/models"]
+    assert code_deps.as_dependencies(models + ["nmt/config/__init__.py"]) == ["nmt/config/__init__.py", "nmt/models"]
     assert code_deps.as_dependencies(models[1:]) == models[1:]
 
 

@@ -1,4 +1,4 @@
-"""nmt.environment: where code runs, as plain JSON-able data, and never an exception."""
+"""nmt.base.environment: where code runs, as plain JSON-able data, and never an exception."""
 import json
 import platform
 import subprocess
@@ -6,7 +6,7 @@ import subprocess
 import pytest
 import torch
 
-from nmt import environment
+from nmt.base import environment
 
 
 def test_a_machine_without_cuda_has_no_gpus_and_a_cpu_device(monkeypatch):

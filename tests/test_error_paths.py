@@ -52,7 +52,7 @@ def test_ctrl_c_outside_a_training_is_one_line_and_exit_130(evaluate, capsys, mo
 
     def interrupted(*args, **kwargs):
         raise KeyboardInterrupt
-    monkeypatch.setattr("nmt.scoring.evaluate_files", interrupted)  # where `nmt evaluate` scores
+    monkeypatch.setattr("nmt.scoring.score.evaluate_files", interrupted)  # where `nmt evaluate` scores
     assert main(argv) == 130
     assert one_line(capsys) == "nmt: interrupted"
 
@@ -62,7 +62,7 @@ def test_our_own_bug_keeps_its_traceback_and_asks_to_be_reported(evaluate, capsy
 
     def bug(*args, **kwargs):
         return 1 / 0
-    monkeypatch.setattr("nmt.scoring.evaluate_files", bug)
+    monkeypatch.setattr("nmt.scoring.score.evaluate_files", bug)
     assert main(argv) == 1
     err = capsys.readouterr().err
     assert "Traceback" in err and "ZeroDivisionError" in err

@@ -18,8 +18,8 @@ from nmt.data.clean import clean_training_pairs
 from nmt.data.corpus import get_task_corpus
 from nmt.data.prepare import prepare
 from nmt.data.tasks import data_task
-from nmt.errors import ConfigError
-from nmt.pipeline import plan
+from nmt.base.errors import ConfigError
+from nmt.config import plan
 
 ROOT = Path(__file__).resolve().parents[1]
 

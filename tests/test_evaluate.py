@@ -1,4 +1,4 @@
-"""Tests for nmt.evaluate: BLEU variants, per-length BLEU, the Scores JSON."""
+"""Tests for nmt.scoring.evaluate: BLEU variants, per-length BLEU, the Scores JSON."""
 from __future__ import annotations
 
 import json
@@ -14,7 +14,7 @@ from sacrebleu.metrics import BLEU
 import required
 from nmt.data.text import CorpusError, read_lines, write_lines_atomic
 from nmt.data.tokenize import detokenize
-from nmt.evaluate import (SCORE_KEYS, bleu_by_length, bleu_detokenized, bleu_tokenized, evaluate_files,
+from nmt.scoring.evaluate import (SCORE_KEYS, bleu_by_length, bleu_detokenized, bleu_tokenized, evaluate_files,
                           is_lowercased, write_json_atomic)
 
 SHARED_DATA = Path(__file__).resolve().parents[2] / "shared" / "data"

@@ -8,11 +8,11 @@ import pytest
 import yaml
 
 from nmt import config as cfg
-from nmt import layout
-from nmt.pipeline import plan
+from nmt.base import layout
+from nmt.config import plan
 from nmt.data.text import write_json_atomic, write_lines_atomic
-from nmt.evaluate import bleu_by_length
-from nmt.spec.figures import load_figures
+from nmt.scoring.evaluate import bleu_by_length
+from nmt.config.figure_files import load_figures
 from nmt.report.figures import FigureInputs, figure_view, pick_samples
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -1,13 +1,13 @@
-"""nmt.files, the one reader per file format: each problem of a text, YAML, JSON or JSON Lines file is one UserError
+"""nmt.base.files, the one reader per file format: each problem of a text, YAML, JSON or JSON Lines file is one UserError
 line naming the file, the line (and column) or the key, and the problem; a good file reads as before."""
 import json
 
 import pytest
 import yaml
 
-from nmt import files
-from nmt.errors import ConfigError, InputError, UserError
-from nmt.spec.schema import validator
+from nmt.base import files
+from nmt.base.errors import ConfigError, InputError, UserError
+from nmt.config.schema import validator
 
 
 def write(tmp_path, name, content):

@@ -1,5 +1,5 @@
 """TensorBoard's HPARAMS tab: each training is a session with its system's settings beside its best dev perplexity
-and its model's dev BLEU (nmt.curves), read back from the event file and from a running TensorBoard."""
+and its model's dev BLEU (nmt.training.curves), read back from the event file and from a running TensorBoard."""
 import json
 import socket
 import subprocess
@@ -14,10 +14,10 @@ from tensorboard.backend.event_processing.event_accumulator import EventAccumula
 from tensorboard.plugins.hparams import api_pb2, metadata
 from test_train import train_cmd, workspace  # noqa: F401 (the module's small training set-up, a fixture)
 
-from nmt.curves import BEST_DEV_PPL, CURVES_DIR, DEV_BLEU, hparams_of
+from nmt.training.curves import BEST_DEV_PPL, CURVES_DIR, DEV_BLEU, hparams_of
 from nmt.data.prepare import load_split
 from nmt.decode.translate import translate_ids
-from nmt.evaluate import bleu_tokenized
+from nmt.scoring.evaluate import bleu_tokenized
 from nmt.models.io import load_model
 
 
@@ -63,7 +63,7 @@ def test_the_session_lists_the_system_s_settings_and_its_metrics(trained):
 
 def test_the_metrics_are_the_best_dev_perplexity_and_model_pt_s_dev_bleu(trained):
     """The best dev perplexity so far after every evaluation; model.pt's dev BLEU (a greedy decode of the dev set,
-    scored as nmt.evaluate.bleu_tokenized does) at the end."""
+    scored as nmt.scoring.evaluate.bleu_tokenized does) at the end."""
     root, out = trained
     metrics = [json.loads(line) for line in (out / "metrics.jsonl").read_text().splitlines()]
     accumulator = events(out)

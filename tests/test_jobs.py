@@ -5,8 +5,8 @@ from pathlib import Path
 import pytest
 
 from nmt import config as cfg
-from nmt import layout
-from nmt.pipeline import plan
+from nmt.base import layout
+from nmt.config import plan
 from nmt.pipeline.dvc_yaml import stage_of
 from nmt.pipeline.jobs import STEPS, Jobs, build_jobs
 from nmt.report.claims import ClaimJudge
@@ -70,14 +70,14 @@ def test_engines_add_threads_and_the_device_option_only_where_a_step_s_commands_
 def test_a_dvc_stage_is_its_job_with_one_thread_and_the_cpu_named_where_its_kind_holds_no_gpu(tiny):
     _, jobs = tiny
     stamp = "results/tiny/dvc-plan.txt"
-    code = {("train",): ["nmt/train.py"]}
+    code = {("train",): ["nmt/training/run.py"]}
     train = jobs.of("train")[0]
     fields = dict(train.fields)
     stage = stage_of(train, stamp, lambda words: code.get(words, []))
     assert stage["cmd"] == train.shell(1, "")  # a training takes nmt's default device
     prepared = layout.path(layout.PREPARED, preset="tiny", pair=fields["pair"])
     # the tensors it reads are named by the directory its --data reads; then the code its command runs
-    assert stage["deps"][0] == stamp and prepared in stage["deps"] and stage["deps"][-1] == "nmt/train.py"
+    assert stage["deps"][0] == stamp and prepared in stage["deps"] and stage["deps"][-1] == "nmt/training/run.py"
     assert not [d for d in stage["deps"] if d.startswith(prepared + "/")]
     checkpoint = layout.path(layout.CHECKPOINT, preset="tiny", **fields)
     assert {checkpoint: {"persist": True}} in stage["outs"] and stage["plots"][0][

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 import required
-from nmt import compiled
+from nmt.base import compiled
 from nmt.engine import mkl_on_amd
 
 ROOT = Path(__file__).resolve().parents[1]

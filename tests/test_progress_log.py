@@ -1,5 +1,5 @@
 """A training's log lines: a time stamp, updates per second and the time left of the epoch and of the run, bounded by
-the stopping rule (nmt.progress), from short CPU trainings through the command line."""
+the stopping rule (nmt.training.progress), from short CPU trainings through the command line."""
 import re
 import subprocess
 import sys
@@ -10,12 +10,12 @@ import pytest
 import yaml
 from test_train import train_cmd, workspace  # noqa: F401 (the module's small training set-up, a fixture)
 
-from nmt import progress
+from nmt.training import progress
 from nmt.settings.schedule import Schedule
 
 ROOT = Path(__file__).resolve().parents[1]
 STAMP = r"(?P<stamp>\d{4}-\d\d-\d\d \d\d:\d\d:\d\d)"
-SPAN = r"(?:\d+\.\ds|\d+(?:d\d\dh|h\d\dm|m\d\ds|s))"  # nmt.progress.duration
+SPAN = r"(?:\d+\.\ds|\d+(?:d\d\dh|h\d\dm|m\d\ds|s))"  # nmt.training.progress.duration
 EPOCH_LINE = re.compile(STAMP + r" \[feed\] epoch (?P<epoch>\d+): lr [\d.e-]+, train ppl [\d.]+, "
                         r"dev ppl [\d.]+, (?P<rate>[\d.]+) updates/s, \d+ tgt tok/s; "
                         r"left: (?:run (?P<bound>at most )?" + SPAN + r" \((?P<by>[a-z_]+ \d+)\)"
@@ -24,14 +24,14 @@ INNER_LINE = re.compile(STAMP + r" \[feed\] epoch (?P<epoch>\d+) at (?P<done>[\d
                         r"updates: train ppl [\d.]+, (?P<rate>[\d.]+) updates/s; left: epoch " + SPAN
                         + r", run (?P<bound>at most )?" + SPAN + r" \((?P<by>[a-z_]+ \d+)\)$")
 
-# The nmt command with a progress line after every update (nmt.progress.EVERY_S 0), as a job's log gets one every
+# The nmt command with a progress line after every update (nmt.training.progress.EVERY_S 0), as a job's log gets one every
 # few minutes; stderr is a pipe, so no progress bar is drawn.
 EVERY_UPDATE = """
 import sys
 from nmt.engine import mkl_on_amd
 mkl_on_amd.reexec_if_useful()
-import nmt.progress
-nmt.progress.EVERY_S = 0.0
+import nmt.training.progress
+nmt.training.progress.EVERY_S = 0.0
 from nmt.cli import main
 sys.exit(main(sys.argv[1:]))
 """
@@ -85,7 +85,7 @@ def test_under_the_plateau_rule_the_run_s_time_left_is_at_most_the_cap(workspace
 
 
 def test_a_job_log_gets_lines_within_an_epoch_and_max_updates_caps_the_run(workspace, tmp_path):  # noqa: F811
-    """Without a progress bar (stderr not a terminal) a line comes every nmt.progress.EVERY_S within the epoch: its
+    """Without a progress bar (stderr not a terminal) a line comes every nmt.training.progress.EVERY_S within the epoch: its
     updates so far, speed, the epoch's and the run's time left; train.max_updates, the tighter cap here, is named."""
     root, _ = workspace
     preset = with_preset(root, "capped", plateau={"within": 0.001, "halvings": 0, "patience": 5, "max_epochs": 20},

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from nmt import environment
+from nmt.base import environment
 
 ROOT = Path(__file__).resolve().parents[1]
 

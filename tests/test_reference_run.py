@@ -9,7 +9,7 @@ import pytest
 
 from nmt import config as cfg
 from nmt.cli import main
-from nmt.pipeline import plan
+from nmt.config import plan
 from nmt.pipeline.export import export_run, run_files
 from nmt.report.compare import DIFFERS, NO_SPREAD, ONLY_REFERENCE, WITHIN, compare, seed_band
 

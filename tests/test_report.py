@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from nmt.errors import UserError
+from nmt.base.errors import UserError
 from nmt.report import ReportInputs, build_table, learning_curves, load_table, render_report
 
 REPO = Path(__file__).resolve().parents[1]
@@ -617,7 +617,7 @@ def test_environment_and_cost_section_sums_each_tables_and_every_training(tmp_pa
 
 
 def test_the_report_describes_the_machine_that_renders_it(rendered):
-    """Without `machine` the report describes where it runs (nmt.environment.describe): no clock, no timestamp."""
+    """Without `machine` the report describes where it runs (nmt.base.environment.describe): no clock, no timestamp."""
     _, index, out = rendered
     data = json.loads((out / "environment.json").read_text())
     assert set(data["report"]) == {"hardware", "software", "code"}

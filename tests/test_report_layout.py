@@ -13,7 +13,7 @@ import yaml
 from nmt.report import ReportInputs, render_report
 from nmt.report.differences import settings_view
 from nmt.report.render import fmt_value
-from nmt.spec.tables import load_table
+from nmt.config.table_files import load_table
 
 REPO = Path(__file__).resolve().parents[1]
 SIG = "nrefs:1|case:mixed|eff:no|tok:none|smooth:exp|version:2.6.0"

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from nmt import config as cfg
-from nmt import significance
+from nmt.scoring import significance
 from nmt.report.tables import build_table
 
 ROOT = Path(__file__).resolve().parents[1]

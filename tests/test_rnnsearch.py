@@ -11,7 +11,7 @@ import pytest
 import torch
 import yaml
 
-import nmt.train as train_module
+import nmt.training.run as train_module
 from nmt import settings
 from nmt.settings import TrainSettings
 from nmt import config as cfg
@@ -24,12 +24,12 @@ from nmt.data.prepare import load_split, prepare
 from nmt.data.synth import build_lexicon, generate, generate_pairs
 from nmt.data.text import CorpusError
 from nmt.data.vocab import BOS_ID, EOS_ID, PAD_ID
-from nmt.likelihood import batch_nll
+from nmt.scoring.likelihood import batch_nll
 from nmt.models.objectives import alignment_loss
 from nmt.models.rnnsearch import AdditiveAttention, CannotTranslateError, RNNSearch, next_words
 from nmt.models.registry import build_model
 from nmt.settings import ModelSettings
-from nmt.train import attention_parameter_names, save_atomic, train
+from nmt.training.run import attention_parameter_names, save_atomic, train
 from nmt.engine.train_step import make_optimizer
 from nmt.decode.translate import beam_search, greedy, translate_ids
 from nmt.models.io import load_models

@@ -15,10 +15,10 @@ import yaml
 
 from nmt import config as cfg
 from nmt.data.vocab import Vocab
-from nmt.errors import ConfigError
+from nmt.base.errors import ConfigError
 from nmt.models.io import load_model, save_model
 from nmt.models.registry import build_model
-from nmt.pipeline import plan
+from nmt.config import plan
 from nmt.settings import (ADDED, ADDED_WITHIN, VERSION, ModelSettings, Params, SystemSettings, TrainSettings,
                           VerdictSettings, comparable_settings, declare, upgrade, upgrade_value)
 

@@ -1,4 +1,4 @@
-"""The statistics behind the verdicts: a difference's interval over seeds and test sentences (nmt.difference) against
+"""The statistics behind the verdicts: a difference's interval over seeds and test sentences (nmt.scoring.difference) against
 scipy's t and normal intervals and hand-made cases, bootstrap p-values, and Holm's adjustment. Its coverage is
 tests/test_coverage.py's."""
 import math
@@ -7,8 +7,8 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from nmt import significance
-from nmt.difference import NO_PRIOR, SystemPart, TwoLevel, estimate, fit_prior
+from nmt.scoring import significance
+from nmt.scoring.difference import NO_PRIOR, SystemPart, TwoLevel, estimate, fit_prior
 from nmt.report.claims import CONTRADICTED, INCONCLUSIVE, REPRODUCED, adjust
 
 

@@ -19,10 +19,10 @@ from nmt.data.prepare import prepare
 from nmt.data.synth import generate
 from nmt import config as cfg
 from nmt.bench.estimate import epoch_check
-from nmt.curves import CURVES_DIR, RUNNING_EVERY
-from nmt.evaluate import bleu_tokenized
+from nmt.training.curves import CURVES_DIR, RUNNING_EVERY
+from nmt.scoring.evaluate import bleu_tokenized
 from nmt.models.io import load_checkpoint, read_model_file
-from nmt.train import better
+from nmt.training.run import better
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -222,7 +222,7 @@ def test_a_signal_writes_a_mid_epoch_checkpoint_says_one_line_and_resumes_exactl
 
 
 def test_model_json_records_the_environment_and_the_wall_time(workspace, tmp_path):
-    """model.json: where the training ran (nmt.environment) and, once model.pt is written, its wall time on its
+    """model.json: where the training ran (nmt.base.environment) and, once model.pt is written, its wall time on its
     device: at least the epochs' own time (setup and dev evaluations come on top), at most the process's."""
     root, preset = workspace
     out = tmp_path / "timed"
@@ -456,7 +456,7 @@ from factories import StopAfter  # noqa: E402
 def test_a_cuda_run_checkpoints_its_cuda_rng_state_and_restores_it_on_resume(workspace, tmp_path, monkeypatch):
     # No GPU here: the run computes on the CPU, nmt.models.io takes its device for a CUDA one, and torch.cuda's
     # generator functions are recorded (tests/test_model_io.py: the same with real CUDA device objects).
-    import nmt.train as train_module
+    import nmt.training.run as train_module
     from nmt import config as cfg
     from nmt.models import io as model_io
     from test_model_io import FakeCudaRng
@@ -538,7 +538,7 @@ def test_keep_best_keeps_the_best_evaluation_and_a_killed_run_resumes_to_it(work
     model.pt holds the parameters of the evaluation with the lowest dev perplexity, among the epochs' ends and the
     evaluations every eval_every updates; evaluating changes nothing of the training itself; a run killed without
     warning resumes to the same files."""
-    from nmt.likelihood import corpus_nll, perplexity
+    from nmt.scoring.likelihood import corpus_nll, perplexity
     from nmt.models.io import load_models
     root, _ = workspace
     prepared_by_heart(root)

@@ -8,7 +8,7 @@ import torch
 import nmt.decode.translate as translate
 from nmt.data.batches import make_batch
 from nmt.data.vocab import EOS_ID
-from nmt.likelihood import batch_nll
+from nmt.scoring.likelihood import batch_nll
 from nmt.models.ensemble import Ensemble
 from nmt.models.monotonic import set_monotonic_mode
 from nmt.decode.search_reference import beam_search_reference, greedy_reference

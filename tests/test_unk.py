@@ -8,7 +8,7 @@ import pytest
 
 import required
 from nmt.settings import ModelSettings
-from nmt.unk import (UnkError, best_translations, build_dictionary, count_links, read_dictionary, replace_file,
+from nmt.decode.unk import (UnkError, best_translations, build_dictionary, count_links, read_dictionary, replace_file,
                      replace_unks, write_dictionary)
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -99,9 +99,9 @@ def test_dictionary_refuses_mismatched_corpora(tmp_path):
 
 
 def test_eflomal_runs_are_reproducible_with_a_seed(tmp_path):
-    """eflomal has no seed option of its own; seeded through nmt.eflomal_runner, two runs give the same links."""
+    """eflomal has no seed option of its own; seeded through nmt.base.eflomal_runner, two runs give the same links."""
     required.module("eflomal")
-    from nmt import eflomal_runner
+    from nmt.base import eflomal_runner
     import random
     rng = random.Random(1)
     words = [f"w{i}" for i in range(60)]
@@ -188,7 +188,7 @@ Kanzlerin\tentropy 0.1\tnTrans 2\tsum 1.0
 
 
 def test_a_released_dictionary_keeps_each_source_words_most_probable_translation(tmp_path):
-    from nmt.unk import convert_release_dictionary, read_release_dictionary
+    from nmt.decode.unk import convert_release_dictionary, read_release_dictionary
     table = tmp_path / "dict.de-en"
     table.write_text(BERKELEY_TABLE, encoding="utf-8")
     assert read_release_dictionary(table) == {"Haus": ("house", 0.7), "Kanzlerin": ("Chancellor", 0.6)}

@@ -18,10 +18,10 @@ import yaml
 from nmt import config as cfg
 from nmt.data import staging
 from nmt.data.staging import staged_directory
-from nmt.errors import InputError
-from nmt.pipeline import plan
+from nmt.base.errors import InputError
+from nmt.config import plan
 from nmt.pipeline.export import run_files
-from nmt.pipeline.identity import run_identity
+from nmt.config.identity import run_identity
 
 ROOT = Path(__file__).resolve().parents[1]
 PARAMS = str(ROOT / "params.yaml")

@@ -12,7 +12,7 @@ import pytest
 import yaml
 
 from nmt import config as cfg
-from nmt.pipeline import plan
+from nmt.config import plan
 from nmt.pipeline.dvc_yaml import read_stages
 from nmt.pipeline.jobs import build_jobs
 from pipelines import (ROOT, assert_same_tables, check_report, evaluations, preset_config, run, scratch_copy,
@@ -23,7 +23,7 @@ pytestmark = pytest.mark.e2e
 
 @pytest.mark.pipeline("snakemake")
 def test_dry_run_lists_one_job_per_step_of_the_plan(tiny_runs):
-    """The dry run's job counts are the plan's (nmt.pipeline.plan's collect_* over the tiny preset's tables), counted here
+    """The dry run's job counts are the plan's (nmt.config.plan's collect_* over the tiny preset's tables), counted here
     by the rules of the job records built from it: no count is written down in a test."""
     stats = tiny_runs["snakemake"].results[0].stdout.split("Job stats:", 1)[1].split("\n\n", 1)[0]
     jobs = {line.split()[0]: int(line.split()[1]) for line in stats.splitlines()
@@ -146,7 +146,7 @@ def stage_names(status_json: str) -> set[str]:
 
 # -- where the jobs compute: a job that holds no GPU never takes one ---------------------------------------------
 # `nmt` commands that run a model (and without --device compute on a free GPU when CUDA is available,
-# nmt/devices.py); evaluate only with --model/--models-dir (perplexity), attention only without --links.
+# nmt/base/devices.py); evaluate only with --model/--models-dir (perplexity), attention only without --links.
 MODEL_COMMANDS = {("train",), ("translate",), ("attention",), ("evaluate",), ("align", "extract"), ("bench", "train"),
                   ("bench", "attention")}
 # dvc.yaml's stages are named STEP.TASK.NAME..., after the Snakemake rule that runs the same command; the one

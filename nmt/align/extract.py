@@ -23,7 +23,7 @@ import torch
 from ..data.alignments import write_pharaoh
 from ..data.batches import bucketed_batches, make_batch
 from ..data.text import read_parallel
-from ..errors import InputError
+from ..base.errors import InputError
 from ..engine.fast import load_for_decoding
 from ..models.registry import credit_rule
 from ..models.variants import CREDIT_RULES
@@ -99,7 +99,7 @@ def extract_files(model_paths: list[str], src_path, tgt_path, links_out, soft_ou
     `soft_out`, the soft matrices (nmt.align.soft) of one model or an ensemble on a tokenised parallel file
     pair; with `predicted_out`, also the hard links with every step credited to the word it predicts (for a
     content-based model: the other reading of footnote 14). Returns a summary (sentences, links, how the rows
-    were credited). `device`: cpu, cuda, or None for a free GPU when there is one (nmt.devices)."""
+    were credited). `device`: cpu, cuda, or None for a free GPU when there is one (nmt.base.devices)."""
     model, src_vocab, tgt_vocab, _ = load_for_decoding(list(model_paths), device, combine)
     model.eval()
     device = next(model.parameters()).device

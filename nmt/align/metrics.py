@@ -25,7 +25,7 @@ from typing import Iterable, Sequence
 
 import numpy as np
 
-from ..errors import UserError
+from ..base.errors import UserError
 from ..data.alignments import Alignment, Link
 
 
@@ -81,7 +81,7 @@ def _pairs(gold: Sequence[Alignment], hypotheses: Sequence) -> None:
 def sentence_counts(gold: Sequence[Alignment], hypotheses: Sequence[Alignment | Iterable[Link]]
                     ) -> list[tuple[int, int, int, int]]:
     """(|A|, |S|, |A∩S|, |A∩P|) of each sentence: what corpus AER sums, and what a bootstrap over sentences
-    resamples (nmt.significance)."""
+    resamples (nmt.scoring.significance)."""
     _pairs(gold, hypotheses)
     counts = []
     for reference, hypothesis in zip(gold, hypotheses):

@@ -40,10 +40,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Sequence
 
-from .. import eflomal_runner
+from ..base import eflomal_runner
 from ..data.alignments import DEFAULT_SYMMETRIZE, Link, check_lengths, load_pharaoh, read_parallel_sentences, write_pharaoh
 from ..data.text import CorpusError
-from ..errors import UserError
+from ..base.errors import UserError
 from .symmetrize import METHODS, symmetrize_corpus
 
 LABELS = eflomal_runner.MODEL_LABELS

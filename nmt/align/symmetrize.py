@@ -39,7 +39,7 @@ from bisect import insort
 from typing import Iterable, Sequence
 
 from ..data.alignments import DEFAULT_SYMMETRIZE, SYMMETRIZE_METHODS, Link
-from ..errors import ConfigError, InputError
+from ..base.errors import ConfigError, InputError
 
 METHODS = SYMMETRIZE_METHODS
 

@@ -35,12 +35,12 @@ from ..engine import cpu_precision, mkl_on_amd
 from ..data.corpus import split_sources
 from ..data.fetch import load_registry
 from ..data.vocab import SPECIALS
-from ..pipeline import plan
+from ..config import plan
 from ..settings import SystemSettings, TrainSettings, comparable_settings
-from ..train import train
+from ..training.run import train
 from ..engine.update_timing import time_updates
-from ..files import read_json
-from ..spec.schema import validator
+from ..base.files import read_json
+from ..config.schema import validator
 
 # Settings that do not change the cost of an update (reversal only reorders the source).
 _COST_FREE_MODEL_KEYS = ("reverse",)
@@ -307,7 +307,7 @@ REPORT_CLAIMS_SCHEMA = {
 
 
 def read_throughput(path: str | Path) -> dict:
-    """A throughput file `nmt bench train` wrote (schemas/throughput.schema.yaml), read through nmt.files: every
+    """A throughput file `nmt bench train` wrote (schemas/throughput.schema.yaml), read through nmt.base.files: every
     problem one ConfigError naming the file (and the line or key)."""
     if not Path(path).is_file():
         raise cfg.ConfigError(f"{path}: no such file; write it with `nmt bench train`")

@@ -12,7 +12,7 @@ import sys
 import traceback
 
 from ..engine import mkl_on_amd
-from ..errors import UserError
+from ..base.errors import UserError
 from .options import resolve
 from .parser import build_parser
 
@@ -23,7 +23,7 @@ def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
         resolve(args.func)(args)
-    except UserError as err:  # (nmt.errors) its message already names the file, line or key
+    except UserError as err:  # (nmt.base.errors) its message already names the file, line or key
         print(f"nmt: error: {err}", file=sys.stderr)
         return 2
     except OSError as err:  # reading or writing: a missing or read-only path, a full disk, a directory for a file

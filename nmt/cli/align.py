@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 import sys
 
-from .common import system_models
+from .arguments import system_models
 
 
 def cmd_score(args) -> None:
@@ -126,7 +126,7 @@ def cmd_eflomal(args) -> None:
 
 
 def cmd_extract(args) -> None:
-    from ..devices import set_threads
+    from ..base.devices import set_threads
     from ..align.extract import extract_files
 
     set_threads(args.threads)

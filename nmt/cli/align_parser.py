@@ -1,14 +1,14 @@
 """The grammar of `nmt align {score,symmetrize,eflomal,extract}` (their work: nmt.cli.align, imported when one runs).
 
 Like nmt.cli.parser, it imports nothing heavy: the choices it offers are plain constants (nmt.data.alignment_formats,
-nmt.eflomal_runner).
+nmt.base.eflomal_runner).
 """
 from __future__ import annotations
 
 import argparse
 import codecs
 
-from .. import eflomal_runner
+from ..base import eflomal_runner
 from ..data.alignment_formats import DEFAULT_SYMMETRIZE, FORMATS, SYMMETRIZE_METHODS
 from .options import add_system_args, command, group
 

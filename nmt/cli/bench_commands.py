@@ -5,9 +5,9 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from .. import layout
+from ..base import layout
 from ..data.text import write_json_atomic
-from .common import load_config
+from .arguments import load_config
 
 
 def _data_root(args, config: dict) -> Path:
@@ -16,7 +16,7 @@ def _data_root(args, config: dict) -> Path:
 
 def cmd_bench_train(args) -> None:
     from ..bench.estimate import bench_train
-    from ..devices import pick_device, set_threads
+    from ..base.devices import pick_device, set_threads
     config = load_config(args)
     set_threads(args.threads)
     result = bench_train(config, Path(args.params).parent, _data_root(args, config), updates=args.updates,
@@ -30,8 +30,8 @@ def cmd_bench_train(args) -> None:
 
 
 def cmd_bench_translate(args) -> None:
-    from ..bench.translate import bench_translate
-    from ..devices import pick_device, set_threads
+    from ..bench.translation_speed import bench_translate
+    from ..base.devices import pick_device, set_threads
     config = load_config(args)
     set_threads(args.threads)
     result = bench_translate(config, Path(args.params).parent, _data_root(args, config), device=pick_device(args.device),
@@ -43,8 +43,8 @@ def cmd_bench_translate(args) -> None:
 
 
 def cmd_bench_attention(args) -> None:
-    from ..bench.attention import bench_attention
-    from ..devices import pick_device, set_threads
+    from ..bench.attention_speed import bench_attention
+    from ..base.devices import pick_device, set_threads
     config = load_config(args)
     options = dict(config["bench"]["attention"])
     if args.lengths:
@@ -56,8 +56,8 @@ def cmd_bench_attention(args) -> None:
 
 
 def cmd_bench_monotonic(args) -> None:
-    from ..bench.monotonic import bench_monotonic
-    from ..devices import set_threads
+    from ..bench.monotonic_speed import bench_monotonic
+    from ..base.devices import set_threads
     config = load_config(args)
     set_threads(args.threads)
     result = bench_monotonic(**config["bench"]["monotonic"], base_model=config["model"], threads=args.threads,
@@ -70,7 +70,7 @@ def cmd_estimate(args) -> None:
     from ..bench.estimate import (claim_costs, estimate, format_claim_costs, format_estimate, read_report_claims,
                                   read_throughput)
     config = load_config(args)
-    bench = read_throughput(args.throughput)  # nmt.files: every problem one line naming the file and the key
+    bench = read_throughput(args.throughput)  # nmt.base.files: every problem one line naming the file and the key
     claims_doc = read_report_claims(args.claims) if args.claims else None  # both read before anything is said
     result = estimate(config, Path(args.params).parent, _data_root(args, config), bench)
     print(format_estimate(result))

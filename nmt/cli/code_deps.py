@@ -28,23 +28,23 @@ ENTRY = ("nmt.cli", "nmt.cli.parser")  # what every `nmt` command loads before i
 PACKAGE_ROOT = Path(__file__).resolve().parents[1]  # .../nmt
 # Files a module reads besides its own source (tests/test_dvc_pipeline.py checks that every such file of the
 # package is named here).
-READS = {"nmt.spec.figures": ["nmt/spec/schemas/figures.schema.yaml"],
-         "nmt.spec.tables": ["nmt/spec/schemas/tables.schema.yaml"],
-         "nmt.spec.claims": ["nmt/spec/schemas/claims.schema.yaml"],
+READS = {"nmt.config.figure_files": ["nmt/config/schemas/figures.schema.yaml"],
+         "nmt.config.table_files": ["nmt/config/schemas/tables.schema.yaml"],
+         "nmt.config.claim_files": ["nmt/config/schemas/claims.schema.yaml"],
          "nmt.data.fetch": ["nmt/data/corpora.yaml", "nmt/data/checksums.tsv"],
          "nmt.engine.native": ["nmt/engine/native/kernels.c"],
          "nmt.report.render": ["nmt/report/templates/index.html.j2"],
-         # the formats of the files the report, the export and the estimate read (nmt.spec.schema.validator)
-         "nmt.report.plots": ["nmt/spec/schemas/metrics.schema.yaml"],
-         "nmt.report.speed": ["nmt/spec/schemas/benchmark.schema.yaml"],
-         "nmt.report.tables": ["nmt/spec/schemas/scores.schema.yaml"],
-         "nmt.report.claims": ["nmt/spec/schemas/model.schema.yaml", "nmt/spec/schemas/benchmark.schema.yaml"],
-         "nmt.report.cost": ["nmt/spec/schemas/model.schema.yaml"],
-         "nmt.report.figures": ["nmt/spec/schemas/attention.schema.yaml"],
-         "nmt.report.context": ["nmt/spec/schemas/data-stats.schema.yaml", "nmt/spec/schemas/model.schema.yaml"],
-         "nmt.pipeline.export": ["nmt/spec/schemas/scores.schema.yaml", "nmt/spec/schemas/model.schema.yaml"],
-         "nmt.bench.estimate": ["nmt/spec/schemas/data-stats.schema.yaml",
-                                "nmt/spec/schemas/throughput.schema.yaml"]}
+         # the formats of the files the report, the export and the estimate read (nmt.config.schema.validator)
+         "nmt.report.plots": ["nmt/config/schemas/metrics.schema.yaml"],
+         "nmt.report.speed": ["nmt/config/schemas/benchmark.schema.yaml"],
+         "nmt.report.tables": ["nmt/config/schemas/scores.schema.yaml"],
+         "nmt.report.claims": ["nmt/config/schemas/model.schema.yaml", "nmt/config/schemas/benchmark.schema.yaml"],
+         "nmt.report.cost": ["nmt/config/schemas/model.schema.yaml"],
+         "nmt.report.figures": ["nmt/config/schemas/attention.schema.yaml"],
+         "nmt.report.context": ["nmt/config/schemas/data-stats.schema.yaml", "nmt/config/schemas/model.schema.yaml"],
+         "nmt.pipeline.export": ["nmt/config/schemas/scores.schema.yaml", "nmt/config/schemas/model.schema.yaml"],
+         "nmt.bench.estimate": ["nmt/config/schemas/data-stats.schema.yaml",
+                                "nmt/config/schemas/throughput.schema.yaml"]}
 
 
 @lru_cache(maxsize=1)

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from .. import config as cfg
 from ..settings import PrepareSettings
-from .common import load_config
+from .arguments import load_config
 
 
 def cmd_data_get(args) -> None:

@@ -7,14 +7,14 @@ import json
 from pathlib import Path
 
 from .. import config as cfg
-from .. import layout
+from ..base import layout
 from ..data.text import write_json_atomic
-from ..pipeline import plan
-from .common import load_config, system_models, table_file
+from ..config import plan
+from .arguments import load_config, system_models, table_file
 
 
 def cmd_train(args) -> None:
-    from ..train import train
+    from ..training.run import train
     config = load_config(args)
     path = table_file(config, Path(args.params).parent, args.table)
     table = cfg.load_table(path)
@@ -34,7 +34,7 @@ def cmd_train(args) -> None:
 
 def cmd_translate(args) -> None:
     from ..data.text import read_lines, write_lines_atomic
-    from ..devices import set_threads
+    from ..base.devices import set_threads
     from ..decode.translate import translate_ids
     from ..engine.fast import load_for_decoding
     set_threads(args.threads)
@@ -76,7 +76,7 @@ def cmd_translate(args) -> None:
 
 def cmd_attention(args) -> None:
     from ..decode.attention_map import attention_map, links_map
-    from ..devices import set_threads
+    from ..base.devices import set_threads
     set_threads(args.threads)
     where = {"line": args.line, "length": tuple(args.length) if args.length else None,
              "system": args.system_name or args.system}

@@ -55,7 +55,7 @@ def add_config_args(p: argparse.ArgumentParser) -> None:
 
 
 def add_system_args(p: argparse.ArgumentParser) -> None:
-    """The options with which --system names a system or ensemble of the preset's tables (nmt.cli.common's
+    """The options with which --system names a system or ensemble of the preset's tables (nmt.cli.arguments's
     system_models)."""
     add_config_args(p)
     p.add_argument("--task", help="with --system: the task (e.g. en-de)")

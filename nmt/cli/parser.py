@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import argparse
 
-from .. import eflomal_runner
+from ..base import eflomal_runner
 from . import align_parser, model_parser, scoring_parser
 from .options import DEMO, THREADS_HELP, Formatter, add_config_args, add_table_arg, command, group, resolve
 

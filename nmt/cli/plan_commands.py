@@ -7,11 +7,11 @@ import json
 from pathlib import Path
 
 from .. import config as cfg
-from .. import layout
+from ..base import layout
 from ..data.tasks import data_task
-from ..pipeline import plan
+from ..config import plan
 from ..settings import SystemSettings
-from .common import load_config, table_file
+from .arguments import load_config, table_file
 from .parser import build_parser
 
 

@@ -7,13 +7,13 @@ import sys
 from pathlib import Path
 
 from ..data.text import write_json_atomic
-from ..pipeline import plan
-from .common import load_config
+from ..config import plan
+from .arguments import load_config
 
 
 def cmd_evaluate(args) -> None:
-    from ..evaluate import require_sentences
-    from ..scoring import score_translation
+    from ..scoring.evaluate import require_sentences
+    from ..scoring.score import score_translation
     require_sentences(args.ref, args.hyp)  # empty files: one line, before the system's model is looked for
     model = args.model
     if args.models_dir:  # the system's own model for perplexity; an ensemble of the preset's tables has none

@@ -7,11 +7,11 @@ import sys
 from pathlib import Path
 
 from .. import config as cfg
-from .common import load_config
+from .arguments import load_config
 
 
 def cmd_unk_dict(args) -> None:
-    from ..unk import build_dictionary, convert_release_dictionary
+    from ..decode.unk import build_dictionary, convert_release_dictionary
     config = load_config(args) if args.task else None
     release = cfg.unk_dictionary_release(config, args.task) if args.task else None
     if release is not None:  # the task corpus' own dictionary (Luong et al.'s, from the Berkeley aligner)
@@ -29,5 +29,5 @@ def cmd_unk_dict(args) -> None:
 
 
 def cmd_unk_replace(args) -> None:
-    from ..unk import replace_file
+    from ..decode.unk import replace_file
     print(json.dumps(replace_file(args.hyp, args.positions, args.src, args.dict, args.out)))

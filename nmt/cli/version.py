@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import nmt
 
-from ..environment import git_commit, git_dirty
+from ..base.environment import git_commit, git_dirty
 
 
 def version_line() -> str:

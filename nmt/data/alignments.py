@@ -33,7 +33,7 @@ from typing import Callable, Iterable, NamedTuple, Sequence
 
 import numpy as np
 
-from ..errors import ConfigError, InputError
+from ..base.errors import ConfigError, InputError
 from .alignment_formats import DEFAULT_SYMMETRIZE, FORMATS, SYMMETRIZE_METHODS  # noqa: F401 (its readers' names)
 from .text import CorpusError, read_lines, write_lines_atomic
 

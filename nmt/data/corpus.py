@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from ..errors import ConfigError
+from ..base.errors import ConfigError
 from . import synth
 from .clean import clean_training_pairs
 from .alignments import check_lengths, load_alignments, read_parallel_sentences, write_pharaoh

@@ -38,8 +38,8 @@ import zlib
 from pathlib import Path
 from typing import Any, Iterator
 
-from ..errors import ConfigError, UserError
-from ..files import read_text, read_yaml
+from ..base.errors import ConfigError, UserError
+from ..base.files import read_text, read_yaml
 
 log = logging.getLogger(__name__)
 
@@ -188,7 +188,7 @@ def load_registry(path: str | os.PathLike | None = None) -> dict:
     compression/member, duplicate key) raises ``ValueError`` naming the registry file, the corpus and the file.
     """
     path = Path(path) if path is not None else DEFAULT_REGISTRY
-    # nmt.files: strict UTF-8, a key given twice refused (the registry is edited by hand; a duplicate would silently
+    # nmt.base.files: strict UTF-8, a key given twice refused (the registry is edited by hand; a duplicate would silently
     # win), every problem one line naming the file and the line
     data = read_yaml(path, "the corpus registry", error=ConfigError)
     if not isinstance(data, dict) or not data:

@@ -25,7 +25,7 @@ from pathlib import Path
 
 import torch
 
-from ..errors import InputError, first_line
+from ..base.errors import InputError, first_line
 from .links import check_links, read_links
 from .staging import staged_directory
 from .text import CorpusError, read_lines, read_parallel, write_atomic, write_lines_atomic, write_text_atomic

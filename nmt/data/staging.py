@@ -23,7 +23,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Callable, Iterator
 
-from ..errors import InputError
+from ..base.errors import InputError
 
 STAGING, OLD = "staging", "old"
 _AT_FDCWD, _RENAME_EXCHANGE = -100, 2

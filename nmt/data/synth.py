@@ -72,7 +72,7 @@ from dataclasses import dataclass, field
 from itertools import accumulate
 from pathlib import Path
 
-from ..errors import ConfigError
+from ..base.errors import ConfigError
 from .text import write_text_atomic
 
 __all__ = ["Lexicon", "build_lexicon", "generate", "generate_pairs", "describe"]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ..errors import ConfigError
+from ..base.errors import ConfigError
 from .fetch import load_registry
 
 

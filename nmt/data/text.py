@@ -17,7 +17,7 @@ import tempfile
 from pathlib import Path
 from typing import Any, Callable, Iterable, IO
 
-from ..errors import UserError
+from ..base.errors import UserError
 
 _BOM = b"\xef\xbb\xbf"
 

@@ -5,8 +5,8 @@ from collections import Counter
 from pathlib import Path
 from typing import Iterable
 
-from ..errors import InputError
-from ..files import read_text
+from ..base.errors import InputError
+from ..base.files import read_text
 from .text import write_text_atomic
 
 PAD, UNK, BOS, EOS = "<pad>", "<unk>", "<s>", "</s>"

@@ -15,7 +15,7 @@ import torch
 from ..align.extract import members_of, soft_alignments
 from ..data.alignments import check_lengths, links_to_matrix, read_pharaoh
 from ..data.text import CorpusError, read_parallel
-from ..errors import ConfigError
+from ..base.errors import ConfigError
 from ..engine.fast import load_for_decoding
 from ..models.registry import credit_rule, label
 

@@ -13,7 +13,7 @@ from tqdm import tqdm
 
 from ..data.batches import bucketed_batches, make_batch
 from ..data.vocab import BOS_ID, EOS_ID
-from ..errors import ConfigError
+from ..base.errors import ConfigError
 from ..engine.decoding_cache import decoding_cache
 from ..models.rnnsearch import CANNOT_TRANSLATE
 

@@ -16,7 +16,7 @@ nmt.engine.update_timing.random_batch). Its dev perplexity after an epoch is tha
 
 The decision is cached per processor, torch version, threads, BLAS code path and model shape
 (cache_dir()/precision), so that every training of that model on that machine makes the same choice and seeded runs
-stay identical; a resumed run keeps the precision its checkpoint records (nmt.train). A processor without native
+stay identical; a resumed run keeps the precision its checkpoint records (nmt.training.run). A processor without native
 bf16 products is fp32 without a measurement; so is the eager engine (the reference) and every explicit setting.
 """
 from __future__ import annotations
@@ -27,7 +27,7 @@ import time
 
 import torch
 
-from .. import compiled
+from ..base import compiled
 from . import mkl_on_amd
 from ..data.text import write_text_atomic
 from ..settings import TrainSettings

@@ -42,7 +42,7 @@ from torch import nn
 
 from ..data.batches import Batch
 from ..data.vocab import PAD_ID
-from ..errors import ConfigError, UserError
+from ..base.errors import ConfigError, UserError
 from .fused_loss import linear_cross_entropy
 from ..models.seq2seq import EncoderOutput, Seq2Seq
 from ..models.variants import VARIANTS

@@ -7,7 +7,7 @@ from __future__ import annotations
 import torch
 from torch import nn
 
-from ..errors import ConfigError
+from ..base.errors import ConfigError
 from ..models.accelerator import accelerate
 from ..models.io import load_models
 from . import native

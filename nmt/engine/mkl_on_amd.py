@@ -9,7 +9,7 @@ the demo's training ([192, 1280] x [1280, 48], [64, 48] x [48, 192]) ran at 60 a
 MKL asks one function, mkl_serv_intel_cpu_true, which torch's library exports: a library loaded first (LD_PRELOAD)
 that defines it to answer 1 lets MKL choose by the instructions the processor has, as it does on Intel's. So on
 Linux, on an AMD processor, the `nmt` command compiles that one-line library into the cache directory (once; the C
-compiler nmt.compiled finds) and executes itself again with it preloaded, before anything imports torch. The numbers
+compiler nmt.base.compiled finds) and executes itself again with it preloaded, before anything imports torch. The numbers
 differ from the generic path's by float rounding only (other kernels, other order of summation), and a run is as
 deterministic as before. NMT_MKL_ON_AMD=0 turns it off; where it cannot be done (no compiler, not Linux) nothing
 changes.
@@ -22,7 +22,7 @@ import platform
 import sys
 from pathlib import Path
 
-from ..compiled import cached_library, compile_to, compiler
+from ..base.compiled import cached_library, compile_to, compiler
 
 SOURCE = "int mkl_serv_intel_cpu_true(void) { return 1; }\n"
 ACTIVE = "NMT_MKL_ON_AMD_ACTIVE"  # set in the re-executed process (and inherited by its children)

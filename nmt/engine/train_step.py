@@ -34,7 +34,7 @@ from . import cuda_graphs
 from .fast import ENGINES, use
 from ..data.batches import Batch
 from ..data.vocab import PAD_ID
-from ..errors import ConfigError
+from ..base.errors import ConfigError
 from ..models.objectives import alignment_loss, token_nll
 from .fused_loss import linear_cross_entropy
 from ..settings import TrainSettings

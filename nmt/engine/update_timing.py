@@ -2,7 +2,7 @@
 and what `train.precision: auto` decides by on a CPU (nmt.engine.cpu_precision).
 
 Each path (the fast engine in its precision, the eager fp32 reference, fp32 against bf16) gets its own
-TrainingStep over one model's parameters, and their updates are timed in turn (nmt.timing), so that all of them see
+TrainingStep over one model's parameters, and their updates are timed in turn (nmt.base.timing), so that all of them see
 the same moments of the machine."""
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ from ..data.batches import Batch, make_batch
 from ..data.vocab import SPECIALS
 from ..models.registry import build_model
 from ..settings import ModelSettings, TrainSettings
-from ..timing import interleaved_medians
+from ..base.timing import interleaved_medians
 from .train_step import TrainingStep
 
 

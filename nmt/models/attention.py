@@ -14,7 +14,7 @@ from __future__ import annotations
 import torch
 from torch import nn
 
-from ..errors import ConfigError
+from ..base.errors import ConfigError
 
 SCORES = ("dot", "general", "concat", "location")
 

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 import torch
 from torch import nn
 
-from ..errors import ConfigError
+from ..base.errors import ConfigError
 
 COMBINATIONS = ("prob", "logprob")
 

@@ -5,7 +5,7 @@ optimiser's state, the RNG states). They are read with ``torch.load(..., weights
 nothing else, so a model file from elsewhere cannot run code here. A file it refuses (pickled Python objects:
 one written by other software, or by a version of nmt that stored such objects), a missing, truncated or
 foreign file, and one whose payload is not a dict or whose keys do not hold what nmt writes (a vocabulary that is
-not a list of strings, a state dict that is not tensors, ...), raises `nmt.errors.ConfigError`: one line that names
+not a list of strings, a state dict that is not tensors, ...), raises `nmt.base.errors.ConfigError`: one line that names
 the file (and the key) and says what to do (the command line prints it and exits with status 2).
 
   model.pt        {"model_config", "model" (state dict), "src_vocab", "tgt_vocab" (lists of words),
@@ -17,7 +17,7 @@ Either can start another system's training (train.init_from): `read_init_from`. 
 
 Every file is written atomically (nmt.data.text.write_atomic): a kill mid-save never leaves half a file under
 the final name, and a full disk leaves the previous file as it was and is an OSError naming the file (torch's zip
-writer would turn it into a RuntimeError of its own: `_save` raises the disk's error instead). This module uses nmt.models, nmt.data, nmt.devices and nmt.errors, never nmt.train
+writer would turn it into a RuntimeError of its own: `_save` raises the disk's error instead). This module uses nmt.models, nmt.data, nmt.base.devices and nmt.base.errors, never nmt.training.run
 (which uses it).
 """
 from __future__ import annotations
@@ -31,10 +31,10 @@ from typing import Any
 
 import torch
 
-from ..errors import ConfigError, InputError, first_line
+from ..base.errors import ConfigError, InputError, first_line
 from ..data.text import write_atomic
 from ..data.vocab import Vocab
-from ..devices import pick_device
+from ..base.devices import pick_device
 from ..settings import VERSION, ModelSettings
 from .ensemble import Ensemble
 from .registry import build_model
@@ -245,7 +245,7 @@ def read_model_file(path: str | Path, *, remedy: str = MODEL_REMEDY, mmap: bool 
 
 def load_model(path: str | Path, device: str | torch.device | None = None):
     """(model in eval mode, src Vocab, tgt Vocab, config) from a model.pt written by `nmt train`; the model on
-    `device` (cpu, cuda, cuda:1; default: a free GPU when there is one, nmt.devices.pick_device)."""
+    `device` (cpu, cuda, cuda:1; default: a free GPU when there is one, nmt.base.devices.pick_device)."""
     blob = read_model_file(path)
     dev = device if isinstance(device, torch.device) else pick_device(device)
     src_vocab, tgt_vocab = Vocab(blob["src_vocab"]), Vocab(blob["tgt_vocab"])

@@ -7,7 +7,7 @@ import torch
 import torch.nn.functional as F
 
 from ..data.vocab import PAD_ID
-from ..errors import ConfigError
+from ..base.errors import ConfigError
 
 
 def token_nll(log_probs: torch.Tensor, tgt_out: torch.Tensor) -> torch.Tensor:

@@ -9,7 +9,7 @@ from typing import Callable
 
 from torch import nn
 
-from ..errors import ConfigError
+from ..base.errors import ConfigError
 from ..settings import ModelSettings
 from .rnnsearch import RNNSearch
 from .seq2seq import Seq2Seq

@@ -53,10 +53,10 @@ from torch import nn
 from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
 
 from ..data.vocab import EOS_ID, PAD_ID
-from ..errors import UserError
+from ..base.errors import UserError
 from ..settings import ModelSettings
 from .accelerator import Accelerator
-from .common import init_uniform, lengths_on
+from .shared import init_uniform, lengths_on
 from .dropout import Dropout
 
 CANNOT_TRANSLATE = "target foresight models align given a reference; they cannot translate"

@@ -23,7 +23,7 @@ from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
 from ..data.vocab import PAD_ID
 from ..settings import ModelSettings
 from .accelerator import Accelerator
-from .common import init_uniform, lengths_on
+from .shared import init_uniform, lengths_on
 from .dropout import Dropout
 from .monotonic import MonotonicAttention
 from .variants import build_attention

@@ -17,7 +17,7 @@ from typing import Callable
 
 from torch import nn
 
-from ..errors import ConfigError
+from ..base.errors import ConfigError
 from ..settings import ModelSettings
 from .attention import GlobalAttention
 from .local_attention import LocalAttention

@@ -3,7 +3,7 @@
 checkpoints.
 
 A run made piece by piece (one seed on one machine, the next seed later) is exported one part at a time into the
-same directory (nmt.pipeline.plan.seed_part says which files are a seed's); the parts never share a file, so a
+same directory (nmt.config.plan.seed_part says which files are a seed's); the parts never share a file, so a
 file that is already there with other content means two different runs, and is refused unless asked to replace it.
 
 Every file of an export belongs to one run: a scores file names its preset, system, test set and pair, a model.json
@@ -18,13 +18,13 @@ from __future__ import annotations
 from pathlib import Path
 
 from .. import config as cfg
-from .. import layout
+from ..base import layout
 from ..data.staging import staged_directory
 from ..data.text import write_bytes_atomic
-from ..errors import InputError
-from ..files import read_json
-from ..spec.schema import validator
-from . import plan
+from ..base.errors import InputError
+from ..base.files import read_json
+from ..config.schema import validator
+from ..config import plan
 
 
 def run_files(config: dict, root: str | Path, seeds: list[int] | None = None) -> list[str]:

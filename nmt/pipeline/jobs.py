@@ -1,7 +1,7 @@
 """Jobs as data: every job of a preset's plan as one record, built once here, that both engines read.
 
 A :class:`Job` is one step run for one task, system, test set or split: its `nmt` commands (argument lists), the
-files they read and write (nmt.layout), the configuration keys it reads (DVC's key-level ``params``) and a digest of
+files they read and write (nmt.base.layout), the configuration keys it reads (DVC's key-level ``params``) and a digest of
 their values (what makes Snakemake rerun it), the cluster resources it asks for (its step's kind) and its log.
 :class:`Step` holds what all jobs of a step share: the output and log patterns a wildcard rule declares.
 
@@ -21,12 +21,12 @@ from pathlib import Path
 from typing import Mapping
 
 from .. import config as cfg
-from .. import eflomal_runner, layout
+from ..base import eflomal_runner, layout
 from ..align.statistical import aligner_label
 from ..settings import Params, TrainSettings, comparable_settings
 from ..settings.layers import Layered, leaf_keys
 from ..settings.schedule import unread_keys
-from . import plan
+from ..config import plan
 
 LOGS = "logs/{preset}"
 #: what a job asks a cluster for (the preset's `cluster` section): a training, a job that runs a model (a GPU
@@ -187,7 +187,7 @@ INPUT_FLAGS = {"init_from": "--init-from", "links": "--guided-links"}
 
 
 class JobBuilder:
-    """Builds the jobs of one preset from its plan (nmt.pipeline.plan) and the layout (nmt.layout)."""
+    """Builds the jobs of one preset from its plan (nmt.config.plan) and the layout (nmt.base.layout)."""
 
     def __init__(self, config: dict, root: str | Path):
         self.config, self.root = config, Path(root)

@@ -1,14 +1,14 @@
-"""A run's report inputs (nmt.report.inputs) from the preset's plan (nmt.pipeline.plan) and the run's files: what
+"""A run's report inputs (nmt.report.inputs) from the preset's plan (nmt.config.plan) and the run's files: what
 `nmt report` renders, with the warnings it gives about what is missing."""
 from __future__ import annotations
 
 from pathlib import Path
 
 from .. import config as cfg
-from .. import layout
+from ..base import layout
 from ..data.tasks import data_task
-from ..pipeline import plan
-from ..pipeline.identity import run_identity
+from ..config import plan
+from ..config.identity import run_identity
 from ..settings import Params
 from .claims import ClaimJudge, adjust, training_convergence
 from .context import report_context

@@ -3,7 +3,7 @@
 One rule for every claim (docs/statistics.md states it with its assumptions and references).
 
 1. Each comparison A vs B gets our difference (A - B on the whole test set; for a system trained with several seeds
-   the mean of its runs) and its estimated variance (nmt.difference): each system's seed variance, moderated by
+   the mean of its runs) and its estimated variance (nmt.scoring.difference): each system's seed variance, moderated by
    those of the other systems the preset scores on the same test set and quantity (the pool: :meth:`ClaimJudge._prior`),
    and the sentence variance all runs share, from the test sentences resampled (sacreBLEU's resampling for BLEU, the
    same resamples of each sentence's link counts for AER/SAER; every run on the same resamples). [ci_low, ci_high]
@@ -11,7 +11,7 @@ One rule for every claim (docs/statistics.md states it with its assumptions and 
    Each comparison also says the smallest difference it could detect and, where the paper's is smaller, the seeds
    that would detect it (:func:`claim_power`).
 2. With ``s`` = +1 where higher is better and -1 where lower is, and the threshold t (0; -m for a ``within`` claim
-   of margin m), two p-values (the interval's, nmt.difference): ``p_for`` that s * (A - B) > t, and
+   of margin m), two p-values (the interval's, nmt.scoring.difference): ``p_for`` that s * (A - B) > t, and
    ``p_against`` that it is < t; for ``equal`` (margin m) ``p_for`` that -m < A - B < m (both one-sided tests) and
    ``p_against`` that A - B lies beyond m or below -m. A comparison is reproduced when p_for <= 0.05 (exactly: its
    interval lies above the threshold, inside the margins for ``equal``), contradicted when p_against <= 0.05,
@@ -34,7 +34,7 @@ One rule for every claim (docs/statistics.md states it with its assumptions and 
 A ``speedup`` claim is judged on a benchmark's grid, not by a test: reproduced when the speed-up exceeds 1 in every
 cell within its lengths, contradicted when it is below 1 in every one; it is left out of the adjustment. A claim
 whose table the preset cannot measure, or whose systems have no scores file, is "not run" with the reason, never
-guessed. The claims come checked from nmt.pipeline.plan.collect_claims.
+guessed. The claims come checked from nmt.config.plan.collect_claims.
 """
 from __future__ import annotations
 
@@ -49,25 +49,25 @@ from typing import Any
 import numpy as np
 from scipy.stats import kendalltau
 
-from .. import layout
+from ..base import layout
 from ..data.text import read_parallel
 from ..data.tokenize import detokenize
-from ..errors import InputError
-from ..evaluate import is_lowercased
+from ..base.errors import InputError
+from ..scoring.evaluate import is_lowercased
 from ..settings import VerdictSettings
 from ..settings.schedule import convergence
-from ..difference import SystemPart, estimate, fit_prior
-from ..spec.schema import validator
-from ..significance import (bleu_of, bleu_resamples, bleu_statistics, bootstrap_seed, error_rate,
+from ..scoring.difference import SystemPart, estimate, fit_prior
+from ..config.schema import validator
+from ..scoring.significance import (bleu_of, bleu_resamples, bleu_statistics, bootstrap_seed, error_rate,
                             error_rate_resamples, holm, resample_indices)
 from .plots import read_metrics
-from ..spec.tables import is_number
+from ..config.table_files import is_number
 from .partial import runs_text
 from .tables import read_json_object, read_scores
 
 REPRODUCED, CONTRADICTED, INCONCLUSIVE, NOT_RUN = "reproduced", "contradicted", "inconclusive", "not run"
 VERDICTS = (REPRODUCED, CONTRADICTED, INCONCLUSIVE, NOT_RUN)
-#: how a comparison's interval was made (nmt.difference), as claims.json and the report name it
+#: how a comparison's interval was made (nmt.scoring.difference), as claims.json and the report name it
 TWO_LEVEL = ("two-level: each system's seed variance (moderated by its table's systems) and the test sentences' "
              "shared variance, fiducial interval")
 SENTENCE_LEVEL = "sentence bootstrap: a single run on one side at least"
@@ -101,7 +101,7 @@ class ClaimJudge:
     measure it}, ``benchmarks`` {name: JSON file of `nmt bench NAME`}, ``runs`` {pair: {system: [system,
     system_seedB, ...]}} for the systems trained with several seeds (their mean is compared), ``rule`` the
     verdict settings, ``scopes`` {table id: scope} (nmt.report.deviations.claim_scopes) and ``ensembles`` {pair:
-    {name: spec}} (nmt.pipeline.plan.collect_ensembles: the preset's ensembles and decodings, whose models the
+    {name: spec}} (nmt.config.plan.collect_ensembles: the preset's ensembles and decodings, whose models the
     convergence gate checks) and ``planned`` (as ``runs``; default ``runs``) the runs the preset plans, where a
     partial run's ``runs`` are fewer (nmt.report.partial.runs_in): each claim records both counts (``n_runs``,
     ``n_planned``). :meth:`judge` judges one claim on its own; :func:`adjust` then adjusts the verdicts of
@@ -122,7 +122,7 @@ class ClaimJudge:
         self.sources: list[Path] = []  # the files the verdicts were computed from
         self._run_samples: dict[tuple, tuple[float, np.ndarray]] = {}  # (pair, testset, run, field) -> resampled
         self._convergence: dict[tuple[str, str], dict | None] = {}
-        self._priors: dict[tuple, Any] = {}  # (pair, testset, quantity) -> nmt.difference.SeedPrior
+        self._priors: dict[tuple, Any] = {}  # (pair, testset, quantity) -> nmt.scoring.difference.SeedPrior
 
     def judge(self, claim: dict) -> dict:
         record = {key: claim.get(key) for key in ("id", "paper", "claim", "where", "table", "metric", "kind",
@@ -184,7 +184,7 @@ class ClaimJudge:
                             f"{self.n_samples} resamples, seed {self.seed})"}
 
     def _comparison(self, claim: dict, comparison: dict, runs: dict, table: dict, pair: str) -> dict:
-        """One comparison A vs B: our difference, its 95% interval and p-values (nmt.difference: over seeds and
+        """One comparison A vs B: our difference, its 95% interval and p-values (nmt.scoring.difference: over seeds and
         sentences where both sides have several runs, over sentences where one has a single run) and how large a
         difference the run could detect."""
         terms = [(value, sign) for value, sign in zip(comparison["a"]["values"], comparison["a"]["signs"])] + \
@@ -283,7 +283,7 @@ class ClaimJudge:
 
     def _prior(self, table: dict, pair: str, measured: tuple[tuple[str, float], ...]):
         """The seed variances of every system with several runs that the preset's tables score on this test set (of
-        this pair) for this quantity, fitted to one prior (nmt.difference.fit_prior): what a system's own variance
+        this pair) for this quantity, fitted to one prior (nmt.scoring.difference.fit_prior): what a system's own variance
         from a few seeds is moderated towards. Read from the scores files' whole-test-set values."""
         key = (pair, table["testset"], measured)
         if key not in self._priors:
@@ -474,7 +474,7 @@ def all_converged(flags: list[bool | None]) -> bool | None:
 
 def training_convergence(results_dir: Path, trained: dict[str, dict], within: float, window: int) -> list[dict]:
     """The convergence gate (threshold ``within``, ``window`` evaluations) on every training the plan made
-    (``trained``: {task: {system: ...}}, seed runs included: nmt.pipeline.plan.collect_systems) that left its
+    (``trained``: {task: {system: ...}}, seed runs included: nmt.config.plan.collect_systems) that left its
     metrics.jsonl under ``results_dir`` (results/PRESET): [{pair, system, epochs, halvings, last_improvement, window,
     window_gain, converged}], by pair and system."""
     out = []
@@ -514,7 +514,7 @@ def quantity(fields: dict[str, float]) -> tuple[tuple[str, float], ...]:
 
 
 def comparison_p_values(kind: str, direction: str, difference, margin: float | None) -> tuple[float, float]:
-    """(p_for, p_against) of one comparison from its estimated difference A - B (nmt.difference; see the module
+    """(p_for, p_against) of one comparison from its estimated difference A - B (nmt.scoring.difference; see the module
     docstring): ``p_for`` that the difference lies on the claim's side of its threshold, ``p_against`` on the other."""
     if kind == "equal":
         p_for = max(difference.p_value(-margin, "above"), difference.p_value(margin, "below"))

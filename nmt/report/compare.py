@@ -8,12 +8,12 @@ standard deviation (``ours_c_sd``) and count (``n_runs``) where the preset train
 when |a - b| > 2 s sqrt(1/n_a + 1/n_b), s the seeds' pooled standard deviation: about the 95% band of a difference
 of means. With no seed spread on either side (single runs) a difference cannot be judged and is shown as such.
 
-Two reports are compared only when they are of one run recipe: claims.json's `run` (nmt.pipeline.identity) gives
+Two reports are compared only when they are of one run recipe: claims.json's `run` (nmt.config.identity) gives
 each table's corpus and settings, and the tables both reports show must agree in them (a small run and the small-gpu
 reference do: the first line of the comparison then says that the presets differ only in name for those tables).
 Reports of different presets or corpora (tiny against demo) are refused with one line unless ``across_presets``, and
 then the first line says so. A report without `run` (written before it existed, or by hand) is taken at its
-`preset` alone. Every file is read through its format (nmt.files, the schemas below): a malformed one is one line
+`preset` alone. Every file is read through its format (nmt.base.files, the schemas below): a malformed one is one line
 naming the file and the key, and a directory that is not a rendered report (a results directory, a reference whose
 report is not rendered yet) one line saying what it is (:func:`check_report`).
 
@@ -29,8 +29,8 @@ from collections import Counter
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from ..errors import InputError
-from ..files import read_json
+from ..base.errors import InputError
+from ..base.files import read_json
 from .partial import runs_text
 
 WITHIN, DIFFERS, NO_SPREAD, ONLY_RUN, ONLY_REFERENCE = "within", "differs", "no spread", "only in run", \
@@ -177,7 +177,7 @@ def _claims(report: Path) -> dict:
 
 
 def run_of(report: Path) -> dict:
-    """claims.json's `run` (nmt.pipeline.identity); for a report without one, {"preset": its preset or None}."""
+    """claims.json's `run` (nmt.config.identity); for a report without one, {"preset": its preset or None}."""
     claims = _claims(report)
     return claims.get("run") or {"preset": claims.get("preset")}
 

@@ -7,17 +7,19 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from .. import __version__, layout
+from .. import __version__
+
+from ..base import layout
 from ..data.synth import describe
 from ..data.tasks import data_task
-from ..environment import git_commit
-from ..files import read_json
-from ..spec.schema import validator
+from ..base.environment import git_commit
+from ..base.files import read_json
+from ..config.schema import validator
 from ..settings import SystemSettings, upgrade_value
 
 
 def _read_json(path: Path, what: str, schema) -> dict | None:
-    """The file through nmt.files.read_json, checked against ``schema``; None when it does not exist (a step not
+    """The file through nmt.base.files.read_json, checked against ``schema``; None when it does not exist (a step not
     run yet). A file that is there but malformed is one InputError naming it, not a section left out without a
     word."""
     if not path.is_file():
@@ -45,7 +47,7 @@ def corpora_in_words(corpus_of: dict[str, str]) -> str:
 
 
 def report_context(config: dict, data_dir: Path, results_dir: Path, trained: dict[str, dict]) -> dict:
-    """``trained``: {task: {system: ...}}, every training of the plan (nmt.pipeline.plan.collect_systems)."""
+    """``trained``: {task: {system: ...}}, every training of the plan (nmt.config.plan.collect_systems)."""
     corpora, corpus_of = {}, {}
     for task in config["data"]["tasks"]:
         pair = data_task(config, task)  # a task played by another's corpus (same_as) shows that corpus
@@ -76,7 +78,7 @@ def report_context(config: dict, data_dir: Path, results_dir: Path, trained: dic
                                      meta.get("plateau"))
         training[meta["system"]] = {**settings, "device": meta.get("device")}
     preset = SystemSettings.from_config(config).schedule
-    revision = git_commit(short=True)  # the code's commit (nmt.environment; the full one in Environment and cost)
+    revision = git_commit(short=True)  # the code's commit (nmt.base.environment; the full one in Environment and cost)
     return {
         "corpus": next(iter(corpora.values()), {}),
         "corpora": corpora,

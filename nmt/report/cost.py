@@ -3,7 +3,7 @@ they cost in device time.
 
 `environment_data` builds what ``reports/{preset}/environment.json`` holds (and claims.json under `environment`):
 
-  report      the machine, software and commit that rendered the report (nmt.environment.describe)
+  report      the machine, software and commit that rendered the report (nmt.base.environment.describe)
   trainings   the distinct training environments of the systems' model.json files (device, CPU, GPU driver, torch,
               CUDA, cuDNN, commit and whether its tree was dirty), each with the trainings that ran there
   systems     per trained system and seed run (pair, system, run): its training wall time on its device
@@ -23,10 +23,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from .. import layout
-from ..spec.schema import validator
+from ..base import layout
+from ..config.schema import validator
 from .plots import read_metrics
-from ..spec.tables import is_number
+from ..config.table_files import is_number
 from .tables import read_json_object
 
 DASH = "\u2013"
@@ -86,8 +86,8 @@ def _sums(entries: list[dict]) -> dict:
 def environment_data(report_machine: dict, tables: list[dict], results_dir: Path, pair_for_task: dict[str, str],
                      runs: dict[str, dict[str, list[str]]] | None = None, unavailable_ids: set[str] | None = None,
                      ) -> dict:
-    """environment.json (module docstring). `tables`: the loaded table files (nmt.spec.tables.load_table), in the
-    report's order; `runs`: {pair: {system: [its seed runs]}} (nmt.pipeline.plan.collect_runs); `unavailable_ids`:
+    """environment.json (module docstring). `tables`: the loaded table files (nmt.config.table_files.load_table), in the
+    report's order; `runs`: {pair: {system: [its seed runs]}} (nmt.config.plan.collect_runs); `unavailable_ids`:
     tables the preset cannot measure (an alignment table without gold links trains nothing for its reverse task)."""
     runs, unavailable_ids = runs or {}, unavailable_ids or set()
     systems: dict[tuple[str, str], dict] = {}  # (pair, run) -> its row, in the order first met

@@ -1,4 +1,4 @@
-"""Figure sections of the report: a figure file's entries (nmt.spec.figures) -> PNGs and views for the template.
+"""Figure sections of the report: a figure file's entries (nmt.config.figure_files) -> PNGs and views for the template.
 
 Every number and every sentence on these sections is read from files the DAG wrote: scores files (BLEU by
 source length), translations, the prepared test sets, forced-decoding attention matrices and the corpus' gold
@@ -11,12 +11,12 @@ from pathlib import Path
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
-from .. import layout
+from ..base import layout
 from ..data.alignments import links_to_matrix, read_pharaoh
 from ..data.text import read_lines
-from ..errors import InputError
-from ..files import read_json
-from ..spec.schema import validator
+from ..base.errors import InputError
+from ..base.files import read_json
+from ..config.schema import validator
 from .heatmaps import attention_heatmaps
 from .plots import save_png
 from .tables import read_scores
@@ -38,7 +38,7 @@ class NotDrawable(Exception):
 
 
 class FigureInputs:
-    """Where a figure's inputs are among a task's results and data (nmt.layout, below results/{preset} and
+    """Where a figure's inputs are among a task's results and data (nmt.base.layout, below results/{preset} and
     data/{preset})."""
 
     def __init__(self, results_dir: Path, data_dir: Path, pair: str, add_source):
@@ -196,7 +196,7 @@ def samples_view(fig: dict, inputs: FigureInputs, out_dir: Path) -> dict:
 
 def figure_view(fig: dict, inputs: FigureInputs | None, out_dir: Path, learning_curves: dict[str, str | None]
                 ) -> dict:
-    """One figure section (``fig`` as nmt.pipeline.plan.collect_figures gives it, with its file's ``paper``).
+    """One figure section (``fig`` as nmt.config.plan.collect_figures gives it, with its file's ``paper``).
     ``learning_curves``: table id -> its learning-curve PNG (None: none drawn)."""
     view = {"id": fig["id"], "title": fig["title"], "paper": fig["paper"], "paper_note": fig["paper_note"],
             "kind": fig["kind"], "figure": None, "table": None, "samples": None, "caption": "",

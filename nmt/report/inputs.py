@@ -14,19 +14,19 @@ class ReportInputs:
     ``results_dir/pair/scores`` and model info from ``results_dir/pair/models/{system}/``. ``context``: the data
     and models the page describes (nmt.report.context.report_context). ``speed`` maps a benchmark name (a key of
     nmt.report.render's SPEED_VIEWS) to the JSON file its `nmt bench` command wrote; each becomes a section with
-    figures. ``figures`` are the preset's figure-file entries as (task, figure) (nmt.pipeline.plan.collect_figures);
+    figures. ``figures`` are the preset's figure-file entries as (task, figure) (nmt.config.plan.collect_figures);
     their inputs are read from ``results_dir`` and ``data_dir`` (= ``data/{preset}``): see nmt.report.figures.
     ``unavailable`` maps a table file to why the preset cannot measure it (its rows are shown as not run).
     ``claims`` are the judged claims (nmt.report.claims.ClaimJudge) of ``claim_files``: the Claims section, and
     ``claims.json`` / ``claims.csv`` beside the page. ``runs`` ({task: {system: [its seed runs]}},
-    nmt.pipeline.plan.collect_runs): rows of systems trained with several seeds show mean +/- standard deviation.
+    nmt.config.plan.collect_runs): rows of systems trained with several seeds show mean +/- standard deviation.
     ``deviations`` (nmt.report.deviations): how the preset's runs differ from the papers', listed near the top.
     ``synthetic``: the preset's corpora are synthetic (the demo's): the Claims section opens by saying that its
     verdicts are no evidence about the papers. ``trainings``: the convergence gate on every training
     (nmt.report.claims.training_convergence), listed in the Claims section and claims.json.
-    ``machine``: the machine that renders it (nmt.environment.describe(); default: this one's): with where the
+    ``machine``: the machine that renders it (nmt.base.environment.describe(); default: this one's): with where the
     trainings ran and their cost, the Environment and cost section (nmt.report.cost), ``environment.json`` and
-    claims.json's ``environment``. ``run``: the run's identity (nmt.pipeline.identity.run_identity), claims.json's
+    claims.json's ``environment``. ``run``: the run's identity (nmt.config.identity.run_identity), claims.json's
     ``run``, which `nmt compare` checks. ``problems``: what is wrong with the trainings' records
     (nmt.report.render's training_problems), listed at the top of the page. ``partial``: how much of a run made one
     seed at a time is in (nmt.report.partial.partial_record), said at the top of the page; its rows are the means

@@ -18,7 +18,7 @@ def scored_runs(expected: dict[tuple[str, str, str], bool]) -> set[tuple[str, st
 
 
 def runs_in(runs: dict[str, dict[str, list[str]]], scored: set[tuple[str, str]]) -> dict[str, dict[str, list[str]]]:
-    """``runs`` ({task: {name: [name, name_seedB, ...]}}, nmt.pipeline.plan.collect_runs) less the runs without a
+    """``runs`` ({task: {name: [name, name_seedB, ...]}}, nmt.config.plan.collect_runs) less the runs without a
     scores file. A name none of whose runs is scored keeps them all: it is missing, which is said where it is read."""
     out: dict[str, dict[str, list[str]]] = {}
     for task, by_name in runs.items():

@@ -15,14 +15,14 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
 from ..data.text import write_bytes_atomic
-from ..errors import InputError
-from ..files import read_jsonl
-from ..spec.schema import validator
+from ..base.errors import InputError
+from ..base.files import read_jsonl
+from ..config.schema import validator
 
 
 def read_metrics(path: Path) -> list[dict]:
     """Read a ``metrics.jsonl`` file (one JSON object per finished epoch; blank lines ignored) through
-    nmt.files.read_jsonl, each line checked against schemas/metrics.schema.yaml.
+    nmt.base.files.read_jsonl, each line checked against schemas/metrics.schema.yaml.
 
     Raises ``InputError`` naming the file and line on a malformed line (invalid UTF-8 or JSON, a line that is not
     an object, ``dev_ppl`` missing or not a number, ...), and naming the file when it holds no epoch at all: `nmt

@@ -22,19 +22,19 @@ from typing import Any
 
 import jinja2
 
-from .. import layout
+from ..base import layout
 from ..data.staging import staged_directory
 from ..data.text import write_bytes_atomic
-from ..environment import describe
-from ..errors import ConfigError, InputError
-from ..evaluate import is_lowercased
+from ..base.environment import describe
+from ..base.errors import ConfigError, InputError
+from ..scoring.evaluate import is_lowercased
 from .claims import claims_csv, claims_json, kendall_tau
 from .cost import environment_data, environment_view, training_seconds, training_time_cell
 from .differences import flatten, settings_view
 from .plots import curve_points, learning_curves, read_metrics
 from .figures import FigureInputs, figure_view
 from .speed import ATTENTION_FIGURES, MONOTONIC_FIGURES, attention_speed_view, monotonic_speed_view
-from ..spec.tables import is_number
+from ..config.table_files import is_number
 from .inputs import ReportInputs
 from .tables import (
     COLUMN_LABELS,
@@ -309,7 +309,7 @@ def check_scores(expected: list[Path], results_dir: Path, preset: str, partial: 
 
 def training_problems(results_dir: Path, trained: dict[str, dict]) -> list[str]:
     """What is wrong with the records of the trainings of ``trained`` ({pair: {run: ...}}, seed runs included:
-    nmt.pipeline.plan.collect_systems) that left any: a metrics.jsonl or a model.json missing beside the other.
+    nmt.config.plan.collect_systems) that left any: a metrics.jsonl or a model.json missing beside the other.
     A training that left neither is not run (yet), which its rows say (MISSING); an empty or malformed
     metrics.jsonl is refused where it is read (nmt.report.plots.read_metrics)."""
     problems = []

@@ -15,8 +15,8 @@ from matplotlib import colors, patches, ticker
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
-from ..files import read_json
-from ..spec.schema import validator
+from ..base.files import read_json
+from ..config.schema import validator
 from .plots import save_png
 
 ATTENTION_METHODS = ("global", "local-m", "local-p")  # as `nmt bench attention` names them

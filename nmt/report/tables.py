@@ -1,6 +1,6 @@
 """Paper tables and their reproduced counterparts.
 
-``build_table`` joins a table file's rows (parsed and validated by :func:`nmt.spec.tables.load_table`) with the
+``build_table`` joins a table file's rows (parsed and validated by :func:`nmt.config.table_files.load_table`) with the
 scores files written by ``nmt evaluate`` into a :class:`pandas.DataFrame`.
 
 Reproduced numbers come *only* from scores files: a row whose system has no scores file is
@@ -15,11 +15,11 @@ from typing import Any
 
 import pandas as pd
 
-from .. import layout
-from ..errors import InputError
-from ..files import read_json
-from ..spec.schema import validator
-from ..spec.tables import BLEU_COLUMNS, COLUMN_LABELS, KNOWN_COLUMNS, SIGNED_COLUMNS, is_number, load_table
+from ..base import layout
+from ..base.errors import InputError
+from ..base.files import read_json
+from ..config.schema import validator
+from ..config.table_files import BLEU_COLUMNS, COLUMN_LABELS, KNOWN_COLUMNS, SIGNED_COLUMNS, is_number, load_table
 from .partial import runs_text
 
 __all__ = ["BLEU_COLUMNS", "COLUMN_LABELS", "SIGNED_COLUMNS", "load_table", "build_table", "read_json_object",
@@ -40,8 +40,8 @@ def scores_path(scores_dir: Path, system: str, testset: str) -> Path:
 
 
 def read_json_object(path: Path, what: str = "the file", schema=None) -> dict:
-    """A JSON file that must hold one object (nmt.files.read_json), valid against ``schema`` when given (a
-    validator, e.g. nmt.spec.schema.validator("scores")); InputError naming the file and the line and column of
+    """A JSON file that must hold one object (nmt.base.files.read_json), valid against ``schema`` when given (a
+    validator, e.g. nmt.config.schema.validator("scores")); InputError naming the file and the line and column of
     bad JSON or invalid UTF-8, or the key whose value breaks the schema."""
     return read_json(path, what, schema=schema)
 
@@ -113,8 +113,8 @@ def build_table(table: dict, scores_dir: Path, pair: str, preset: str, unavailab
     ``'missing'``, ``'not run'``, ``'reference'``), ``note`` (human-readable status), then for
     each table column ``c``: ``paper_c`` and ``ours_c`` (floats; NaN where there is no number).
     ``ours_c`` is only ever set from ``scores_dir/{system}.{testset}.json``. ``unavailable``: why the
-    preset cannot measure this table at all (nmt.pipeline.plan.unavailable_tables); every system row is then not run.
-    ``runs`` ({system: [system, system_seedB, ...]}, nmt.pipeline.plan.collect_runs) names the systems trained with
+    preset cannot measure this table at all (nmt.config.plan.unavailable_tables); every system row is then not run.
+    ``runs`` ({system: [system, system_seedB, ...]}, nmt.config.plan.collect_runs) names the systems trained with
     several seeds: their row shows the mean over the runs, and the table gains ``ours_c_sd`` (the runs' sample
     standard deviation) per column, ``n_runs`` (the runs averaged) and ``n_planned`` (the runs the preset plans); a
     row is missing while one of its runs has no scores file, unless ``partial`` (a run made one seed at a time, not

@@ -23,7 +23,7 @@ import typing
 from types import MappingProxyType
 from typing import Any, Mapping
 
-from ..errors import ConfigError
+from ..base.errors import ConfigError
 
 _NO_DEFAULT = dataclasses.MISSING
 _NOT_ADDED = object()

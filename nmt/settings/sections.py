@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Literal, Mapping
 
-from ..eflomal_runner import DEFAULT_SAMPLERS
+from ..base.eflomal_runner import DEFAULT_SAMPLERS
 from .declare import Section, added, json_schema, setting
 
 ATTENTIONS = ("none", "global", "local-m", "local-p", "monotonic")  # nmt.models.variants registers each

@@ -30,7 +30,7 @@ RESOURCES = {kind: cluster_resources(kind) for kind in nmtjobs.KINDS}
 def device_option(resources):
     """What the nmt commands of a job with these resources add to say where they compute: " --device cpu" when
     the job holds no GPU, since without --device nmt computes on a free GPU whenever CUDA is available
-    (nmt/devices.py) and a job must never take one outside the `gpu` resource that Snakemake counts
+    (nmt/base/devices.py) and a job must never take one outside the `gpu` resource that Snakemake counts
     (profiles/local) and a cluster grants; nothing when it holds one (nmt then claims a GPU that no other
     nmt job uses)."""
     return "" if resources.get("gpu") else " --device cpu"

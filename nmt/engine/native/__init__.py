@@ -26,7 +26,7 @@ from pathlib import Path
 
 import torch
 
-from ...compiled import cached_library, compile_to, compiler, compiler_version, processor
+from ...base.compiled import cached_library, compile_to, compiler, compiler_version, processor
 
 SOURCE = Path(__file__).with_name("kernels.c")
 # -ffast-math lets the compiler vectorise expf/tanhf (glibc's vector math library); the kernels see no inf or NaN.

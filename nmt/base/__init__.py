@@ -1,0 +1,1 @@
+"""Below every other layer: errors, file readers, where files live, devices, timing."""

@@ -1,0 +1,1 @@
+"""The training layer: a system's training run, its live curves and progress lines."""
