@@ -19,8 +19,9 @@ from nmt.base.errors import ConfigError
 from nmt.models.io import load_model, save_model
 from nmt.models.registry import build_model
 from nmt.config import plan
+from nmt.base import declare
 from nmt.settings import (ADDED, ADDED_WITHIN, VERSION, ModelSettings, Params, SystemSettings, TrainSettings,
-                          VerdictSettings, comparable_settings, declare, upgrade, upgrade_value)
+                          VerdictSettings, comparable_settings, upgrade, upgrade_value)
 
 ROOT = Path(__file__).resolve().parents[1]
 PRESETS = sorted(p.stem for p in (ROOT / "workflow/presets").glob("*.yaml"))

@@ -15,6 +15,7 @@ from . import synth
 from .clean import clean_training_pairs
 from .alignments import check_lengths, load_alignments, read_parallel_sentences, write_pharaoh
 from .fetch import fetch_file
+from .task_settings import CleanTrain, DataSettings, SplitSource
 from .tasks import corpus_for_task, licence_allows
 from .text import check_same_sentences, read_lines, read_parallel, write_lines_atomic, write_text_atomic
 
@@ -44,18 +45,17 @@ def split_sources(spec: dict) -> dict[str, tuple[str, str, str]]:
         if isinstance(source, str):
             sources[split] = (spec["corpus"], f"{source}.{spec['src_lang']}", f"{source}.{spec['tgt_lang']}")
         else:
-            sources[split] = (source.get("corpus", spec["corpus"]), source["src"], source["tgt"])
+            files = SplitSource.read(source)
+            sources[split] = (files.corpus or spec["corpus"], files.src, files.tgt)
     return sources
 
 
 def split_options(spec: dict, split: str) -> dict:
-    """encoding, gold, gold_format, gold_reverse, raw_ref, tokenized of an explicit split (defaults: utf-8, no gold,
-    no raw reference, tokenised by the task's prepare settings)."""
+    """encoding, gold, gold_format, gold_reverse, raw_ref, tokenized of a split (an explicit one's as it gives them,
+    each left out at its declared default: nmt.data.task_settings.SplitSource)."""
     source = (spec.get("splits") or {}).get(split)
-    source = source if isinstance(source, dict) else {}
-    return {"encoding": source.get("encoding", "utf-8"), "gold": source.get("gold"),
-            "gold_format": source.get("gold_format", "pharaoh"), "gold_reverse": source.get("gold_reverse", False),
-            "raw_ref": source.get("raw_ref"), "tokenized": source.get("tokenized", False)}
+    options = SplitSource.read(source if isinstance(source, dict) else {}).as_dict()
+    return {key: options[key] for key in ("encoding", "gold", "gold_format", "gold_reverse", "raw_ref", "tokenized")}
 
 
 
@@ -76,7 +76,7 @@ def _registry_corpus(config: dict, spec: dict, out_dir: Path, root: Path, downlo
 
     def fetch(corpus: str, name: str) -> Path:
         path = fetch_file(corpus, name, downloads / corpus, mirror=mirror,
-                          allow_network=allow_network, accept_licence=data.get("accept_rwth_licence", False))
+                          allow_network=allow_network, accept_licence=DataSettings.read(data).accept_rwth_licence)
         summary["files"][f"{corpus}/{name}"] = str(path)
         return path
 
@@ -138,14 +138,13 @@ def _read_split(spec: dict, split: str, corpus: str, src_name: str, tgt_name: st
 
 def _cleaning(spec: dict, texts: dict) -> dict | None:
     """clean_training_pairs' options for the task's training split (drop_empty_train, clean_train), or None."""
-    clean = spec.get("clean_train")
-    if clean is None:
+    if spec.get("clean_train") is None:
         return {"drop_empty": True} if spec.get("drop_empty_train") else None
-    missing = [split for split in clean.get("exclude", []) if split not in split_sources(spec)]
+    clean = CleanTrain.read(spec["clean_train"])
+    missing = [split for split in clean.exclude if split not in split_sources(spec)]
     if missing:
         raise ConfigError(f"corpus {spec['corpus']!r}: data.tasks.*.clean_train.exclude names no split "
                           f"{', '.join(map(repr, missing))} (splits: {', '.join(split_sources(spec))})")
     # a licence-gated split not accepted here is not read: nothing of it to exclude, and no table scores it
-    exclude = [line for split in clean.get("exclude", []) if split in texts
-               for side in ("src", "tgt") for line in texts[split][side]]
-    return {"drop_empty": True, "max_ratio": clean.get("max_ratio"), "exclude": exclude}
+    exclude = [line for split in clean.exclude if split in texts for side in ("src", "tgt") for line in texts[split][side]]
+    return {"drop_empty": True, "max_ratio": clean.max_ratio, "exclude": exclude}

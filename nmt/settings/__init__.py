@@ -1,7 +1,7 @@
 """The configuration's settings, declared once (nmt.settings.sections; how a setting is declared and the schema
-derived: nmt.settings.declare), read as typed, frozen objects (a system's: nmt.settings.system), and the one upgrade of
+derived: nmt.base.declare), read as typed, frozen objects (a system's: nmt.settings.system), and the one upgrade of
 the sections older model files and checkpoints recorded (nmt.settings.recorded)."""
-from .declare import freeze, thaw
+from ..base.declare import freeze, thaw
 from .recorded import (ADDED_WITHIN, NOT_COMPARED, RETIRED, VERSION, comparable_settings, upgrade, upgrade_value)
 from .sections import (ADDED, PARAMS_SCHEMA, ClusterSettings, DataSettings, EflomalSettings, ModelSettings, Params,
                        PrepareSettings, TrainSettings, TranslateSettings, UnkSettings, VerdictSettings)

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Any, Mapping
 
-from .declare import fields
+from ..base.declare import fields
 from .sections import ADDED, RECORDED
 
 #: The version of the model/train sections that model files and checkpoints record (`config_version`; a file

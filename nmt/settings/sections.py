@@ -1,5 +1,5 @@
 """Every setting of params.yaml, declared once: each section a frozen dataclass whose fields carry the type, the
-default, the help text and the constraints (nmt.settings.declare). params.yaml gives every declared key its default
+default, the help text and the constraints (nmt.base.declare). params.yaml gives every declared key its default
 (tests/test_settings.py checks it); the presets, recipes and table rows override them; the JSON schema that validates
 all of them is :data:`PARAMS_SCHEMA`, derived from :class:`Params`.
 
@@ -13,7 +13,8 @@ from types import MappingProxyType
 from typing import Literal, Mapping
 
 from ..base.eflomal_runner import DEFAULT_SAMPLERS
-from .declare import Section, added, json_schema, setting
+from ..base.declare import Section, added, json_schema, setting
+from ..data.task_settings import DataSettings
 
 ATTENTIONS = ("none", "global", "local-m", "local-p", "monotonic")  # nmt.models.variants registers each
 SCORES = ("dot", "general", "concat", "location")
@@ -37,31 +38,6 @@ class VerdictSettings(Section):
                                     minimum=1, optional=True)
 
 
-_SOURCE_FILE = {"type": "object", "additionalProperties": False, "required": ["corpus", "file"],
-                "properties": {"corpus": {"type": "string"}, "file": {"type": "string"}}}
-
-_SPLIT_SOURCE = {
-    "oneOf": [
-        {"type": "string"},
-        {"type": "object", "additionalProperties": False, "required": ["src", "tgt"],
-         "properties": {
-             "corpus": {"type": "string"},
-             "src": {"type": "string"},
-             "tgt": {"type": "string"},
-             "encoding": {"type": "string", "description": "of src/tgt (the RWTH texts are latin-1); default utf-8"},
-             "gold": {"type": "string", "description": "a gold word-alignment file of the same corpus for these pairs: "
-                      "written as {split}.gold (Pharaoh, source index first) for the AER tables and heat maps"},
-             "gold_format": {"enum": ["pharaoh", "talp", "rwth"], "description": "default pharaoh"},
-             "gold_reverse": {"type": "boolean", "description": "the gold file lists the target index first"},
-             "tokenized": {"type": "boolean", "description": "the split's text is already tokenised as its gold links "
-                           "count words (the RWTH set): kept as it is when the task's prepare tokenises the rest"},
-             "raw_ref": {**_SOURCE_FILE, "description": "the raw (untokenised) reference of a test split, the same "
-                         "sentences in the same order as its tgt: written as {split}.raw_ref and scored against by "
-                         "detokenised BLEU (bleu_detok, sacreBLEU 13a)"},
-         }},
-    ]}
-
-
 @dataclass(frozen=True)
 class PrepareSettings(Section):
     """How a corpus is prepared (nmt data prepare)."""
@@ -71,93 +47,6 @@ class PrepareSettings(Section):
     tgt_vocab: int = setting(50000, "the top K target words; the rest become <unk>", minimum=1)
     tokenize: bool = setting(False, "sacremoses tokenisation of raw text (the demo corpus is pre-tokenised)")
     lowercase: bool = setting(False, "lowercase both sides", optional=True)
-
-
-@dataclass(frozen=True)
-class CorpusSize(Section):
-    """A training split's published size, for `nmt estimate` before the data is prepared."""
-    train_pairs: int = setting(help="training pairs", minimum=1)
-    train_tgt_words: int = setting(help="target words of the training pairs", minimum=1)
-    source: str = setting(help="where the counts come from")
-
-
-@dataclass(frozen=True)
-class CleanTrain(Section):
-    """Cleaning of a raw training corpus by `nmt data get` (Europarl), each dropped pair counted in stats.json."""
-    max_ratio: float = setting(9.0, "drop pairs whose word counts differ by more than this many times (misaligned "
-                               "sentences; Moses' clean-corpus-n.perl uses 9)", exclusiveMinimum=1, optional=True)
-    exclude: tuple[str, ...] = setting((), "drop pairs with a side equal, letters and digits compared, to a sentence "
-                                       "of one of these splits (Peter et al.: the RWTH test sentences)", optional=True)
-
-
-@dataclass(frozen=True)
-class PrepareOverrides(Section):
-    """A task's own overrides of the preset's prepare section (e.g. a pre-tokenised corpus)."""
-    max_len: int = setting(50, minimum=1, optional=True)
-    src_vocab: int = setting(50000, minimum=1, optional=True)
-    tgt_vocab: int = setting(50000, minimum=1, optional=True)
-    tokenize: bool = setting(False, optional=True)
-    lowercase: bool = setting(False, optional=True)
-
-
-@dataclass(frozen=True)
-class TaskCorpus(Section):
-    """The corpus that plays one task of the tables in a preset: a corpus, or `same_as: TASK` alone (played by that
-    task's corpus, its systems trained and stored once under that task)."""
-    EXTRA_SCHEMA = MappingProxyType({"oneOf": [
-        {"required": ["same_as"], "maxProperties": 1},
-        {"required": ["corpus", "src_lang", "tgt_lang"], "not": {"required": ["same_as"]}}]})
-    same_as: str | None = setting(None, "the task whose corpus and results play this one", optional=True,
-                                  schema={"type": "string"})
-    corpus: str | None = setting(None, "synth, or a corpus of nmt/data/corpora.yaml", optional=True,
-                                 schema={"type": "string"})
-    src_lang: str | None = setting(None, optional=True, schema={"type": "string"})
-    tgt_lang: str | None = setting(None, optional=True, schema={"type": "string"})
-    splits: Mapping | None = setting(
-        None, "registry corpora: split (train, dev, test) -> a file stem of the task's corpus (files STEM.SRC_LANG "
-        "and STEM.TGT_LANG, e.g. val), or {corpus (default: the task's), src: FILE, tgt: FILE} for files named "
-        "otherwise or taken from another corpus of the registry", optional=True,
-        schema={"type": "object", "additionalProperties": _SPLIT_SOURCE})
-    size: CorpusSize | None = setting(None, "the training split's published size, for `nmt estimate` before the "
-                                      "data is prepared (prepared data's own counts are used once they exist)",
-                                      optional=True, schema=json_schema(CorpusSize))
-    drop_empty_train: bool = setting(False, "drop training pairs with an empty side (counted in stats.json) instead "
-                                     "of stopping with file:line; dev and test files must never have empty lines",
-                                     optional=True)
-    unk_dictionary: Mapping | None = setting(
-        None, "the unk-replacement dictionary the corpus releases (registry corpus and file), used with "
-        "unk.dictionary: stanford (Stanford's dict.en-de for WMT'14 En-De)", optional=True, schema=_SOURCE_FILE)
-    clean_train: CleanTrain | None = setting(None, CleanTrain.__doc__, optional=True, schema=json_schema(CleanTrain))
-    prepare: PrepareOverrides | None = setting(None, PrepareOverrides.__doc__, optional=True,
-                                               schema=json_schema(PrepareOverrides))
-    max_train: int | None = setting(None, "use only the first N training pairs (a slice, for quick runs)",
-                                    optional=True, schema={"type": "integer", "minimum": 1})
-    seed: int | None = setting(None, "synth: the generator's seed", optional=True, schema={"type": "integer"})
-    n_train: int | None = setting(None, optional=True, schema={"type": "integer", "minimum": 1})
-    n_dev: int | None = setting(None, optional=True, schema={"type": "integer", "minimum": 1})
-    n_test: int | None = setting(None, optional=True, schema={"type": "integer", "minimum": 1})
-    n_align: int | None = setting(None, optional=True, schema={"type": "integer", "minimum": 1})
-    n_test2: int | None = setting(None, "synth: a second test set (Luong et al.'s newstest2015 role)", optional=True,
-                                  schema={"type": "integer", "minimum": 1})
-    swap: bool = setting(False, "synth: the pair the other way round (generated target language as the source)",
-                         optional=True)
-    clause_weights: tuple[float, ...] | None = setting(
-        None, "synth: relative frequencies of sentences of 1, 2, ... clauses (default 0.25 0.23 0.17 0.13 0.10 0.07 "
-        "0.05)", optional=True, schema={"type": "array", "minItems": 1, "items": {"type": "number", "minimum": 0}})
-    max_len: int | None = setting(None, "synth: the longest sentence", optional=True,
-                                  schema={"type": "integer", "minimum": 3})
-
-
-@dataclass(frozen=True)
-class DataSettings(Section):
-    """Where the corpora come from."""
-    SECTION = "data"
-    tasks: Mapping[str, TaskCorpus] = setting({}, "for each task a table names (e.g. en-de), the corpus that plays "
-                                              "it in this preset (each preset says)")
-    mirror: str | None = setting(None, "a directory consulted before the network, laid out like ../shared/data "
-                                 "(relative to params.yaml)", optional=True)
-    accept_rwth_licence: bool = setting(False, "true states that you accepted the RWTH gold alignment licence, so "
-                                        "the pipeline may fetch it", optional=True)
 
 
 @dataclass(frozen=True)

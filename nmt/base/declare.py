@@ -23,7 +23,7 @@ import typing
 from types import MappingProxyType
 from typing import Any, Mapping
 
-from ..base.errors import ConfigError
+from .errors import ConfigError
 
 _NO_DEFAULT = dataclasses.MISSING
 _NOT_ADDED = object()
