@@ -58,6 +58,12 @@ REPORT_SUMMARY = REPORT + "/summary.json"
 REPORT_CLAIMS = REPORT + "/claims.json"  # the claims' verdicts; its counts are DVC metrics
 DVC_PLAN_STAMP = RESULTS_ROOT + "/dvc-plan.txt"
 
+DOWNLOADS = "data/downloads"  # fetched corpus files, one directory per corpus
+DOWNLOADED_CORPUS = DOWNLOADS + "/{corpus}"
+# measurements a user makes and commits (`nmt bench train` / `nmt bench translate`; `nmt estimate` reads the first)
+THROUGHPUT = "benchmarks/throughput-{preset}-{device}.json"
+TRANSLATION_SPEED = "benchmarks/translate-{preset}-{device}.json"
+
 
 def path(template: str, **fields: str) -> str:
     """The template with its fields filled in (a missing field is a KeyError naming it)."""

@@ -24,7 +24,7 @@ def cmd_bench_train(args) -> None:
                          systems=args.systems, epoch_check_systems=args.epoch_check,
                          epoch_check_seeds=args.epoch_check_seeds, threads=args.threads, precision=args.precision,
                          progress=lambda m: print(m, file=sys.stderr))
-    out = Path(args.out) if args.out else Path("benchmarks") / f"throughput-{config['preset']}-{result['device_type']}.json"
+    out = Path(args.out or layout.path(layout.THROUGHPUT, preset=config["preset"], device=result["device_type"]))
     write_json_atomic(out, result)
     print(out)
 
@@ -37,7 +37,7 @@ def cmd_bench_translate(args) -> None:
     result = bench_translate(config, Path(args.params).parent, _data_root(args, config), device=pick_device(args.device),
                              beam=args.beam, compare_eager=args.compare_eager, systems=args.systems,
                              min_time=args.min_time, progress=lambda m: print(m, file=sys.stderr))
-    out = Path(args.out) if args.out else Path("benchmarks") / f"translate-{config['preset']}-{result['device_type']}.json"
+    out = Path(args.out or layout.path(layout.TRANSLATION_SPEED, preset=config["preset"], device=result["device_type"]))
     write_json_atomic(out, result)
     print(out)
 

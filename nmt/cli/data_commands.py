@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 
 from .. import config as cfg
+from ..base import layout
 from ..settings import PrepareSettings
 from .arguments import load_config
 
@@ -33,7 +34,8 @@ def cmd_data_list(args) -> None:
 def cmd_data_fetch(args) -> None:
     """Fetch registry files into a directory (e.g. to fill a mirror, or to get the raw WMT newstests)."""
     from ..data.fetch import fetch_corpus
-    dest = Path(args.dest) if args.dest else Path(args.downloads) / args.corpus
+    dest = Path(args.dest) if args.dest else layout.under(args.downloads, layout.DOWNLOADS, layout.DOWNLOADED_CORPUS,
+                                                          corpus=args.corpus)
     paths = fetch_corpus(args.corpus, args.files or None, dest, mirror=args.mirror,
                          allow_network=not args.offline, accept_licence=args.accept_licence)
     for path in paths.values():

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import argparse
 
-from ..base import eflomal_runner
+from ..base import eflomal_runner, layout
 from . import align_parser, model_parser, scoring_parser
 from .options import DEMO, THREADS_HELP, Formatter, add_config_args, add_table_arg, command, group, resolve
 
@@ -50,7 +50,7 @@ def _data_commands(sub) -> None:
     add_config_args(p)
     p.add_argument("--task", required=True, help="the table task (e.g. en-de); the preset names its corpus")
     p.add_argument("--out", required=True, help="directory for {split}.src / {split}.tgt")
-    p.add_argument("--downloads", default="data/downloads", help="where fetched files are kept (default: %(default)s)")
+    p.add_argument("--downloads", default=layout.DOWNLOADS, help="where fetched files are kept (default: %(default)s)")
     p.add_argument("--offline", action="store_true", help="use only the mirror and earlier downloads")
     command(data, "list", help="the corpus registry: corpora, files, mirror paths, licences", example="nmt data list",
             handler="data_commands:cmd_data_list")
@@ -60,7 +60,7 @@ def _data_commands(sub) -> None:
     p.add_argument("corpus", help="a corpus of the registry (`nmt data list`)")
     p.add_argument("files", nargs="*", help="file names (default: all of the corpus)")
     p.add_argument("--dest", help="destination directory (default: DOWNLOADS/CORPUS)")
-    p.add_argument("--downloads", default="data/downloads", help="where fetched files are kept (default: %(default)s)")
+    p.add_argument("--downloads", default=layout.DOWNLOADS, help="where fetched files are kept (default: %(default)s)")
     p.add_argument("--mirror", help="a directory laid out like ../shared/data, consulted before the network")
     p.add_argument("--offline", action="store_true", help="never download")
     p.add_argument("--accept-licence", action="store_true",
@@ -205,7 +205,7 @@ def _unk_commands(sub) -> None:
     add_config_args(p)
     p.add_argument("--task", help="with unk.dictionary: stanford, the task whose corpus' released dictionary "
                                   "(data.tasks.TASK.unk_dictionary) is fetched and converted")
-    p.add_argument("--downloads", default="data/downloads", help="where fetched files are kept (default: %(default)s)")
+    p.add_argument("--downloads", default=layout.DOWNLOADS, help="where fetched files are kept (default: %(default)s)")
     p.add_argument("--seed", type=int, default=1, help="seed of eflomal's sampler (default: %(default)s)")
     eflomal_runner.add_samplers_argument(p)
     translations = "results/demo/en-de/translations"
