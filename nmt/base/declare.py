@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import collections.abc
 import dataclasses
+import functools
 import types
 import typing
 from types import MappingProxyType
@@ -66,10 +67,6 @@ def fields(cls) -> tuple[dataclasses.Field, ...]:
     return dataclasses.fields(cls)
 
 
-def has_default(field: dataclasses.Field) -> bool:
-    return field.default is not _NO_DEFAULT or field.default_factory is not _NO_DEFAULT
-
-
 def default_of(field: dataclasses.Field):
     """A field's default as plain data (None where it has none)."""
     if field.default is not _NO_DEFAULT:
@@ -77,11 +74,6 @@ def default_of(field: dataclasses.Field):
     if field.default_factory is not _NO_DEFAULT:
         return thaw(field.default_factory())
     return None
-
-
-def defaults(cls) -> dict:
-    """Every declared key of a section with its default (nested sections as mappings): what params.yaml gives."""
-    return {f.name: default_of(f) for f in fields(cls) if not f.metadata.get("optional")}
 
 
 def added(cls) -> dict:
@@ -114,7 +106,8 @@ class Section:
     @classmethod
     def upgraded_value(cls, key: str, value):
         """One setting as any version wrote it: a mapping given the keys added inside it since (`within`)."""
-        within = _field(cls, key).metadata.get("within") if _field(cls, key) else None
+        field = _field(cls, key)
+        within = field.metadata.get("within") if field else None
         if not within or not isinstance(value, Mapping):
             return value
         return {**value, **{name: default for name, default in within.items() if name not in value}}
@@ -126,7 +119,7 @@ class Section:
         ConfigError naming it."""
         values = cls.upgraded(values)
         names = [f.name for f in fields(cls)]
-        missing = cls.missing_keys(values)
+        missing = cls._missing(values)
         unknown = sorted(set(values) - set(names))
         if missing or unknown:
             what = "; ".join(part for part in (missing and f"no {', '.join(missing)}",
@@ -139,8 +132,11 @@ class Section:
     def missing_keys(cls, values: Mapping[str, Any]) -> list[str]:
         """The keys of the section that `values` (any version's, upgraded here) lacks and must have (an optional one
         left out takes its declared default)."""
-        values = cls.upgraded(values)
-        return [f.name for f in fields(cls) if f.name not in values and not f.metadata.get("optional")]
+        return cls._missing(cls.upgraded(values))
+
+    @classmethod
+    def _missing(cls, upgraded: Mapping[str, Any]) -> list[str]:
+        return [f.name for f in fields(cls) if f.name not in upgraded and not f.metadata.get("optional")]
 
     @classmethod
     def of(cls, config: Mapping):
@@ -172,7 +168,9 @@ def _field(cls, name: str) -> dataclasses.Field | None:
     return next((f for f in fields(cls) if f.name == name), None)
 
 
+@functools.cache
 def _hints(cls) -> dict:
+    """A section class's annotations, evaluated (once per class: `read` asks each time it builds one)."""
     return typing.get_type_hints(cls)
 
 

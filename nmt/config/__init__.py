@@ -167,8 +167,9 @@ def system_layers(config: Layered, table: dict, system: str, table_path: str = "
                               f"(recipes: {', '.join(recipes) or 'none'})")
 
         def from_recipe(key: str) -> Origin:
-            written = config.origins.get(f"recipes.{recipe}.{key}")
-            return Origin(Layer.RECIPE, written.file if written else None, f"recipes.{recipe}.{key}",
+            as_written = f"recipes.{recipe}.{key}"
+            written = config.origins.get(as_written)
+            return Origin(Layer.RECIPE, written.file if written else None, as_written,
                           written.params_file if written else None)
         layered.merge(recipes[recipe], from_recipe)
     layered.merge(systems[system] or {}, lambda key: Origin(Layer.TABLE, table_path, f"systems.{system}.{key}"))
@@ -191,7 +192,7 @@ def _seed_run_layers(config: Layered, table: dict, system: str, seed: int, table
     def same_seed(other: str) -> str:
         """The run of `other` with this seed, where `other` has one: by its own train.seeds when this table defines
         it, else (a system of another table) by the preset's."""
-        seeds = (system_config(config.values, table, other, table_path)["train"] if other in table["systems"]
+        seeds = (system_layers(config, table, other, table_path).values["train"] if other in table["systems"]
                  else config.values["train"])["seeds"] or []
         return seed_run(other, seed) if seed in seeds[1:] else other
 

@@ -443,11 +443,12 @@ class JobBuilder:
         the whole configuration: the verdicts' settings, the preset's description and its deviations from the paper
         preset, computed from every key of both."""
         outputs = [out for job in self.jobs for out in job.outputs]
+        params = Params.read(self.config)
         report = self.path(layout.REPORT)
         self.add("report", "report", {},
                  [["nmt", "report", *self.nmt_args, "--results", self.path(layout.RESULTS_ROOT),
                    "--data", self.path(layout.DATA_ROOT), "--out", report]],
-                 [*outputs, *self.config["tables"], *Params.read(self.config).figures, *Params.read(self.config).claims,
+                 [*outputs, *self.config["tables"], *params.figures, *params.claims,
                   "params.yaml", self.preset_file, f"{self.config['presets_dir']}/paper.yaml"],
                  reads=tuple(job.directory for job in self.jobs if job.directory), directory=report)
 

@@ -62,35 +62,28 @@ class Layered:
         for leaf in leaf_keys(value, dotted):
             self.origins[leaf] = origin
 
-    def section(self, name: str) -> Layered:
-        """One section's values and origins (keys relative to it)."""
-        prefix = f"{name}."
-        return Layered(self.values[name], {key[len(prefix):]: origin for key, origin in self.origins.items()
-                                           if key.startswith(prefix)})
-
     def explained(self) -> list[tuple[str, object, Origin | str]]:
         """(dotted key, value, origin) of every leaf, sorted by key."""
-        return [(key, value, self.origins.get(key, "(origin unknown)"))
-                for key, value in sorted(_leaves(self.values, ""))]
+        rows = [(key, value, self.origins.get(key, "(origin unknown)"))
+                for name, item in self.values.items() for key, value in leaves(item, name)]
+        return sorted(rows, key=lambda row: row[0])
 
     def copy(self) -> Layered:
         return Layered(copy.deepcopy(self.values), dict(self.origins))
 
 
-def leaf_keys(value, dotted: str) -> list[str]:
-    """The dotted keys of a value's leaves: itself, unless it is a non-empty mapping (DVC's params keys)."""
+def leaves(value, dotted: str):
+    """(dotted key, value) of a value's leaves: itself, unless it is a non-empty mapping (DVC's params keys)."""
     if isinstance(value, Mapping) and value:
-        return [leaf for name, item in value.items() for leaf in leaf_keys(item, f"{dotted}.{name}")]
-    return [dotted]
+        for name, item in value.items():
+            yield from leaves(item, f"{dotted}.{name}")
+    else:
+        yield dotted, value
 
 
-def _leaves(value, prefix: str):
-    for name, item in value.items():
-        dotted = f"{prefix}{name}"
-        if isinstance(item, Mapping) and item:
-            yield from _leaves(item, dotted + ".")
-        else:
-            yield dotted, item
+def leaf_keys(value, dotted: str) -> list[str]:
+    """The dotted keys of a value's leaves (see leaves)."""
+    return [key for key, _ in leaves(value, dotted)]
 
 
 def _forget(origins: dict, dotted: str) -> None:
