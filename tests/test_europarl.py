@@ -12,7 +12,7 @@ import pytest
 import yaml
 
 import nmt.data.corpus as corpus_module
-import nmt.data.fetch as fetch_module
+import nmt.data.corpus_registry as registry_module
 from nmt import config as cfg
 from nmt.data.clean import clean_training_pairs
 from nmt.data.corpus import get_task_corpus
@@ -73,14 +73,14 @@ def europarl(tmp_path, monkeypatch):
     rwth_url = _archive(upstream / "rwth.tar.gz", {
         "DeEn/de": "\n".join(RWTH_DE) + "\n\n", "DeEn/en": "\n".join(RWTH_EN) + "\n\n",
         "DeEn/alignmentDeEn.talp": "\n".join(RWTH_TALP) + "\n", "DeEn/alignmentDeEn": "x\n"})
-    registry = yaml.safe_load(fetch_module.DEFAULT_REGISTRY.read_text(encoding="utf-8"))
+    registry = yaml.safe_load(registry_module.DEFAULT_REGISTRY.read_text(encoding="utf-8"))
     for corpus, url in (("europarl_v7_de_en", europarl_url), ("iwslt13_de_en", iwslt_url),
                         ("rwth_de_en_gold", rwth_url)):
         for entry in registry[corpus]["files"].values():
             entry.update(url=url, sha256=None)
     path = tmp_path / "corpora.yaml"
     path.write_text(yaml.safe_dump(registry, allow_unicode=True), encoding="utf-8")
-    monkeypatch.setattr(fetch_module, "DEFAULT_REGISTRY", path)
+    monkeypatch.setattr(registry_module, "DEFAULT_REGISTRY", path)
     monkeypatch.setenv("NMT_CHECKSUMS", str(tmp_path / "checksums.tsv"))
     config = cfg.load_params(ROOT / "params.yaml", "paper")
     config["data"] = {**config["data"], "accept_rwth_licence": True}

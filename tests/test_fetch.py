@@ -8,6 +8,7 @@ import hashlib
 import http.server
 import io
 import logging
+import re
 import socket
 import tarfile
 import threading
@@ -18,7 +19,9 @@ import yaml
 
 import required
 import nmt.data.fetch as fetch_module
-from nmt.data.fetch import (COMMITTED_CHECKSUMS, FetchError, fetch_corpus, fetch_file, load_registry, read_checksums,
+import nmt.data.corpus_registry as registry_module
+from nmt.data.corpus_registry import load_registry
+from nmt.data.fetch import (COMMITTED_CHECKSUMS, FetchError, fetch_corpus, fetch_file, read_checksums,
                             record_checksum, sha256_file)
 
 SHARED = Path(__file__).resolve().parents[2] / "shared" / "data"
@@ -119,49 +122,55 @@ def test_registry_loads_and_every_entry_is_valid():
     registry = load_registry()
     assert REQUIRED_CORPORA <= set(registry)
     for name, spec in registry.items():
-        assert spec["description"].strip() and spec["licence"].strip() and spec["languages"], name
-        for fname, entry in spec["files"].items():
-            assert entry["url"].startswith(("https://", "http://")), (name, fname)
-            assert entry["mirror"] is None or not entry["mirror"].startswith("/"), (name, fname)
-            assert entry["sha256"] is None or len(entry["sha256"]) == 64, (name, fname)
-            if entry["compression"] == "gzip":
-                assert entry["url"].endswith(".gz"), (name, fname)
-    m30k = registry["multi30k"]["files"]
+        assert spec.description.strip() and spec.licence.strip() and spec.languages, name
+        for fname, entry in spec.files.items():
+            assert entry.url.startswith(("https://", "http://")), (name, fname)
+            assert entry.mirror is None or not entry.mirror.startswith("/"), (name, fname)
+            assert entry.sha256 is None or len(entry.sha256) == 64, (name, fname)
+            if entry.compression == "gzip":
+                assert entry.url.endswith(".gz"), (name, fname)
+    m30k = registry["multi30k"].files
     for split in ("train", "val", "test_2016_flickr", "test_2017_flickr", "test_2017_mscoco"):
         for lang in ("en", "de"):
             entry = m30k[f"{split}.{lang}"]
-            assert entry["compression"] == "gzip" and entry["sha256"] and "/data/task1/raw/" in entry["url"]
-            assert "a3d2e0d26b56f3846f66a952536ffed4e401d05a" in entry["url"]
-    wmt = registry["wmt14_en_de_stanford"]["files"]
+            assert entry.compression == "gzip" and entry.sha256 and "/data/task1/raw/" in entry.url
+            assert "a3d2e0d26b56f3846f66a952536ffed4e401d05a" in entry.url
+    wmt = registry["wmt14_en_de_stanford"].files
     assert {"train.en", "train.de", "vocab.50K.en", "vocab.50K.de", "dict.en-de"} <= set(wmt)
     assert {f"newstest{y}.{l}" for y in range(2012, 2016) for l in ("en", "de")} <= set(wmt)
-    assert all(e["url"].startswith("https://nlp.stanford.edu/projects/nmt/data/wmt14.en-de/") for e in wmt.values())
-    assert registry["rwth_de_en_gold"]["licence_gated"] is True
-    assert {"de", "en", "alignmentDeEn.talp"} <= set(registry["rwth_de_en_gold"]["files"])
-    assert all(not registry[c]["licence_gated"] for c in registry if c != "rwth_de_en_gold")
-    europarl = registry["europarl_v7_de_en"]["files"]
-    assert all(e["compression"] == "tar.gz" and e["member"] for e in europarl.values())
+    assert all(e.url.startswith("https://nlp.stanford.edu/projects/nmt/data/wmt14.en-de/") for e in wmt.values())
+    assert registry["rwth_de_en_gold"].licence_gated is True
+    assert {"de", "en", "alignmentDeEn.talp"} <= set(registry["rwth_de_en_gold"].files)
+    assert all(not registry[c].licence_gated for c in registry if c != "rwth_de_en_gold")
+    europarl = registry["europarl_v7_de_en"].files
+    assert all(e.compression == "tar.gz" and e.member for e in europarl.values())
     # registry sums and the packaged checksum file never disagree
     packaged = read_checksums(COMMITTED_CHECKSUMS)
     for (c, n), s in packaged.items():
-        assert registry[c]["files"][n]["sha256"] in (None, s), (c, n)
+        assert registry[c].files[n].sha256 in (None, s), (c, n)
 
 
 GOOD_FILE = {"url": "https://example.org/a.txt", "mirror": "test/a.txt", "sha256": "0" * 64}
 
 
 @pytest.mark.parametrize("mutate, message", [
-    (lambda f: f.update(colour="blue"), "unknown key(s) 'colour'"),
-    (lambda f: f.pop("url"), "missing key(s) 'url'"),
-    (lambda f: f.pop("mirror"), "missing key(s) 'mirror'"),
-    (lambda f: f.pop("sha256"), "missing key(s) 'sha256'"),
-    (lambda f: f.update(sha256="abc123"), "sha256 'abc123' is not 64 lowercase hex digits"),
-    (lambda f: f.update(sha256="A" * 64), "is not 64 lowercase hex digits"),
-    (lambda f: f.update(url="ssh://example.org/a"), "url 'ssh://example.org/a'"),
-    (lambda f: f.update(mirror="../escape/a.txt"), "must be a relative path"),
-    (lambda f: f.update(compression="zip"), "compression 'zip' is not one of"),
-    (lambda f: f.update(compression="tar.gz"), "needs `member:`"),
-    (lambda f: f.update(member="x/a.txt"), "only meaningful with compression tar"),
+    (lambda f: f.update(colour="blue"), "('colour' was unexpected)"),
+    (lambda f: f.pop("url"), ": 'url' is a required property"),
+    (lambda f: f.pop("mirror"), ": 'mirror' is a required property"),
+    (lambda f: f.pop("sha256"), ": 'sha256' is a required property"),
+    (lambda f: f.update(sha256="abc123"), ".sha256: 'abc123' does not match"),
+    (lambda f: f.update(sha256="A" * 64), ".sha256: 'AAAA"),
+    (lambda f: f.update(url="ssh://example.org/a"), ".url: 'ssh://example.org/a' does not match"),
+    (lambda f: f.update(mirror="../escape/a.txt"), ": mirror '../escape/a.txt' must be a relative path"),
+    (lambda f: f.update(mirror="/abs/a.txt"), ": mirror '/abs/a.txt' must be a relative path"),
+    (lambda f: f.update(compression="zip"), ".compression: 'zip' is not one of"),
+    (lambda f: f.update(compression="tar.gz"), ": compression tar.gz needs `member:`"),
+    (lambda f: f.update(compression="tar.gz", member="../a.txt"), ": member '../a.txt' must be a relative path"),
+    (lambda f: f.update(member="x/a.txt"), ": `member:` is only meaningful with compression tar"),
+    (lambda f: f.update(lines=-1), ".lines: -1 is less than the minimum of 0"),
+    (lambda f: f.update(sacrebleu={"testset": "wmt14", "langpair": "en-de", "side": "both"}), ".sacrebleu.side: 'both'"),
+    (lambda f: f.update(sacrebleu={"testset": "wmt14", "langpair": "en-de", "side": "src"}, compression="gzip"),
+     ": a sacrebleu file takes no compression"),
 ])
 def test_registry_errors_name_corpus_and_file(tmp_path, mutate, message):
     entry = dict(GOOD_FILE)
@@ -170,24 +179,38 @@ def test_registry_errors_name_corpus_and_file(tmp_path, mutate, message):
     path.write_text(yaml.safe_dump({"toy": corpus({"a.txt": entry})}), encoding="utf-8")
     with pytest.raises(ValueError) as err:
         load_registry(path)
-    assert "corpus toy, file a.txt" in str(err.value) and message in str(err.value)
-    assert str(path) in str(err.value)
+    assert str(err.value).startswith(f"{path}: toy.files.a.txt") and message in str(err.value)
 
 
 def test_registry_errors_at_corpus_level(tmp_path):
     path = tmp_path / "corpora.yaml"
     bad = corpus({"a.txt": GOOD_FILE}, licence_gated="yes")
     path.write_text(yaml.safe_dump({"toy": bad}), encoding="utf-8")
-    with pytest.raises(ValueError, match="corpus toy: licence_gated must be true or false"):
+    with pytest.raises(ValueError, match="toy.licence_gated: 'yes' is not of type 'boolean'"):
         load_registry(path)
     no_licence = corpus({"a.txt": GOOD_FILE})
     del no_licence["licence"]
     path.write_text(yaml.safe_dump({"toy": no_licence}), encoding="utf-8")
-    with pytest.raises(ValueError, match="corpus toy: missing key"):
+    with pytest.raises(ValueError, match="toy: 'licence' is a required property"):
         load_registry(path)
     path.write_text("toy:\n  description: x\n  description: y\n", encoding="utf-8")
     with pytest.raises(ValueError, match="duplicate key 'description'"):
         load_registry(path)
+    for data, message in (({"toy": corpus({"sub/a.txt": GOOD_FILE})}, "toy.files: 'sub/a.txt' does not match"),
+                          ({"toy": corpus({})}, "toy.files: {} should be non-empty"),
+                          ({"to y": corpus({"a.txt": GOOD_FILE})}, "'to y' does not match")):
+        path.write_text(yaml.safe_dump(data), encoding="utf-8")
+        with pytest.raises(ValueError, match=re.escape(f"{path}: {message}")):
+            load_registry(path)
+
+
+def test_a_registry_entry_reads_every_key_it_leaves_out_at_its_declared_default(tmp_path):
+    from nmt.data.corpus_registry import CorpusFile
+    registry = write_registry(tmp_path / "corpora.yaml", {"toy": corpus({"a.txt": GOOD_FILE})})
+    entry = registry["toy"].files["a.txt"]
+    assert (entry.compression, entry.member, entry.sacrebleu, entry.lines) == (None, None, None, None)
+    assert registry["toy"].licence_gated is False and registry["toy"].accept_flag is None
+    assert entry == CorpusFile.read(GOOD_FILE)
 
 
 def test_checksum_file_is_validated_and_kept_sorted(tmp_path):
@@ -213,14 +236,14 @@ def test_registry_sums_match_the_shared_data_files():
     packaged = read_checksums(COMMITTED_CHECKSUMS)
     verified, mirrored = [], set()
     for name, spec in registry.items():
-        for fname, entry in spec["files"].items():
-            if entry["mirror"] is None:
+        for fname, entry in spec.files.items():
+            if entry.mirror is None:
                 continue
-            path = SHARED / entry["mirror"]
+            path = SHARED / entry.mirror
             if not path.is_file():
                 continue
-            mirrored.add(entry["mirror"])
-            expected = entry["sha256"] or packaged.get((name, fname))
+            mirrored.add(entry.mirror)
+            expected = entry.sha256 or packaged.get((name, fname))
             assert expected, f"{name}/{fname}: {path} exists but neither the registry nor checksums.tsv has its sum"
             assert sha256_file(path) == expected, f"{name}/{fname}: registry sum does not match {path}"
             verified.append(f"{name}/{fname}")
@@ -377,7 +400,7 @@ def test_failed_download_gives_one_clear_error(tmp_path, toy):
     registry, _ = toy
     empty = tmp_path / "empty_mirror"
     empty.mkdir()
-    url = registry["toy"]["files"]["a.txt"]["url"]
+    url = registry["toy"].files["a.txt"].url
     dest = tmp_path / "dest"
     with pytest.raises(FetchError) as err:
         fetch_file("toy", "a.txt", dest, mirror=empty, checksums=tmp_path / "c.tsv", registry=registry)
@@ -601,7 +624,7 @@ def test_data_fetch_of_a_broken_download_is_one_line_exit_2_and_the_rerun_fetche
     from nmt.cli import main
     served, entry, _ = BROKEN["corrupt gzip"]
     server.files["/b.txt.gz"] = served
-    monkeypatch.setattr(fetch_module, "DEFAULT_REGISTRY", tmp_path / "corpora.yaml")
+    monkeypatch.setattr(registry_module, "DEFAULT_REGISTRY", tmp_path / "corpora.yaml")
     write_registry(tmp_path / "corpora.yaml", {"web": corpus({"b": {
         "url": server.url + "/b.txt.gz", "mirror": "web/b", "sha256": sha(TEXT_B), **entry}})})
     monkeypatch.setenv("NMT_CHECKSUMS", str(tmp_path / "checksums.tsv"))
@@ -669,16 +692,16 @@ def test_real_rwth_entry_refuses_without_acceptance(tmp_path):
 
 def test_registry_sacrebleu_entries_name_real_sacrebleu_test_sets():
     from sacrebleu.dataset import DATASETS
-    raw = load_registry()["wmt_newstest_raw"]["files"]
+    raw = load_registry()["wmt_newstest_raw"].files
     assert {f"newstest{y}-ende.{l}" for y in (2012, 2013, 2014, 2015) for l in ("en", "de")} <= set(raw)
     assert {"newstest2015-deen.de", "newstest2015-deen.en"} <= set(raw)
     for name, entry in raw.items():
-        sb = entry["sacrebleu"]
-        dataset = DATASETS[sb["testset"]]
-        assert sb["langpair"] in dataset.langpairs, name
-        assert entry["url"] in dataset.data, name  # the registry names the archive sacreBLEU downloads
-        src_lang, tgt_lang = sb["langpair"].split("-")
-        assert name.endswith("." + (src_lang if sb["side"] == "src" else tgt_lang)), name
+        sb = entry.sacrebleu
+        dataset = DATASETS[sb.testset]
+        assert sb.langpair in dataset.langpairs, name
+        assert entry.url in dataset.data, name  # the registry names the archive sacreBLEU downloads
+        src_lang, tgt_lang = sb.langpair.split("-")
+        assert name.endswith("." + (src_lang if sb.side == "src" else tgt_lang)), name
 
 
 SGML_SRC = ('<srcset setid="newstest2015" srclang="any">\n<doc sysid="ref" docid="d1" genre="news" origlang="en">\n'

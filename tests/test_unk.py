@@ -207,7 +207,7 @@ def test_a_released_dictionary_keeps_each_source_words_most_probable_translation
 def test_the_paper_preset_takes_stanfords_dictionary_for_en_de_in_both_engines(tmp_path, monkeypatch, capsys):
     import yaml
 
-    import nmt.data.fetch as fetch_module
+    import nmt.data.corpus_registry as registry_module
     from nmt import config as cfg
     from nmt.cli import main
     from nmt.pipeline.jobs import build_jobs
@@ -224,10 +224,10 @@ def test_the_paper_preset_takes_stanfords_dictionary_for_en_de_in_both_engines(t
     # the command fetches the release (here a hand-made one in its place) and converts it
     upstream = tmp_path / "dict.en-de"
     upstream.write_text(BERKELEY_TABLE, encoding="utf-8")
-    registry = yaml.safe_load(fetch_module.DEFAULT_REGISTRY.read_text(encoding="utf-8"))
+    registry = yaml.safe_load(registry_module.DEFAULT_REGISTRY.read_text(encoding="utf-8"))
     registry["wmt14_en_de_stanford"]["files"]["dict.en-de"]["url"] = upstream.as_uri()
     (tmp_path / "corpora.yaml").write_text(yaml.safe_dump(registry, allow_unicode=True), encoding="utf-8")
-    monkeypatch.setattr(fetch_module, "DEFAULT_REGISTRY", tmp_path / "corpora.yaml")
+    monkeypatch.setattr(registry_module, "DEFAULT_REGISTRY", tmp_path / "corpora.yaml")
     monkeypatch.setenv("NMT_CHECKSUMS", str(tmp_path / "checksums.tsv"))
     monkeypatch.chdir(root)
     out = tmp_path / "unk.dict"

@@ -33,7 +33,7 @@ import torch
 from .. import config as cfg
 from ..engine import cpu_precision, mkl_on_amd
 from ..data.corpus import split_sources
-from ..data.fetch import load_registry
+from ..data.corpus_registry import load_registry
 from ..data.vocab import SPECIALS
 from ..config import plan
 from ..settings import SystemSettings, TrainSettings, comparable_settings
@@ -94,7 +94,9 @@ def stated_pairs(config: dict, task: str) -> tuple[int, str] | None:
         source = f"data.tasks.{task}.n_train: {pairs} (synthetic)"
     else:
         corpus, _, tgt_file = split_sources(spec)["train"]
-        pairs = load_registry().get(corpus, {}).get("files", {}).get(tgt_file, {}).get("lines")
+        registry = load_registry()
+        entry = registry[corpus].files.get(tgt_file) if corpus in registry else None
+        pairs = entry.lines if entry else None
         source = f"{corpus} {tgt_file}: {pairs:,} lines (nmt/data/corpora.yaml)" if pairs else ""
     if not pairs:
         return None

@@ -31,7 +31,7 @@ PACKAGE_ROOT = Path(__file__).resolve().parents[1]  # .../nmt
 READS = {"nmt.config.figure_files": ["nmt/config/schemas/figures.schema.yaml"],
          "nmt.config.table_files": ["nmt/config/schemas/tables.schema.yaml"],
          "nmt.config.claim_files": ["nmt/config/schemas/claims.schema.yaml"],
-         "nmt.data.fetch": ["nmt/data/corpora.yaml", "nmt/data/checksums.tsv"],
+         "nmt.data.corpus_registry": ["nmt/data/corpora.yaml"], "nmt.data.fetch": ["nmt/data/checksums.tsv"],
          "nmt.engine.native": ["nmt/engine/native/kernels.c"],
          "nmt.report.render": ["nmt/report/templates/index.html.j2"],
          # the formats of the files the report, the export and the estimate read (nmt.config.schema.validator)

@@ -21,14 +21,14 @@ def cmd_data_get(args) -> None:
 
 def cmd_data_list(args) -> None:
     """The registry: every corpus, its files, where a mirror keeps them, and its licence."""
-    from ..data.fetch import load_registry
+    from ..data.corpus_registry import load_registry
     for name, spec in load_registry().items():
-        gated = " [licence-gated]" if spec["licence_gated"] else ""
-        print(f"{name}{gated}: {' '.join(spec['description'].split())}")
-        print(f"  licence: {' '.join(spec['licence'].split())}")
-        for fname, entry in spec["files"].items():
-            source = f"sacreBLEU {entry['sacrebleu']['testset']}" if "sacrebleu" in entry else entry["url"]
-            print(f"  {fname:<34} mirror: {entry['mirror'] or '-':<48} from: {source}")
+        gated = " [licence-gated]" if spec.licence_gated else ""
+        print(f"{name}{gated}: {' '.join(spec.description.split())}")
+        print(f"  licence: {' '.join(spec.licence.split())}")
+        for fname, entry in spec.files.items():
+            source = f"sacreBLEU {entry.sacrebleu.testset}" if entry.sacrebleu else entry.url
+            print(f"  {fname:<34} mirror: {entry.mirror or '-':<48} from: {source}")
 
 
 def cmd_data_fetch(args) -> None:

@@ -36,14 +36,14 @@ import urllib.parse
 import urllib.request
 import zlib
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Iterator, Mapping
 
 from ..base.errors import ConfigError, UserError
-from ..base.files import read_text, read_yaml
+from ..base.files import read_text
+from .corpus_registry import SHA256_PATTERN, Corpus, CorpusFile, Registry, load_registry
 
 log = logging.getLogger(__name__)
 
-DEFAULT_REGISTRY = Path(__file__).with_name("corpora.yaml")
 COMMITTED_CHECKSUMS = Path(__file__).with_name("checksums.tsv")  # the repository's, read only
 
 
@@ -57,14 +57,7 @@ def recorded_checksums_file() -> Path:
     return Path(base) / "nmt" / "checksums.tsv"
 DOWNLOAD_DIR = ".download"
 
-_SHA256 = re.compile(r"^[0-9a-f]{64}$")
-_CORPUS_KEYS_REQUIRED = {"description", "licence", "languages", "files"}
-_CORPUS_KEYS_OPTIONAL = {"licence_gated", "accept_flag", "homepage", "citation", "notes"}
-_FILE_KEYS_REQUIRED = {"url", "mirror", "sha256"}
-_FILE_KEYS_OPTIONAL = {"compression", "member", "encoding", "lines", "notes", "sacrebleu", "segments"}
-_SACREBLEU_KEYS = {"testset", "langpair", "side"}
-_COMPRESSIONS = {None, "gzip", "tar.gz", "tar"}
-_URL_SCHEMES = {"http", "https", "ftp", "file"}
+_SHA256 = re.compile(SHA256_PATTERN)
 _CHUNK = 1 << 16
 
 
@@ -74,144 +67,21 @@ class FetchError(UserError, RuntimeError):
 
 
 # --------------------------------------------------------------------------------------------------------------------
-# registry
+# registry entries
 
-def _check_relative(value: Any, where: str, what: str) -> None:
-    if not isinstance(value, str) or not value.strip():
-        raise ConfigError(f"{where}: {what} must be a non-empty string, got {value!r}")
-    parts = value.replace("\\", "/").split("/")
-    if value.startswith(("/", "\\")) or re.match(r"^[A-Za-z]:", value) or ".." in parts or "" in parts:
-        raise ConfigError(f"{where}: {what} {value!r} must be a relative path inside the directory "
-                         "(no leading '/', no '..', no empty parts)")
-
-
-def _validate_sacrebleu(where: str, entry: dict) -> None:
-    """``sacrebleu: {testset, langpair, side}``: the file is made by sacreBLEU's own test-set loader (which verifies
-    the upstream archive by md5 and extracts the plain text from the SGML); ``url`` names that archive."""
-    sb = entry["sacrebleu"]
-    if not isinstance(sb, dict) or set(sb) != _SACREBLEU_KEYS:
-        raise ConfigError(f"{where}: sacrebleu must be a mapping with exactly {', '.join(sorted(_SACREBLEU_KEYS))}, "
-                         f"got {sb!r}")
-    if sb["side"] not in ("src", "ref"):
-        raise ConfigError(f"{where}: sacrebleu.side must be src or ref, got {sb['side']!r}")
-    if entry.get("compression") is not None:
-        raise ConfigError(f"{where}: a sacrebleu file takes no compression (sacreBLEU extracts it)")
-
-
-def _validate_file(where: str, entry: Any) -> dict:
-    if not isinstance(entry, dict):
-        raise ConfigError(f"{where}: expected a mapping with url, mirror and sha256, got {type(entry).__name__}")
-    unknown = sorted(set(entry) - _FILE_KEYS_REQUIRED - _FILE_KEYS_OPTIONAL)
-    if unknown:
-        raise ConfigError(f"{where}: unknown key(s) {', '.join(map(repr, unknown))} "
-                         f"(allowed: {', '.join(sorted(_FILE_KEYS_REQUIRED | _FILE_KEYS_OPTIONAL))})")
-    missing = sorted(_FILE_KEYS_REQUIRED - set(entry))
-    if missing:
-        raise ConfigError(f"{where}: missing key(s) {', '.join(map(repr, missing))} "
-                         "(sha256 may be null = record on first download; mirror may be null = no mirror location)")
-    url = entry["url"]
-    if not isinstance(url, str) or urllib.parse.urlsplit(url).scheme not in _URL_SCHEMES:
-        raise ConfigError(f"{where}: url {url!r} must be a string with one of the schemes "
-                         f"{', '.join(sorted(_URL_SCHEMES))}")
-    if entry["mirror"] is not None:
-        _check_relative(entry["mirror"], where, "mirror")
-    sha = entry["sha256"]
-    if sha is not None and not (isinstance(sha, str) and _SHA256.match(sha)):
-        raise ConfigError(f"{where}: sha256 {sha!r} is not 64 lowercase hex digits (or null)")
-    if "sacrebleu" in entry:
-        _validate_sacrebleu(where, entry)
-    compression = entry.get("compression")
-    if compression not in _COMPRESSIONS:
-        raise ConfigError(f"{where}: compression {compression!r} is not one of null, gzip, tar.gz, tar")
-    member = entry.get("member")
-    if compression in ("tar.gz", "tar"):
-        if member is None:
-            raise ConfigError(f"{where}: compression {compression} needs `member:` (the file's path in the archive)")
-        _check_relative(member, where, "member")
-    elif member is not None:
-        raise ConfigError(f"{where}: `member:` is only meaningful with compression tar.gz or tar")
-    if entry.get("segments") not in (None, "xml"):
-        raise ConfigError(f"{where}: segments must be xml (the text of each <seg> element, one per line: WIT3's IWSLT "
-                         f"dev and test files), got {entry['segments']!r}")
-    if "lines" in entry and not (isinstance(entry["lines"], int) and entry["lines"] >= 0):
-        raise ConfigError(f"{where}: lines must be a non-negative integer, got {entry['lines']!r}")
-    for key in ("encoding", "notes"):
-        if key in entry and not isinstance(entry[key], str):
-            raise ConfigError(f"{where}: {key} must be a string, got {entry[key]!r}")
-    out = dict(entry)
-    out.setdefault("compression", None)
-    out.setdefault("member", None)
-    return out
-
-
-def _validate_corpus(corpus: Any, spec: Any) -> dict:
-    if not isinstance(corpus, str) or not re.match(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$", corpus):
-        raise ConfigError(f"corpus name {corpus!r} must be letters, digits, '_', '.' or '-'")
-    if not isinstance(spec, dict):
-        raise ConfigError(f"corpus {corpus}: expected a mapping, got {type(spec).__name__}")
-    unknown = sorted(set(spec) - _CORPUS_KEYS_REQUIRED - _CORPUS_KEYS_OPTIONAL)
-    if unknown:
-        raise ConfigError(f"corpus {corpus}: unknown key(s) {', '.join(map(repr, unknown))} "
-                         f"(allowed: {', '.join(sorted(_CORPUS_KEYS_REQUIRED | _CORPUS_KEYS_OPTIONAL))})")
-    missing = sorted(_CORPUS_KEYS_REQUIRED - set(spec))
-    if missing:
-        raise ConfigError(f"corpus {corpus}: missing key(s) {', '.join(map(repr, missing))}")
-    for key in ("description", "licence", "accept_flag", "homepage", "citation", "notes"):
-        if key in spec and not (isinstance(spec[key], str) and spec[key].strip()):
-            raise ConfigError(f"corpus {corpus}: {key} must be a non-empty string, got {spec[key]!r}")
-    languages = spec["languages"]
-    if not (isinstance(languages, list) and languages and all(isinstance(x, str) and x for x in languages)):
-        raise ConfigError(f"corpus {corpus}: languages must be a non-empty list of language codes, got {languages!r}")
-    gated = spec.get("licence_gated", False)
-    if not isinstance(gated, bool):
-        raise ConfigError(f"corpus {corpus}: licence_gated must be true or false, got {gated!r}")
-    files = spec["files"]
-    if not isinstance(files, dict) or not files:
-        raise ConfigError(f"corpus {corpus}: files must be a non-empty mapping of file name -> entry")
-    checked = {}
-    for name, entry in files.items():
-        where = f"corpus {corpus}, file {name}"
-        if (not isinstance(name, str) or not name or name.startswith(".") or "/" in name or "\\" in name):
-            raise ConfigError(f"{where}: the file name must be a plain file name (no '/', not starting with '.')")
-        checked[name] = _validate_file(where, entry)
-    out = dict(spec)
-    out["licence_gated"] = gated
-    out["files"] = checked
-    return out
-
-
-def load_registry(path: str | os.PathLike | None = None) -> dict:
-    """Read and validate the corpus registry (default: the packaged ``corpora.yaml``).
-
-    Returns ``{corpus: {description, licence, languages, licence_gated, ..., files: {name: {url, mirror, sha256,
-    compression, member, ...}}}}``. Any problem (unknown key, missing url/mirror/sha256, malformed sha256, bad
-    compression/member, duplicate key) raises ``ValueError`` naming the registry file, the corpus and the file.
-    """
-    path = Path(path) if path is not None else DEFAULT_REGISTRY
-    # nmt.base.files: strict UTF-8, a key given twice refused (the registry is edited by hand; a duplicate would silently
-    # win), every problem one line naming the file and the line
-    data = read_yaml(path, "the corpus registry", error=ConfigError)
-    if not isinstance(data, dict) or not data:
-        raise ConfigError(f"{path}: the registry must be a non-empty mapping of corpus name -> entry")
-    try:
-        return {corpus: _validate_corpus(corpus, spec) for corpus, spec in data.items()}
-    except ValueError as exc:
-        raise ConfigError(f"{path}: {exc}") from None
-
-
-def _resolve_registry(registry: dict | str | os.PathLike | None) -> dict:
-    if isinstance(registry, dict):
+def _resolve_registry(registry: Registry | str | os.PathLike | None) -> Registry:
+    if isinstance(registry, Mapping):
         return registry
     return load_registry(registry)
 
 
-def _entry(registry: dict, corpus: str, name: str) -> tuple[dict, dict]:
+def _entry(registry: Registry, corpus: str, name: str) -> tuple[Corpus, CorpusFile]:
     if corpus not in registry:
         raise FetchError(f"unknown corpus {corpus!r}: the registry has {', '.join(sorted(registry))}")
     spec = registry[corpus]
-    if name not in spec["files"]:
-        raise FetchError(f"unknown file {name!r} in corpus {corpus}: it has {', '.join(spec['files'])}")
-    return spec, spec["files"][name]
+    if name not in spec.files:
+        raise FetchError(f"unknown file {name!r} in corpus {corpus}: it has {', '.join(spec.files)}")
+    return spec, spec.files[name]
 
 
 # --------------------------------------------------------------------------------------------------------------------
@@ -421,46 +291,46 @@ def _reason(exc: BaseException) -> str:
     return text if len(text) <= 240 else text[:237] + "..."
 
 
-def _download(corpus: str, name: str, entry: dict, dest_dir: Path, known: str | None, progress: bool) -> Path:
+def _download(corpus: str, name: str, entry: CorpusFile, dest_dir: Path, known: str | None, progress: bool) -> Path:
     """Download ``entry.url`` into ``dest_dir/.download`` with pooch and return the downloaded (still compressed) file.
     ``known`` is passed to pooch as ``known_hash`` for uncompressed files, so pooch verifies the transfer."""
     import pooch
 
     cache = dest_dir / DOWNLOAD_DIR
     cache.mkdir(parents=True, exist_ok=True)
-    fname = _download_name(entry["url"])
+    fname = _download_name(entry.url)
     downloader = ResumableDownloader(cache / (fname + ".part"), progress=progress)
-    known_hash = f"sha256:{known}" if known and entry["compression"] is None else None
+    known_hash = f"sha256:{known}" if known and entry.compression is None else None
     with _quiet_pooch():
-        path = pooch.retrieve(entry["url"], known_hash=known_hash, fname=fname, path=cache,
+        path = pooch.retrieve(entry.url, known_hash=known_hash, fname=fname, path=cache,
                               downloader=downloader, progressbar=progress)
     return Path(path)
 
 
-def _download_sacrebleu(entry: dict, dest_dir: Path) -> Path:
+def _download_sacrebleu(entry: CorpusFile, dest_dir: Path) -> Path:
     """Have sacreBLEU's test-set loader download (md5-verified) and extract one side of a test set, inside
     ``dest_dir/.download/sacrebleu`` rather than ~/.sacrebleu, and return the plain-text file it wrote."""
     import copy
 
     from sacrebleu.dataset import DATASETS
 
-    sb = entry["sacrebleu"]
-    if sb["testset"] not in DATASETS:
+    sb = entry.sacrebleu
+    if sb.testset not in DATASETS:
         raise ConfigError(f"sacreBLEU {_sacrebleu_version()} has no test set {sb['testset']!r}")
-    dataset = copy.copy(DATASETS[sb["testset"]])
-    if sb["langpair"] not in dataset.langpairs:
+    dataset = copy.copy(DATASETS[sb.testset])
+    if sb.langpair not in dataset.langpairs:
         raise ConfigError(f"sacreBLEU test set {sb['testset']} has no language pair {sb['langpair']}")
     dataset._outdir = str(dest_dir / DOWNLOAD_DIR / "sacrebleu" / dataset.name)
     dataset._rawdir = os.path.join(dataset._outdir, "raw")
     try:
-        dataset.process_to_text(sb["langpair"])
+        dataset.process_to_text(sb.langpair)
     except SystemExit:  # sacreBLEU exits on an md5 mismatch or an SSL error after logging why
         shutil.rmtree(dataset._rawdir, ignore_errors=True)  # never reuse a rejected archive
         raise OSError("sacreBLEU rejected the download (md5 mismatch or SSL error; its log above says which); "
                       "the archive was deleted") from None
-    if sb["side"] == "src":
-        return Path(dataset.get_source_file(sb["langpair"]))
-    return Path(dataset.get_reference_files(sb["langpair"])[0])
+    if sb.side == "src":
+        return Path(dataset.get_source_file(sb.langpair))
+    return Path(dataset.get_reference_files(sb.langpair)[0])
 
 
 def _sacrebleu_version() -> str:
@@ -468,9 +338,9 @@ def _sacrebleu_version() -> str:
     return sacrebleu.__version__
 
 
-def _materialise(download: Path, entry: dict, tmp: Path) -> str:
+def _materialise(download: Path, entry: CorpusFile, tmp: Path) -> str:
     """Write the final file (decompressed / extracted) to ``tmp``; return its sha256."""
-    compression = entry["compression"]
+    compression = entry.compression
     if compression is None:  # pooch already verified it when the sum is known; no second copy of a large file
         os.replace(download, tmp)
         return sha256_file(tmp)
@@ -478,10 +348,10 @@ def _materialise(download: Path, entry: dict, tmp: Path) -> str:
         with gzip.open(download, "rb") as src:
             return _copy_hashing(src, tmp)
     with tarfile.open(download, "r:*") as archive:
-        src = archive.extractfile(_regular_member(archive, entry["member"]))
+        src = archive.extractfile(_regular_member(archive, entry.member))
         with src:
-            if entry.get("segments") == "xml":
-                return _copy_hashing(io.BytesIO(xml_segments(src.read(), entry["member"])), tmp)
+            if entry.segments == "xml":
+                return _copy_hashing(io.BytesIO(xml_segments(src.read(), entry.member)), tmp)
             return _copy_hashing(src, tmp)
 
 
@@ -538,7 +408,7 @@ def xml_segments(data: bytes, where: str) -> bytes:
 
 def fetch_file(corpus: str, name: str, dest_dir: str | os.PathLike, *, mirror: str | os.PathLike | None,
                checksums: str | os.PathLike | None = None, allow_network: bool = True, accept_licence: bool = False,
-               progress: bool | None = None, registry: dict | str | os.PathLike | None = None) -> Path:
+               progress: bool | None = None, registry: Registry | str | os.PathLike | None = None) -> Path:
     """Provide ``dest_dir/name`` for one registry file, verified; return its path.
 
     ``mirror``: a directory laid out like ../shared/data (or None); ``checksums``: the checksum file consulted (with
@@ -559,10 +429,10 @@ def fetch_file(corpus: str, name: str, dest_dir: str | os.PathLike, *, mirror: s
         progress = sys.stderr.isatty()
 
     recorded = read_checksums(COMMITTED_CHECKSUMS).get((corpus, name)) or read_checksums(checksums).get((corpus, name))
-    expected = entry["sha256"] or recorded
-    if entry["sha256"] and recorded and recorded != entry["sha256"]:
+    expected = entry.sha256 or recorded
+    if entry.sha256 and recorded and recorded != entry.sha256:
         log.warning("%s: %s lists sha256 %s for %s, the registry %s; the registry wins",
-                    checksums, label, recorded, label, entry["sha256"])
+                    checksums, label, recorded, label, entry.sha256)
 
     def record(sha: str, source: str) -> None:
         record_checksum(checksums, corpus, name, sha)
@@ -571,26 +441,26 @@ def fetch_file(corpus: str, name: str, dest_dir: str | os.PathLike, *, mirror: s
 
     if _verified_already(final, expected, label):  # 1. already there
         return final
-    mirror_path = Path(mirror) / entry["mirror"] if mirror is not None and entry["mirror"] is not None else None
+    mirror_path = Path(mirror) / entry.mirror if mirror is not None and entry.mirror is not None else None
     if mirror_path is not None and mirror_path.is_file():  # 2. the mirror
         _copy_from_mirror(mirror_path, final, expected, label, record)
         return final
     # 3. download
     looked, provide, how = _how_to_provide(mirror, mirror_path, entry, final)
-    if spec["licence_gated"] and not accept_licence:
-        flag = spec.get("accept_flag", "accept_licence=True")
+    if spec.licence_gated and not accept_licence:
+        flag = spec.accept_flag or "accept_licence=True"
         raise FetchError(
-            f"cannot get {label}: {corpus} is licence-gated ({spec['licence'].strip()}) and is never downloaded "
+            f"cannot get {label}: {corpus} is licence-gated ({spec.licence.strip()}) and is never downloaded "
             f"without your consent, and {looked}. Read and accept the licence at "
-            f"{spec.get('homepage', entry['url'])}, then either set the config flag `{flag}: true` to let the "
-            f"pipeline download it from {entry['url']}, or {provide}.")
+            f"{spec.homepage or entry.url}, then either set the config flag `{flag}: true` to let the "
+            f"pipeline download it from {entry.url}, or {provide}.")
     if not allow_network:
         raise FetchError(f"cannot get {label}: {looked} and downloads are disabled (allow_network=False; "
-                         f"the URL is {entry['url']}). {how}")
+                         f"the URL is {entry.url}). {how}")
     download = _download_any(corpus, name, entry, dest_dir, expected, progress, label, looked, how)
     _materialise_verified(download, entry, final, expected, label, record)
-    log.info("%s: downloaded from %s", label, entry["url"])
-    _clean_download(download, registry[corpus], entry["url"], dest_dir)
+    log.info("%s: downloaded from %s", label, entry.url)
+    _clean_download(download, registry[corpus], entry.url, dest_dir)
     return final
 
 
@@ -628,19 +498,19 @@ def _copy_from_mirror(mirror_path: Path, final: Path, expected: str | None, labe
     log.info("%s: copied from the mirror %s", label, mirror_path)
 
 
-def _how_to_provide(mirror, mirror_path: Path | None, entry: dict, final: Path) -> tuple[str, str, str]:
+def _how_to_provide(mirror, mirror_path: Path | None, entry: CorpusFile, final: Path) -> tuple[str, str, str]:
     """For the messages of a file that must be downloaded: where it was looked for, where a copy may be put, and
     the sentence that says what to do."""
     if mirror is None:
         looked = "no mirror directory is set (data.mirror)"
-    elif entry["mirror"] is None:
+    elif entry.mirror is None:
         looked = f"the registry gives no mirror path for it (mirror directory {mirror})"
     else:
         looked = f"not in the mirror (looked for {mirror_path})"
     if mirror_path is not None:
         provide = f"put a copy you obtained at {mirror_path}"
-    elif entry["mirror"] is not None:
-        provide = f"set data.mirror to a directory that holds {entry['mirror']}"
+    elif entry.mirror is not None:
+        provide = f"set data.mirror to a directory that holds {entry.mirror}"
     else:
         provide = f"put a copy you obtained at {final} (its sha256 is checked)"
     if mirror_path is not None:
@@ -650,25 +520,25 @@ def _how_to_provide(mirror, mirror_path: Path | None, entry: dict, final: Path) 
     return looked, provide, how
 
 
-def _download_any(corpus: str, name: str, entry: dict, dest_dir: Path, expected: str | None, progress: bool,
+def _download_any(corpus: str, name: str, entry: CorpusFile, dest_dir: Path, expected: str | None, progress: bool,
                   label: str, looked: str, how: str) -> Path:
     """The downloaded file (sacreBLEU's test sets through sacreBLEU, the rest with pooch)."""
     try:
-        if "sacrebleu" in entry:
+        if entry.sacrebleu is not None:
             return _download_sacrebleu(entry, dest_dir)
         return _download(corpus, name, entry, dest_dir, expected, progress)
     except ValueError as exc:
         match = re.search(r"does not match the known hash: expected \S+ but got ([0-9a-fA-F]+)", str(exc))
         if match is None:
-            raise FetchError(f"cannot get {label}: the download from {entry['url']} failed ({_reason(exc)}). "
+            raise FetchError(f"cannot get {label}: the download from {entry.url} failed ({_reason(exc)}). "
                              f"{how}") from exc
-        raise _mismatch(expected, match.group(1).lower(), f"{entry['url']} (downloaded)") from None
+        raise _mismatch(expected, match.group(1).lower(), f"{entry.url} (downloaded)") from None
     except Exception as exc:  # network, HTTP, file system
-        raise FetchError(f"cannot get {label}: {looked} and the download from {entry['url']} failed "
+        raise FetchError(f"cannot get {label}: {looked} and the download from {entry.url} failed "
                          f"({_reason(exc)}). {how}") from exc
 
 
-def _materialise_verified(download: Path, entry: dict, final: Path, expected: str | None, label: str,
+def _materialise_verified(download: Path, entry: CorpusFile, final: Path, expected: str | None, label: str,
                           record) -> None:
     """The file out of the download (decompressed or extracted as the registry says), verified, at ``final``."""
     with _temporary_beside(final) as tmp:
@@ -676,20 +546,20 @@ def _materialise_verified(download: Path, entry: dict, final: Path, expected: st
             got = _materialise(download, entry, tmp)
         except (OSError, EOFError, tarfile.TarError, zlib.error) as exc:  # (gzip's BadGzipFile is an OSError)
             download.unlink(missing_ok=True)  # never reused: the next run downloads it again
-            raise FetchError(f"cannot get {label}: the download from {entry['url']} could not be "
-                             f"{'decompressed' if entry['compression'] == 'gzip' else 'read'} ({_reason(exc)}); "
+            raise FetchError(f"cannot get {label}: the download from {entry.url} could not be "
+                             f"{'decompressed' if entry.compression == 'gzip' else 'read'} ({_reason(exc)}); "
                              f"it was deleted ({download}), run again to download it afresh") from exc
         if expected is not None and got != expected:
             download.unlink(missing_ok=True)
-            raise _mismatch(expected, got, f"{entry['url']} (downloaded)")
+            raise _mismatch(expected, got, f"{entry.url} (downloaded)")
         if expected is None:
-            record(got, entry["url"])
+            record(got, entry.url)
         os.replace(tmp, final)
 
 
-def _clean_download(download: Path, spec: dict, url: str, dest_dir: Path) -> None:
+def _clean_download(download: Path, spec: Corpus, url: str, dest_dir: Path) -> None:
     """Remove the downloaded file once every registry file that comes from it is in ``dest_dir``."""
-    needed = [n for n, e in spec["files"].items() if e["url"] == url]
+    needed = [n for n, e in spec.files.items() if e.url == url]
     if all((dest_dir / n).is_file() for n in needed):
         download.unlink(missing_ok=True)
         with contextlib.suppress(OSError):
@@ -702,7 +572,7 @@ def fetch_corpus(corpus: str, names: list[str] | None, dest_dir: str | os.PathLi
     registry = _resolve_registry(kwargs.pop("registry", None))
     if corpus not in registry:
         raise FetchError(f"unknown corpus {corpus!r}: the registry has {', '.join(sorted(registry))}")
-    wanted = list(registry[corpus]["files"]) if names is None else list(names)
+    wanted = list(registry[corpus].files) if names is None else list(names)
     for name in wanted:
         _entry(registry, corpus, name)
     return {name: fetch_file(corpus, name, dest_dir, registry=registry, **kwargs) for name in wanted}

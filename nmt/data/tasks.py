@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from ..base.errors import ConfigError
-from .fetch import load_registry
+from .corpus_registry import load_registry
 
 
 def data_task(config: dict, task: str) -> str:
@@ -41,13 +41,13 @@ def licence_allows(config: dict, source) -> bool:
         return True
     registry = load_registry()
     corpus = registry.get(source["corpus"])
-    if corpus is None or not corpus.get("licence_gated"):
+    if corpus is None or not corpus.licence_gated:
         return True
     data = config.get("data") or {}
-    flag = (corpus.get("accept_flag") or "").split(".")[-1]
+    flag = (corpus.accept_flag or "").split(".")[-1]
     if flag and data.get(flag) is True:
         return True
     mirror = data.get("mirror")
     names = [source["src"], source["tgt"]] + ([source["gold"]] if source.get("gold") else [])
-    return bool(mirror) and all((Path(mirror) / corpus["files"][n]["mirror"]).is_file() for n in names
-                                if n in corpus["files"] and corpus["files"][n].get("mirror"))
+    return bool(mirror) and all((Path(mirror) / corpus.files[n].mirror).is_file() for n in names
+                                if n in corpus.files and corpus.files[n].mirror)
