@@ -18,6 +18,7 @@ from nmt.scoring import evaluate, significance
 from nmt.scoring.difference import SentenceLevel, TwoLevel
 from nmt.base.errors import ConfigError, InputError
 from nmt.config.plan import collect_claims
+from nmt.report.claims_view import claims_markdown
 from nmt.report.claims import (CONTRADICTED, INCONCLUSIVE, NOT_RUN, REPRODUCED, ClaimJudge, adjust, claims_csv,
                                comparison_p_values, kendall_tau, verdict_of)
 from nmt.report.inputs import ReportInputs
@@ -292,6 +293,30 @@ def test_report_has_the_claims_section_json_and_csv(toy_run, tmp_path):
     csv_lines = (out / "claims.csv").read_text().splitlines()
     assert csv_lines[0].startswith("id,paper,claim,") and len(csv_lines) == 8
     assert (out / "claims.csv").read_text() == claims_csv(records)
+    ledger = (out / "claims.md").read_text()
+    assert ledger == claims_markdown(data)
+    headings = [line for line in ledger.splitlines() if line.startswith("## ")]
+    assert headings == ["## Reproduced (3)", "## Contradicted (1)", "## Inconclusive (1)", "## Not run (2)"]
+    for claim in data["claims"]:  # every claim in its verdict's group, with its interval as the page shows it
+        group = ledger.split(f"## {claim['verdict'].capitalize()} (")[1].split("\n## ")[0]
+        line = next(line for line in group.splitlines() if f"**{claim['id']}**" in line)
+        if claim["verdict"] != NOT_RUN:
+            assert f"[{claim['ci_low']:+.2f}, {claim['ci_high']:+.2f}]" in line
+        else:
+            assert claim["reason"] in line
+
+
+def test_the_claims_ledger_keeps_one_claim_per_row():
+    from nmt.report.claims_view import claims_markdown
+    record = {"preset": "toy", "rule": {"alpha": 0.05, "correction": "holm", "interval": "95%", "power": "80%"},
+              "summary": {"claims": 1, "reproduced": 0, "contradicted": 0, "inconclusive": 0, "not_run": 1,
+                          "not_converged": 0, "checks": 0},
+              "claims": [{"id": "x", "paper": "P", "claim": "a | b\nover two lines", "where": "Table 1",
+                          "kind": "better", "comparisons": [], "paper_delta": None, "ours_delta": None,
+                          "ci_low": None, "ci_high": None, "verdict": NOT_RUN, "reason": "no | run"}],
+              "checks": [], "trainings": []}
+    ledger = claims_markdown(record)
+    assert "| **x**: a \\| b over two lines | Table 1 | no \\| run |" in ledger.splitlines()
 
 
 # --------------------------------------------------------------------------- the claims files

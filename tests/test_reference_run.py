@@ -184,6 +184,9 @@ def test_the_shipped_reference_is_a_rendered_report_of_its_partial_run():
     rows = [r for r in json.loads((REFERENCE / "luong2015_table1.json").read_text()) if r["status"] == "measured"]
     assert rows and all(r["n_runs"] < r["n_planned"] == 3 for r in rows)
     assert all(r["note"].startswith(f"measured: {r['n_runs']} of 3 runs") for r in rows)
+    # its claims ledger (the README's) is what nmt report writes from its claims.json
+    from nmt.report.claims_view import claims_markdown
+    assert (REFERENCE / "claims.md").read_text() == claims_markdown(json.loads((REFERENCE / "claims.json").read_text()))
 
 
 def test_a_tiny_run_against_the_reference_is_one_line_naming_both_presets(tiny_report, capsys):

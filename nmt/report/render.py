@@ -29,6 +29,7 @@ from ..base.environment import describe
 from ..base.errors import ConfigError, InputError
 from ..scoring.evaluate import is_lowercased
 from .claims import claims_csv, claims_json, kendall_tau
+from .claims_view import claims_markdown, claims_view
 from .cost import environment_data, environment_view, training_seconds, training_time_cell
 from .differences import flatten, settings_view
 from .plots import curve_points, learning_curves, read_metrics
@@ -58,8 +59,9 @@ SPEED_VIEWS = {
     "monotonic": (monotonic_speed_view, MONOTONIC_FIGURES),
 }
 
-# The report's own files in its directory (nmt.data.staging): whatever else is there is kept.
+# The report's own files in its directory (nmt.data.staging): whatever else is there (a reference's README.md) is kept.
 REPORT_SUFFIXES = (".html", ".json", ".csv", ".png")
+CLAIMS_MARKDOWN = "claims.md"
 # `nmt report` renders a page only where at least this fraction of the expected scores files exist (--partial: any).
 ENOUGH_SCORES = 0.5
 
@@ -327,7 +329,7 @@ def training_problems(results_dir: Path, trained: dict[str, dict]) -> list[str]:
 
 
 def _report_own(entry: Path) -> bool:
-    return entry.is_file() and entry.suffix in REPORT_SUFFIXES
+    return entry.is_file() and (entry.suffix in REPORT_SUFFIXES or entry.name == CLAIMS_MARKDOWN)
 
 
 def render_report(inputs: ReportInputs, out_dir: Path) -> Path:
@@ -358,88 +360,22 @@ def _render(*, out_dir: Path, preset, preset_description, tables, results_dir, p
     figure_views = [report.figure_view(task, fig, data_dir, learning_curve_pngs) for task, fig in figures or []]
     speed_views = report.speed_views(speed or {})
     claims = list(claims or [])
-    claims_view = _claims_view(preset, claims, claim_files or [], {t["id"] for t in table_views}, synthetic,
+    shown_claims = claims_view(preset, claims, claim_files or [], {t["id"] for t in table_views}, synthetic,
                                trainings or [])
     loaded = {Path(tpath): load_table(Path(tpath)) for tpath in tables}
     environment = environment_data(describe() if machine is None else machine, list(loaded.values()),
                                    Path(results_dir), pair_for_task, runs,
                                    {loaded[Path(p)]["id"] for p in unavailable or {} if Path(p) in loaded})
-    html = report.html(preset_description, table_views, figure_views, speed_views, dict(context or {}), claims_view,
+    html = report.html(preset_description, table_views, figure_views, speed_views, dict(context or {}), shown_claims,
                        _deviations_view(deviations), environment_view(environment))
     # claims.json: claims.py's content, and where the runs were made and what they cost (nmt.report.cost)
-    _write_text(out_dir / "claims.json", _dumps({**claims_json(preset, claims, trainings), "environment": environment,
-                                                 **({"run": run} if run else {})}))
+    claims_record = {**claims_json(preset, claims, trainings), "environment": environment, **({"run": run} if run else {})}
+    _write_text(out_dir / "claims.json", _dumps(claims_record))
     _write_text(out_dir / "environment.json", _dumps(environment))
     _write_text(out_dir / "claims.csv", claims_csv(claims))
+    _write_text(out_dir / CLAIMS_MARKDOWN, claims_markdown(claims_record))
     _write_text(out_dir / "summary.json", _dumps(summary))
     _write_text(out_dir / "index.html", html)
-
-
-def _fmt_delta(value: Any, kind: str) -> str:
-    if not is_number(value):
-        return DASH
-    return f"{float(value):.2f}x" if kind == "speedup" else f"{float(value):+.2f}"
-
-
-def _fmt_p(value: Any, resamples: Any) -> str:
-    """A bootstrap p-value; 0 (no resample crossed) as below the resolution of the resamples, 2 / n."""
-    if not is_number(value):
-        return DASH
-    if value == 0 and is_number(resamples):
-        return f"< {2 / resamples:.1g}"
-    return f"{value:.3f}" if value >= 0.001 else f"{value:.1e}"
-
-
-def _claims_view(preset: str, claims: list[dict], claim_files: list[str], table_ids: set[str],
-                 synthetic: bool, trainings: list[dict]) -> dict:
-    """The Claims section: the tally and one row per claim (its weakest comparison for best/order/each_better), with
-    its raw and adjusted verdicts, whether the paper's difference lies in our interval, the runs and convergence it
-    rests on and its scope."""
-    rows = [_claim_row(c, table_ids) for c in claims]
-    gate = [{"pair": t["pair"], "system": t["system"], "epochs": t["epochs"], "halvings": t["halvings"],
-             "last": DASH if t["last_improvement"] is None else f"{100 * t['last_improvement']:+.2f}%",
-             "gain": _fmt_window_gain(t["window_gain"], t["window"]),
-             "converged": "yes" if t["converged"] else "no"} for t in trainings]
-    return {"summary": claims_json(preset, claims)["summary"], "rows": [r for r in rows if not r["check"]],
-            "checks": [r for r in rows if r["check"]], "sources": claim_files,
-            "synthetic": synthetic, "paper_preset": preset == "paper",
-            "single_run": bool(rows) and all(r["runs"] in ("1", DASH) for r in rows),
-            "trainings": gate, "n_converged": sum(t["converged"] for t in trainings),
-            "windows": sorted({t["window"] for t in trainings})}
-
-
-def _claim_row(c: dict, table_ids: set[str]) -> dict:
-    """One claim's row of the Claims section (or of our checks)."""
-    if c["comparisons"]:
-        weakest = c["comparisons"][c["weakest"]]
-        comparison = f"{weakest['a']} vs {weakest['b']}"
-    else:
-        comparison = c["kind"]
-    if c.get("margin") is not None:
-        basis = "the paper's" if c.get("margin_basis") == "paper" else "ours"
-        comparison += f" (margin {c['margin']:g}, {basis})"
-    paper_delta = _fmt_delta(c["paper_delta"], c["kind"])
-    if c.get("paper_note"):
-        paper_delta = c["paper_note"] if paper_delta == DASH else f"{paper_delta} ({c['paper_note']})"
-    interval = (f"[{_fmt_delta(c['ci_low'], c['kind'])}, {_fmt_delta(c['ci_high'], c['kind'])}]"
-                if is_number(c["ci_low"]) else DASH)
-    unconverged = [name for name, s in (c.get("systems_convergence") or {}).items() if s["converged"] is False]
-    runs = c.get("n_runs") or {}
-    return {"id": c["id"], "paper": c["paper"], "claim": c["claim"], "where": c["where"],
-            "table_link": c["table"] if c.get("table") in table_ids else None, "comparison": comparison,
-            "paper_delta": paper_delta, "ours_delta": _fmt_delta(c["ours_delta"], c["kind"]),
-            "interval": interval,
-            "paper_inside": {True: "inside", False: "outside", None: DASH}[c.get("paper_inside")],
-            "verdict": c["verdict"], "verdict_class": c["verdict"].replace(" ", "-"),
-            "label": c.get("verdict_label") or c["verdict"], "raw": c.get("verdict_raw", c["verdict"]),
-            "p": _fmt_p(c.get("p_adjusted"), c.get("resamples")),
-            "runs": ", ".join(sorted({str(n) for n in runs.values()})) if runs else DASH,
-            "unconverged": ", ".join(unconverged), "scope": (c.get("scope") or {}).get("text"),
-            "operationalisation": c.get("operationalisation"), "substitute": c.get("substitute"),
-            "margin_why": c.get("margin_why"), "margin_basis": c.get("margin_basis"),
-            "reason": c.get("reason"), "check": c.get("check"),
-            "power": c.get("power_note"),
-            "method": c.get("interval_method")}
 
 
 def header_label(column: str, signatures: list[dict]) -> str:
@@ -455,14 +391,6 @@ def header_label(column: str, signatures: list[dict]) -> str:
         return label
     case = cases.pop() if len(cases) == 1 else "case varies"
     return f"{label[:-1]}, {case})" if label.endswith(")") else f"{label} ({case})"
-
-
-def _fmt_window_gain(gain: float | None, window: int) -> str:
-    """The convergence gate's figure (nmt.settings.schedule.window_gain) in words: "-0.40% over the last 2 evaluations";
-    with too few evaluations, says so."""
-    if gain is None:
-        return f"{DASH} (no more than {window} evaluations)"
-    return f"{100 * gain:+.2f}% over the last {window} evaluation{'s' if window != 1 else ''}"
 
 
 def _reference_used(field: str, scores: dict) -> str:
