@@ -3,7 +3,8 @@
 # all of them, on one GPU machine: Snakemake makes the parts' files (`nmt seed-targets`), NMT_JOBS_PER_GPU jobs (8)
 # sharing the GPU, their kernels side by side under NVIDIA's MPS where the machine has it (benchmarks/mps.sh;
 # NMT_MPS=0 leaves it off, to measure the difference); then each part is exported without models into
-# OUTDIR/part-seedN.tgz, with the logs and a summary.
+# OUTDIR/part-seedN.tgz, with the logs and a summary that says what the call trained and its aggregate target
+# tokens/s (nmt.bench.run_throughput).
 #
 #   bash benchmarks/reference-gpu-prepare.sh                          # here, once: .gpu-carry/ (wheels, corpus)
 #   bash benchmarks/reference-gpu.sh SEEDS OUTDIR [MINUTES]           # there, carrying .gpu-carry
@@ -59,13 +60,20 @@ export NMT_JOBS_PER_GPU=$jobs_per_gpu NMT_GPU_LOCK_DIR="$out/gpu-locks"
 if [ "${NMT_MPS:-1}" != 0 ]; then
     eval "$(bash benchmarks/mps.sh start "$out/mps" 2>> "$summary")"
 fi
+# the trainings' totals before, so that this call's aggregate throughput is what it trained (a resumed run's
+# earlier calls excluded)
+python3 -m nmt.bench.run_throughput "results/$preset" > "$out/trained-before.json" 2>> "$summary"
+snakemake_started=$(date +%s)
 timeout --signal=TERM --kill-after=30 "$(( minutes * 60 ))" \
     snakemake --workflow-profile profiles/local --config preset="$preset" --resources gpu="$jobs_per_gpu" \
     --cores "$(nproc)" --keep-going --rerun-incomplete "${targets[@]}" > "$out/snakemake.log" 2>&1
 rc=$?
+snakemake_s=$(( $(date +%s) - snakemake_started ))
 bash benchmarks/mps.sh stop "$out/mps" 2>> "$summary"
-echo "snakemake: exit $rc after $(( $(date +%s) - started )) s; $(grep -c 'steps (100%) done' "$out/snakemake.log") finished" \
+echo "snakemake: exit $rc after $snakemake_s s ($(( $(date +%s) - started )) s with the set-up); $(grep -c 'steps (100%) done' "$out/snakemake.log") finished" \
     | tee -a "$summary"
+python3 -m nmt.bench.run_throughput "results/$preset" --since "$out/trained-before.json" --seconds "$snakemake_s" \
+    2>&1 | tee -a "$summary"
 grep -h "epoch .*dev ppl\|stopped\|converged" logs/"$preset"/*/train/*.log 2>/dev/null | tail -n 60 > "$out/trainings.txt"
 
 for seed in "${seed_list[@]}"; do
