@@ -164,6 +164,21 @@ def test_score_command_errors_name_the_file(tmp_path, capsys):
     assert status == 2 and "AER is undefined" in err
 
 
+@pytest.mark.parametrize("content, expected", [
+    (b'[[[1.0, 0], [0, 1.0]]', ":1:22: invalid JSON: "),
+    (b'{"0": [[1.0]]}', ": soft alignments (a JSON list of matrices, one per sentence pair) must be an array at the top "
+                       "level, not an object"),
+    (b'[[[1.0, "\xe4"]]]', ":1: invalid UTF-8 (byte 0xe4 at column 10"),
+])
+def test_a_bad_soft_alignment_file_is_one_line_naming_it(tmp_path, capsys, content, expected):
+    (tmp_path / "gold").write_text("0-0\n")
+    (tmp_path / "soft.json").write_bytes(content)
+    status, _, err = run(["align", "score", "--gold", str(tmp_path / "gold"), "--test", str(tmp_path / "gold"),
+                          "--soft", str(tmp_path / "soft.json")], capsys)
+    assert status == 2 and len(err.strip().splitlines()) == 1, err
+    assert err.strip().startswith(f"nmt: error: {tmp_path / 'soft.json'}{expected}"), err
+
+
 # -- acceptance: the RWTH gold standard ----------------------------------------------------------------------
 def parse_talp(path):
     """An independent reading of the talp file: (sure, possible) sets of (de, en) 0-based links per line."""

@@ -180,6 +180,10 @@ REPORT_CASES = {
     "model.json: no training settings": (
         f"{MODELS}/model.json", json.dumps({"system": "base", "epochs": 3, "config": {"model": {}}}).encode(),
         ": config: 'train' is a required property"),
+    "model.json: a size the page shows that is not a number": (
+        f"{MODELS}/model.json", json.dumps({"system": "base", "epochs": 3, "parameters": "9M", "config": {
+            "model": {}, "train": {"optimizer": "sgd", "lr": 1.0, "batch_size": 4, "clip_norm": 5.0}}}).encode(),
+        ": parameters: '9M' is not of type 'integer'"),
     "prep.json: splits not a mapping": (
         "data/en-de/prepared/prep.json", b'{"splits": [29000], "src_vocab": 10}',
         ": splits: [29000] is not of type 'object'"),

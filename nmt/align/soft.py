@@ -7,7 +7,6 @@ weights, as `nmt align extract` writes them and `nmt align score --soft` reads t
 """
 from __future__ import annotations
 
-import json
 import os
 import tempfile
 from pathlib import Path
@@ -15,6 +14,8 @@ from typing import Iterable
 
 import numpy as np
 
+from ..base.errors import InputError
+from ..base.files import read_json
 from ..data.text import CorpusError
 
 
@@ -51,15 +52,9 @@ def load_soft(path: str | Path) -> list:
                                           f"numpy.savez(path, *matrices) names them); found {odd}")
         return [arrays[name] for name in expected]
     if path.endswith(".json"):
-        try:
-            with open(path, encoding="utf-8") as fh:
-                data = json.load(fh)
-        except FileNotFoundError:
-            raise CorpusError(path, None, "no such file") from None
-        except (OSError, ValueError) as err:
-            raise CorpusError(path, None, f"not readable JSON ({err})") from None
-        if not isinstance(data, list):
-            raise CorpusError(path, None, "expected a JSON list of matrices (one per sentence pair)")
+        # nmt.base.files: strict UTF-8, bad JSON one line naming the file, line and column
+        data = read_json(path, "soft alignments (a JSON list of matrices, one per sentence pair)", top=list,
+                         error=InputError)
         matrices = []
         for k, item in enumerate(data, start=1):
             try:

@@ -33,7 +33,7 @@ READS = {"nmt.config.figure_files": ["nmt/config/schemas/figures.schema.yaml"],
          "nmt.config.claim_files": ["nmt/config/schemas/claims.schema.yaml"],
          "nmt.data.corpus_registry": ["nmt/data/corpora.yaml"], "nmt.data.fetch": ["nmt/data/checksums.tsv"],
          "nmt.engine.native": ["nmt/engine/native/kernels.c"],
-         "nmt.report.render": ["nmt/report/templates/index.html.j2"],
+         "nmt.report.render": ["nmt/report/templates/index.html.j2", "nmt/config/schemas/model.schema.yaml"],
          # the formats of the files the report, the export and the estimate read (nmt.config.schema.validator)
          "nmt.report.plots": ["nmt/config/schemas/metrics.schema.yaml"],
          "nmt.report.speed": ["nmt/config/schemas/benchmark.schema.yaml"],

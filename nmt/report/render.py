@@ -35,6 +35,7 @@ from .differences import flatten, settings_view
 from .plots import curve_points, learning_curves, read_metrics
 from .figures import FigureInputs, figure_view
 from .speed import ATTENTION_FIGURES, MONOTONIC_FIGURES, attention_speed_view, monotonic_speed_view
+from ..config.schema import validator
 from ..config.table_files import is_number
 from .inputs import ReportInputs
 from .tables import (
@@ -574,7 +575,7 @@ class _Report:
             else:
                 if (pair, system) not in self.seen_systems:  # said once, by the first table that shows it
                     self.not_included.append(f"the learning curve of {pair}/{system}: no {self.shown(mfile)}")
-            model_json = read_json_object(jfile) if jfile.is_file() else None
+            model_json = read_json_object(jfile, "a model.json", validator("model")) if jfile.is_file() else None
             if model_json is not None:
                 self.add_source(jfile, "model")
             key = (pair, system)
