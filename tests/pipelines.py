@@ -95,8 +95,11 @@ class Pipeline:
                                         timeout=max(left, 1))
                 self.results.append(result)
                 if result.returncode != 0:
+                    # the commands before it too: a run interrupted and resumed fails by what an earlier one did
+                    before = "".join(f"before it, {' '.join(map(str, r.args))} exited with {r.returncode}, ending:\n"
+                                     f"{r.stdout[-1500:]}\n{r.stderr[-1500:]}\n" for r in self.results[:-1])
                     self.error = (f"{' '.join(map(str, cmd))} exited with {result.returncode}:\n"
-                                  f"{result.stdout[-3000:]}\n{result.stderr[-5000:]}")
+                                  f"{result.stdout[-3000:]}\n{result.stderr[-5000:]}\n{before}")
                     break
         except subprocess.TimeoutExpired as err:
             self.error = f"{self.name}: {' '.join(map(str, err.cmd))} ran past {self.timeout:.0f} s"
