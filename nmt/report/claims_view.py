@@ -32,16 +32,22 @@ def claims_view(preset: str, claims: list[dict], claim_files: list[str], table_i
     its raw and adjusted verdicts, whether the paper's difference lies in our interval, the runs and convergence it
     rests on and its scope."""
     rows = [claim_row(c, table_ids) for c in claims]
-    gate = [{"pair": t["pair"], "system": t["system"], "epochs": t["epochs"], "halvings": t["halvings"],
-             "last": DASH if t["last_improvement"] is None else f"{100 * t['last_improvement']:+.2f}%",
-             "gain": window_gain_text(t["window_gain"], t["window"]),
-             "converged": "yes" if t["converged"] else "no"} for t in trainings]
+    gate = [gate_row(t) for t in trainings]
     return {"summary": claims_json(preset, claims)["summary"], "rows": [r for r in rows if not r["check"]],
             "checks": [r for r in rows if r["check"]], "sources": claim_files,
             "synthetic": synthetic, "paper_preset": preset == "paper",
             "single_run": bool(rows) and all(r["runs"] in ("1", DASH) for r in rows),
             "trainings": gate, "n_converged": sum(t["converged"] for t in trainings),
             "windows": sorted({t["window"] for t in trainings})}
+
+
+def gate_row(training: dict) -> dict:
+    """One training's row of the convergence gate (nmt.report.claims.training_convergence's record)."""
+    last = training["last_improvement"]
+    return {"pair": training["pair"], "system": training["system"], "epochs": training["epochs"],
+            "halvings": training["halvings"], "last": DASH if last is None else f"{100 * last:+.2f}%",
+            "gain": window_gain_text(training["window_gain"], training["window"]),
+            "converged": "yes" if training["converged"] else "no"}
 
 
 def claim_row(c: dict, table_ids: set[str]) -> dict:
@@ -122,10 +128,7 @@ def claims_markdown(record: dict) -> str:
         lines += [f"## The convergence gate ({converged} of {len(trainings)} trainings converged)", "",
                   "| pair | system | epochs | halvings | last gain | window gain | converged |",
                   "| --- | --- | --: | --: | --: | --- | --- |"]
-        lines += [_row(t["pair"], t["system"], t["epochs"], t["halvings"],
-                       DASH if t["last_improvement"] is None else f"{100 * t['last_improvement']:+.2f}%",
-                       window_gain_text(t["window_gain"], t["window"]), "yes" if t["converged"] else "no")
-                  for t in trainings]
+        lines += [_row(*gate_row(t).values()) for t in trainings]
         lines.append("")
     return "\n".join(lines)
 
