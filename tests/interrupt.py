@@ -19,6 +19,11 @@ STEP = re.compile(r"^(\d+) of (\d+) steps")
 
 def main(argv: list[str]) -> int:
     sig, steps, command = getattr(signal, argv[0]), int(argv[1]), argv[2:]
+    # Ctrl-C reaches a command run in a terminal, whose SIGINT and SIGQUIT are at their defaults; a test runner
+    # started in the background by a non-interactive shell (nohup ... &) passes them on ignored, and the command
+    # would never see the SIGINT sent below.
+    for ignored in (signal.SIGINT, signal.SIGQUIT):
+        signal.signal(ignored, signal.SIG_DFL)
     process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
                                start_new_session=True)
     sent = False

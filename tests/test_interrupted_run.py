@@ -58,6 +58,7 @@ def test_ctrl_c_then_kill_9_then_the_same_command_gives_the_uninterrupted_run_s_
     interrupted, plain = tiny_runs["interrupted"], tiny_runs["snakemake"]
     first, second, last = interrupted.results
     assert "interrupt.py: SIGINT sent after" in first.stdout, first.stdout[-2000:]
+    assert "steps (100%) done" not in first.stdout, first.stdout[-2000:]  # Ctrl-C stopped it: not run to the end
     assert "interrupt.py: SIGKILL sent after" in second.stdout, second.stdout[-2000:]
     assert "by a run that was killed" in second.stdout + last.stdout + last.stderr  # the killed run's locks
     pipelines.assert_same_tables(interrupted.workdir, plain.workdir)
