@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..config.table_files import is_number
-from .claims import CONTRADICTED, INCONCLUSIVE, NOT_RUN, REPRODUCED, claims_json
+from .claims import NOT_RUN, VERDICTS, claims_json
 
 DASH = "\u2013"  # en dash: empty cell
 
@@ -93,10 +93,6 @@ def window_gain_text(gain: float | None, window: int) -> str:
 
 
 # -- claims.md ---------------------------------------------------------------------------------------------------
-_HEADINGS = {REPRODUCED: "Reproduced", CONTRADICTED: "Contradicted", INCONCLUSIVE: "Inconclusive",
-             NOT_RUN: "Not run"}
-
-
 def claims_markdown(record: dict) -> str:
     """A rendered report's claims.json (``record``) as a Markdown ledger: the rule, the tally, the papers' claims
     grouped by verdict with their intervals and what the runs could detect, our checks, and the convergence gate on
@@ -109,13 +105,13 @@ def claims_markdown(record: dict) -> str:
     if partial:
         lines += [f"**{partial['text'][0].upper()}{partial['text'][1:]}.**", ""]
     lines += [f"{tally['claims']} claims of the papers: " + ", ".join(
-                  f"{tally[verdict.replace(' ', '_')]} {verdict}" for verdict in _HEADINGS)
+                  f"{tally[verdict.replace(' ', '_')]} {verdict}" for verdict in VERDICTS)
               + f" ({tally['not_converged']} of the judged ones capped by the convergence gate); "
               + f"{tally['checks']} checks of ours beside them.", "",
               _rule_text(record["rule"]), ""]
-    for verdict, heading in _HEADINGS.items():
+    for verdict in VERDICTS:
         group = [r for r in rows if r["verdict"] == verdict]
-        lines += [f"## {heading} ({len(group)})", ""]
+        lines += [f"## {verdict.capitalize()} ({len(group)})", ""]
         if not group:
             continue
         lines += _not_run_table(group) if verdict == NOT_RUN else _claims_table(group)
