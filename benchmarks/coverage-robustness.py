@@ -2,7 +2,8 @@
 
 1. Coverage of the 95% interval when the systems of a pool vary unlike each other between seeds: each system's seed
    variance is the ratio times e^N(0, spread), so that the prior the pool fits has less to go on (the test's
-   systems vary alike, the moderation's model).
+   systems vary alike, the moderation's model); and of one odd system's comparisons without the test before pooling
+   (what the test's odd-system table improves on).
 2. The fiducial interval without moderation (each system's own seed variance, NO_PRIOR): coverage at 3 seeds.
 3. The alternative we did not choose: Welch-Satterthwaite's t with the same two parts (the shared sentence variance,
    each system's own seed variance, no moderation), whose plug-in degrees of freedom make its far tails too light:
@@ -27,25 +28,37 @@ from nmt.scoring.significance import holm  # noqa: E402
 
 def coverage(n_runs: int, ratio: float, spread: float, pool: int, replicates: int = 1000, seed: int = 0) -> float:
     rng = np.random.default_rng([seed, n_runs, int(ratio * 100), pool, int(spread * 10)])
+    counts = study.resample_counts(rng)
     covered = 0
     for _ in range(replicates):
         runs = study.simulate_runs(rng, pool, n_runs, 0.0, levels=[0.5] + [0.0] * (pool - 1))
         seed_var = ratio * np.exp(rng.normal(0.0, spread, pool))
         runs = runs + rng.normal(0.0, 1.0, (pool, n_runs, 1)) * np.sqrt(seed_var)[:, None, None]
-        indices = rng.integers(0, study.SENTENCES, size=(study.RESAMPLES, study.SENTENCES))
-        low, high = estimate(study.Pool(runs, indices, [0, 1]).parts([0, 1], [1, -1])).interval
+        low, high = estimate(study.Pool(runs, counts, [0, 1]).parts([0, 1], [1, -1])).interval
         covered += low <= 0.5 <= high
+    return covered / replicates
+
+
+def odd_coverage_untested(n_runs: int, ratio: float, odd: float, replicates: int = 2000, seed: int = 0) -> float:
+    """Coverage of the odd system's comparisons (tests/test_coverage.py's odd_coverage) without the test before
+    pooling: every system moderated by the prior fitted to all of the pool, as before the test existed."""
+    rng = np.random.default_rng([seed, n_runs, int(ratio * 100), int(odd * 10), 17])
+    counts = study.resample_counts(rng)
+    covered = 0
+    for _ in range(replicates):
+        runs = study.simulate_runs(rng, study.POOL, n_runs, ratio, levels=[0.5] + [0.0] * (study.POOL - 1), odd=odd)
+        covered += study.covers(study.Pool(runs, counts, [0, 1], tested=False), 0, 1, 0.5)[0]
     return covered / replicates
 
 
 def coverage_unmoderated(n_runs: int, ratio: float, replicates: int = 1000, seed: int = 0) -> float:
     rng = np.random.default_rng([seed, n_runs, int(ratio * 100), 13])
+    counts = study.resample_counts(rng)
     covered = 0
     for _ in range(replicates):
         runs = study.simulate_runs(rng, 2, n_runs, ratio, levels=[0.5, 0.0])
-        indices = rng.integers(0, study.SENTENCES, size=(study.RESAMPLES, study.SENTENCES))
         parts = [SystemPart(full=p.full, resampled=p.resampled, prior=NO_PRIOR)
-                 for p in study.Pool(runs, indices, [0, 1]).parts([0, 1], [1, -1])]
+                 for p in study.Pool(runs, counts, [0, 1]).parts([0, 1], [1, -1])]
         low, high = estimate(parts).interval
         covered += low <= 0.5 <= high
     return covered / replicates
@@ -66,11 +79,11 @@ def satterthwaite_p(parts: list[SystemPart]) -> tuple[float, float]:
 def satterthwaite_familywise_error(n_runs: int, ratio: float, replicates: int = 500, seed: int = 0) -> float:
     rng = np.random.default_rng([seed, n_runs, int(ratio * 100), 11])
     claims = study.family(rng)
+    counts = study.resample_counts(rng)
     wrong = 0
     for _ in range(replicates):
         runs = study.simulate_runs(rng, study.FAMILY_SYSTEMS, n_runs, ratio)
-        indices = rng.integers(0, study.SENTENCES, size=(study.RESAMPLES, study.SENTENCES))
-        pool = study.Pool(runs, indices, list(range(study.FAMILY_SYSTEMS)))
+        pool = study.Pool(runs, counts, list(range(study.FAMILY_SYSTEMS)))
         p_values = []
         for claim in claims:
             comparisons = []
@@ -90,6 +103,14 @@ def main() -> None:
             for n_runs in (3, 5):
                 cells = " | ".join(f"{100 * coverage(n_runs, r, spread, pool):.1f}%" for r in (1.0, 4.0))
                 print(f"| {spread:g} | {pool} | {n_runs} | {cells} |")
+    print()
+    print("Without the test before pooling: coverage of the odd system's comparisons (2,000 runs per cell)")
+    print("| seeds | ratio | " + " | ".join(f"{odd:g}x" for odd in study.ODD_FACTORS) + " |")
+    print("| --: | --: |" + " --: |" * len(study.ODD_FACTORS))
+    for n_runs in study.ODD_SEEDS:
+        for ratio in study.ODD_RATIOS:
+            cells = " | ".join(f"{100 * odd_coverage_untested(n_runs, ratio, odd):.1f}%" for odd in study.ODD_FACTORS)
+            print(f"| {n_runs} | {ratio:g} | {cells} |")
     print()
     print("Without moderation, coverage at 3 seeds (1,000 runs per cell): " + ", ".join(
         f"ratio {r:g} {100 * coverage_unmoderated(3, r):.1f}%" for r in study.RATIOS))

@@ -8,8 +8,9 @@ import pytest
 from scipy import stats
 
 from nmt.scoring import significance
-from nmt.scoring.difference import NO_PRIOR, SystemPart, TwoLevel, estimate, fit_prior
-from nmt.report.claims import CONTRADICTED, INCONCLUSIVE, REPRODUCED, adjust
+from nmt.scoring.difference import (NO_PRIOR, OUTLIER_LEVEL, SystemPart, TwoLevel, _Pivot, estimate, fit_pool,
+                                    fit_prior)
+from nmt.report.claims import CONTRADICTED, INCONCLUSIVE, REPRODUCED, SINGLE_RUN, adjust
 
 
 def test_with_a_single_run_the_interval_is_the_paired_sentence_bootstrap():
@@ -88,6 +89,63 @@ def test_the_prior_pools_alike_variances_and_follows_unlike_ones():
     assert fit_prior([1.0], 2) is NO_PRIOR and NO_PRIOR.moderate(5.0, 2) == (5.0, 2)
 
 
+def test_a_system_that_stands_out_of_its_pool_keeps_its_own_variance():
+    variances = {"a": 1.0, "b": 1.3, "c": 0.8, "d": 1.1, "e": 0.9, "odd": 12.0}
+    pool = fit_pool(variances, 2)
+    assert pool.outlying == {"odd"}
+    # the others' prior is fitted without it, and it is tested against the mean of the others (F on 2 and 10 df)
+    assert pool.prior == fit_prior([v for k, v in variances.items() if k != "odd"], 2)
+    odd = pool.prior_for("odd")
+    assert odd.reference == pytest.approx(np.mean([1.0, 1.3, 0.8, 1.1, 0.9])) and odd.reference_df == 10
+    assert stats.f.sf(12.0 / odd.reference, 2, 10) <= OUTLIER_LEVEL
+    assert odd.moderate(12.0, 2) == (12.0, 2)
+    assert pool.prior_for("a").moderate(1.0, 2) == pool.prior.moderate(1.0, 2)
+    # a system that varies less than its pool borrows the pool's (larger) variance: the safe side
+    assert not fit_pool({**variances, "quiet": 0.01}, 2).prior_for("quiet").outlying(0.01, 2)
+
+
+def test_the_test_before_pooling_flags_an_alike_system_at_its_level():
+    """Under the pool's own model (every system alike), a system is taken for an odd one as often as the level."""
+    rng = np.random.default_rng(11)
+    flagged = [fit_pool(dict(enumerate(rng.chisquare(2, 8) / 2)), 2).outlying for _ in range(3000)]
+    share = sum(len(f) for f in flagged) / (8 * 3000)
+    assert share == pytest.approx(OUTLIER_LEVEL, abs=0.01)
+
+
+def test_an_odd_systems_comparison_is_two_independent_pieces():
+    """The odd system's own variance and the pool's are independent chi-squares: the pivot is
+    Z sqrt(A + S1 nu1 / U1 + S2 nu2 / U2), checked against a Monte Carlo of it."""
+    a = np.array([30.0, 34.0, 27.0])
+    b = np.array([28.0, 28.4, 27.7])
+    variances = {"a": float(a.var(ddof=1)), "b": float(b.var(ddof=1)), "c": 0.15, "d": 0.2, "e": 0.1, "f": 0.18}
+    pool = fit_pool(variances, 2)
+    assert pool.outlying == {"a"}
+    diff = estimate([SystemPart(full=a, resampled=np.repeat(a[:, None], 100, axis=1), prior=pool.prior_for("a")),
+                     SystemPart(full=-b, resampled=-np.repeat(b[:, None], 100, axis=1), prior=pool.prior_for("b"))])
+    assert diff.own == (True, False)
+    moderated, pooled_df = pool.prior.moderate(variances["b"], 2)
+    assert diff.seed_vars == pytest.approx((variances["a"], moderated)) and diff.seed_dfs == (2, pooled_df)
+    rng = np.random.default_rng(5)
+    draws = 2_000_000
+    pieces = (variances["a"] / 3 * 2 / rng.chisquare(2, draws)
+              + moderated / 3 * pooled_df / rng.chisquare(pooled_df, draws))
+    pivot = rng.standard_normal(draws) * np.sqrt(pieces)
+    low, high = diff.interval
+    assert np.mean(pivot > diff.delta - low) == pytest.approx(0.025, abs=0.0006)
+    assert np.mean(pivot < diff.delta - high) == pytest.approx(0.025, abs=0.0006)
+
+
+def test_the_pivot_of_one_piece_is_students_t_and_of_pieces_that_are_known_the_normal():
+    assert _Pivot(0.0, [(2.0, 5.0)]).quantile(0.975) == pytest.approx(stats.t.ppf(0.975, 5) * math.sqrt(2.0),
+                                                                      rel=1e-6)
+    assert _Pivot(1.5, [(0.5, 1e6), (0.0, 3.0)]).quantile(0.975) == pytest.approx(stats.norm.ppf(0.975) * math.sqrt(2.0),
+                                                                                  rel=1e-9)
+    # two pieces: symmetric, and between the t of the fewer degrees of freedom and the normal
+    two = _Pivot(0.0, [(1.0, 2.0), (1.0, 20.0)])
+    assert two.quantile(0.025) == pytest.approx(-two.quantile(0.975))
+    assert stats.norm.ppf(0.975) * math.sqrt(2) < two.quantile(0.975) < stats.t.ppf(0.975, 2) * math.sqrt(2)
+
+
 def test_seeds_needed_is_the_fewest_that_detect_the_difference():
     diff = TwoLevel(delta=0.3, shared=0.01, seed_vars=(0.5, 0.5), runs=(3, 3), seed_dfs=(2.0, 2.0))
     effect = 0.6
@@ -115,13 +173,16 @@ def test_holm_on_a_hand_computed_list():
 
 
 def claim(cid: str, p_for: float, p_against: float, converged: bool | None = True, runs: int = 3) -> dict:
-    return {"id": cid, "p_for": p_for, "p_against": p_against, "verdict_raw": REPRODUCED if p_for <= 0.05 else
-            CONTRADICTED if p_against <= 0.05 else INCONCLUSIVE, "converged": converged, "n_runs": {"a": runs},
-            "paper_preset": False, "substitute": None}
+    """A judged claim's record as nmt.report.claims.ClaimJudge.judge makes it; with ``runs`` 1, a single-run claim's
+    (no verdict: which way it points)."""
+    verdict = REPRODUCED if p_for <= 0.05 else CONTRADICTED if p_against <= 0.05 else INCONCLUSIVE
+    return {"id": cid, "p_for": p_for, "p_against": p_against, "verdict_raw": SINGLE_RUN if runs == 1 else verdict,
+            "points": {REPRODUCED: "for", CONTRADICTED: "against", INCONCLUSIVE: "neither"}[verdict] if runs == 1
+            else None, "converged": converged, "n_runs": {"a": runs}, "paper_preset": False, "substitute": None}
 
 
 def test_adjusted_verdicts_and_the_convergence_cap():
-    # p-values 0, 0, 0, 0.001, 0.03, 0.5: Holm multiplies them by 6, 5, 4, 3, 2, 1
+    # p-values 0, 0, 0.001, 0.03, 0.5 (the single run's is outside the family): Holm multiplies them by 5, 4, 3, 2, 1
     records = adjust([claim("strong", 0.0, 1.0), claim("marginal", 0.03, 1.0), claim("against", 1.0, 0.001),
                       claim("unconverged", 0.0, 1.0, converged=False), claim("single", 0.0, 1.0, runs=1),
                       claim("null", 0.5, 0.5)])
@@ -136,4 +197,5 @@ def test_adjusted_verdicts_and_the_convergence_cap():
     assert by_id["unconverged"]["verdict_adjusted"] == REPRODUCED
     assert by_id["unconverged"]["verdict"] == INCONCLUSIVE
     assert by_id["unconverged"]["verdict_label"] == "inconclusive (not converged)"
-    assert by_id["single"]["verdict_label"] == "reproduced; single run"
+    assert by_id["single"]["verdict"] == SINGLE_RUN and by_id["single"].get("p_adjusted") is None
+    assert by_id["single"]["verdict_label"] == "one run: points the paper's way"

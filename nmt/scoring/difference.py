@@ -11,33 +11,43 @@ two fields of the same run). Two sources of variance separate the difference fro
   Bayes method of Smyth 2004, limma's ``squeezeVar``): a prior (d0 degrees of freedom around s0^2) is fitted to
   the systems' variances, and each system's moderated variance is (d0 s0^2 + d s^2) / (d0 + d) on d0 + d degrees of
   freedom (at most the pool's own). Systems that vary alike between seeds borrow strength from each other (d0
-  large); systems that do not keep nearly their own estimate (d0 small). Systems are taken as independent between
-  seeds (a seed of two different models moving together would make this conservative).
+  large); systems that do not keep nearly their own estimate (d0 small). The fit speaks for the pool, not for one
+  system that varies more than the rest (from two degrees of freedom each, one such system looks like chance to
+  it): so each system's variance is first tested against the mean of the others' (F test, upper tail at most
+  OUTLIER_LEVEL), and one that stands out keeps its own variance on its own degrees of freedom while the prior is
+  fitted to the rest (:class:`SeedPool`). Systems are taken as independent between seeds (a seed of two different
+  models moving together would make this conservative).
 - **test sentences**: the part of the sentence bootstrap's variance that all runs share (sentences hard for one
   system and easy for the other whatever the seed). The bootstrap of the mean of a system's runs also holds each
   run's own sentence noise (a seed translating a sentence well by chance), which the variance between seeds already
   counts; it is estimated from the runs' departures from their mean on the same resamples and taken out.
 
 The difference D has variance A + S (A: the shared sentence part, known from thousands of resampled sentences; S: the
-moderated seed part on nu degrees of freedom, the fewest of its systems': Hsu's conservative choice). Its interval
-and p-values are those of the generalised pivotal quantity (Weerahandi 1993; a fiducial interval)
-D - Z sqrt(A + S nu / U), Z standard normal, U chi-square on nu degrees of freedom: exact when either part vanishes
-(the normal; Student's t on nu), never anti-conservative between, at any level, which Holm's adjustment needs
+seed part, in independent pieces: the systems that borrow from a pool share its prior, one piece on nu degrees of
+freedom, the fewest of theirs: Hsu's conservative choice; a system with its own variance is a piece of its own). Its
+interval and p-values are those of the generalised pivotal quantity (Weerahandi 1993; a fiducial interval)
+D - Z sqrt(A + sum_g S_g nu_g / U_g), Z standard normal, U_g independent chi-squares on nu_g degrees of freedom: exact
+when either part vanishes (the normal; Student's t on nu for one piece), never anti-conservative between, at any
+level, which Holm's adjustment needs
 (Welch-Satterthwaite's plug-in degrees of freedom are not: a seed variance that comes out small by chance also buys
 many degrees of freedom, and its far tails are too light). docs/statistics.md has the simulation that shows both
 (tests/test_coverage.py).
 
 A comparison with a single run on either side has no spread between seeds to measure: its interval is the paired
-sentence bootstrap's percentile interval, as sacreBLEU's paired bootstrap reads it, and its verdict says "single run".
+sentence bootstrap's percentile interval, as sacreBLEU's paired bootstrap reads it, which says how sure we are about
+these two models, not about the techniques; nmt.report.claims gives it no verdict ("one run: ...").
 
 The smallest difference a run could detect (80% power for the two-sided 5% test) and the number of seeds a
 difference needs come from the same variance, each system's per-run seed variance divided by a projected number of
-seeds (:meth:`TwoLevel.min_detectable`, :meth:`TwoLevel.seeds_needed`).
+seeds (:meth:`TwoLevel.min_detectable`, :meth:`TwoLevel.seeds_needed`), with the range the seed variance's own
+uncertainty gives it (:meth:`TwoLevel.seeds_needed_range`); for single runs from an assumed seed variance
+(:meth:`SentenceLevel.seeds_needed_assuming`).
 """
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from functools import cached_property
 from typing import Sequence
 
 import numpy as np
@@ -52,19 +62,34 @@ NORMAL_DF = 1e4       # above this many degrees of freedom the seed variance cou
 
 
 # -- the seed variance: each system's, moderated by its pool's ------------------------------------------------------
+OUTLIER_LEVEL = 0.1  # a system whose seed variance is this unlikely under its pool's keeps its own (docs/statistics.md)
+
+
 @dataclass(frozen=True)
 class SeedPrior:
-    """What the systems of one pool (a table's test set and quantity) say about seed variances: ``df`` (d0; inf when
-    they are as alike as chance allows) around ``var`` (s0^2), fitted to ``systems`` variances on ``pool_df`` degrees of
-    freedom in all."""
+    """What the systems of one pool (a table's test set and quantity) say about one system's seed variance: ``df`` (d0;
+    inf when they are as alike as chance allows) around ``var`` (s0^2), fitted to ``systems`` variances on ``pool_df``
+    degrees of freedom in all; ``reference`` and ``reference_df``: the mean variance of the pool's other systems and
+    its degrees of freedom, against which the system's own is tested before it borrows from them (0: no test)."""
     df: float
     var: float
     systems: int
     pool_df: float
+    reference: float = 0.0
+    reference_df: float = 0.0
+
+    def outlying(self, variance: float, df: float) -> bool:
+        """Whether a variance on ``df`` degrees of freedom is larger than the pool's others allow: the upper tail of
+        F(df, reference_df) beyond it is at most OUTLIER_LEVEL. Such a system keeps its own variance: the pool's
+        would understate it (a less variable system borrowing the pool's larger variance errs the safe way)."""
+        if self.reference <= 0 or self.reference_df <= 0 or df <= 0:
+            return False
+        return float(special.fdtrc(df, self.reference_df, variance / self.reference)) <= OUTLIER_LEVEL
 
     def moderate(self, variance: float, df: float) -> tuple[float, float]:
-        """(moderated variance, its degrees of freedom) of a system's seed variance on ``df`` degrees of freedom."""
-        if self.systems < 2 or self.df == 0:
+        """(moderated variance, its degrees of freedom) of a system's seed variance on ``df`` degrees of freedom;
+        its own where it is outlying (:meth:`outlying`)."""
+        if self.systems < 2 or self.df == 0 or self.outlying(variance, df):
             return variance, df
         if math.isinf(self.df):
             return self.var, self.pool_df
@@ -72,6 +97,44 @@ class SeedPrior:
 
 
 NO_PRIOR = SeedPrior(df=0.0, var=0.0, systems=0, pool_df=0.0)
+
+
+@dataclass(frozen=True)
+class SeedPool:
+    """The seed variances of one pool's systems (``variances``: {system: variance}, each on ``df`` degrees of
+    freedom), tested before they are pooled: a system whose variance stands out of the others' (F test against the
+    mean of the others, upper tail at most OUTLIER_LEVEL) keeps its own, and the prior the rest borrow from is fitted
+    to the systems that do not stand out (limma's robust fit does the like for hypervariable genes: Phipson et al.
+    2016). :meth:`prior_for` gives each system its prior, with the reference it is tested against."""
+    variances: dict
+    df: float
+
+    def _reference(self, system) -> tuple[float, float]:
+        others = [v for name, v in self.variances.items() if name != system]
+        return (float(np.mean(others)), self.df * len(others)) if others and self.df > 0 else (0.0, 0.0)
+
+    @cached_property
+    def outlying(self) -> frozenset:
+        """The systems whose variance stands out of the others'."""
+        return frozenset(name for name, v in self.variances.items()
+                         if SeedPrior(0.0, 0.0, 0, 0.0, *self._reference(name)).outlying(v, self.df))
+
+    @cached_property
+    def prior(self) -> SeedPrior:
+        """The prior fitted to the systems that do not stand out (:func:`fit_prior`)."""
+        outlying = self.outlying
+        return fit_prior([v for name, v in self.variances.items() if name not in outlying], self.df)
+
+    def prior_for(self, system) -> SeedPrior:
+        """``system``'s prior: the pool's, with the mean variance of the others to test it against (all of the pool
+        for a system not in it)."""
+        reference, reference_df = self._reference(system)
+        return replace(self.prior, reference=reference, reference_df=reference_df)
+
+
+def fit_pool(variances: dict, df: float) -> SeedPool:
+    """The pool of ``variances`` ({system: its variance between seeds}, each on ``df`` degrees of freedom)."""
+    return SeedPool(variances=dict(variances), df=float(df))
 
 
 def fit_prior(variances: Sequence[float], df: float) -> SeedPrior:
@@ -131,34 +194,61 @@ def estimate(parts: Sequence[SystemPart]) -> "TwoLevel | SentenceLevel":
     total = np.sum([np.asarray(p.resampled, dtype=np.float64).mean(axis=0) for p in parts], axis=0)
     if min(p.n_runs for p in parts) < 2:
         return SentenceLevel(delta=delta, samples=total)
-    run_noise, seed_vars, seed_dfs, runs = [], [], [], []
+    run_noise, seed_vars, seed_dfs, runs, own = [], [], [], [], []
     for part in parts:
         n = part.n_runs
         resampled = np.asarray(part.resampled, dtype=np.float64)
         # each run's departure from the mean of the runs on the same resamples: its own sentence noise, of which the
         # mean carries 1/n; its variance over the resamples is (n - 1)/n of one run's, hence / (n - 1)
         noise = float(np.var(resampled - resampled.mean(axis=0), axis=1, ddof=1).mean()) / (n - 1)
-        variance, df = part.prior.moderate(float(np.var(np.asarray(part.full, dtype=np.float64), ddof=1)), n - 1)
+        observed = float(np.var(np.asarray(part.full, dtype=np.float64), ddof=1))
+        alone = part.prior.systems < 2 or part.prior.df == 0 or part.prior.outlying(observed, n - 1)
+        variance, df = (observed, n - 1) if alone else part.prior.moderate(observed, n - 1)
         run_noise.append(noise)
         seed_vars.append(max(variance, n * noise))  # one run's variance is never below its own sentence noise
         seed_dfs.append(df)
         runs.append(n)
+        own.append(alone)
     shared = max(0.0, float(np.var(total, ddof=1)) - sum(run_noise))
     return TwoLevel(delta=delta, shared=shared, seed_vars=tuple(seed_vars), runs=tuple(runs),
-                    seed_dfs=tuple(seed_dfs))
+                    seed_dfs=tuple(seed_dfs), own=tuple(own))
 
 
 @dataclass(frozen=True)
 class TwoLevel:
     """A difference over seeds and sentences: ``delta``, ``shared`` (A: the sentence variance all runs share),
     ``seed_vars`` (each system's moderated variance of one run between seeds), ``runs`` and ``seed_dfs`` (their
-    degrees of freedom)."""
+    degrees of freedom), ``own`` (for each system, whether its variance is its own estimate, independent of the
+    others': an outlying system's or one without a pool; the others share their pool's prior; default: none)."""
     delta: float
     shared: float
     seed_vars: tuple[float, ...]
     runs: tuple[int, ...]
     seed_dfs: tuple[float, ...]
+    own: tuple[bool, ...] = ()
     method = "two-level"
+
+    def _groups(self, n_runs: int | None = None) -> list[tuple[float, float]]:
+        """The seed part as independent pieces [(variance of the mean, degrees of freedom)]: the systems that
+        borrow from a pool share its prior, hence one piece (on the fewest of their degrees of freedom: Hsu); a
+        system with its own variance is a piece of its own. ``n_runs``: projected to every system trained that
+        often (its degrees of freedom growing by the runs added)."""
+        own = self.own or (False,) * len(self.seed_vars)
+        pooled, groups = [0.0, math.inf], []
+        for variance, n, df, alone in zip(self.seed_vars, self.runs, self.seed_dfs, own):
+            runs, df = (n, df) if n_runs is None else (n_runs, max(df - (n - 1) + (n_runs - 1), 1.0))
+            if alone:
+                groups.append((variance / runs, df))
+            else:
+                pooled = [pooled[0] + variance / runs, min(pooled[1], df)]
+        return groups + ([tuple(pooled)] if pooled[0] > 0 or not groups else [])
+
+    def _pivot(self, n_runs: int | None = None) -> "_Pivot":
+        return self._measured_pivot if n_runs is None else _Pivot(self.shared, self._groups(n_runs))
+
+    @cached_property
+    def _measured_pivot(self) -> "_Pivot":
+        return _Pivot(self.shared, self._groups())
 
     @property
     def seed(self) -> float:
@@ -174,14 +264,14 @@ class TwoLevel:
 
     @property
     def interval(self) -> tuple[float, float]:
-        pivot = _Pivot(self.shared, self.seed, self.df)
+        pivot = self._pivot()
         return self.delta - pivot.quantile(1 - ALPHA / 2), self.delta - pivot.quantile(ALPHA / 2)
 
     def p_value(self, threshold: float, side: str) -> float:
         """Two-sided-equivalent p-value that the difference lies above (``side='above'``) or below (``'below'``)
         ``threshold``: twice the fiducial probability of the other side, capped at 1; at most 0.05 exactly when the
         95% interval lies wholly on that side."""
-        pivot = _Pivot(self.shared, self.seed, self.df)
+        pivot = self._pivot()
         beyond = self.delta - threshold if side == "above" else threshold - self.delta
         return min(1.0, 2.0 * pivot.sf(beyond))
 
@@ -189,12 +279,7 @@ class TwoLevel:
         """The smallest distance from the threshold that a two-sided 5% test detects with 80% power: at this run's
         variance, or (``n_runs``) with every system trained with that many seeds (its pool's degrees of freedom
         growing alike)."""
-        if n_runs is None:
-            pivot = _Pivot(self.shared, self.seed, self.df)
-        else:
-            seed = sum(v / n_runs for v in self.seed_vars)
-            df = min(d - (n - 1) + (n_runs - 1) for d, n in zip(self.seed_dfs, self.runs))
-            pivot = _Pivot(self.shared, seed, max(df, 1.0))
+        pivot = self._pivot(n_runs)
         return pivot.quantile(1 - ALPHA / 2) + pivot.quantile(POWER)
 
     def seeds_needed(self, effect: float) -> int | None:
@@ -212,6 +297,24 @@ class TwoLevel:
                 low = middle + 1
         return low
 
+    def seeds_needed_range(self, effect: float, low: float = 0.10, high: float = 0.90
+                           ) -> tuple[int, int | None] | None:
+        """How uncertain :meth:`seeds_needed` is: the seeds needed were the seed variance at the ``low`` and ``high``
+        percentiles of its chi-square confidence distribution on its degrees of freedom (the true variance
+        df s^2 / U, U chi-square on df, with every system's variance scaled alike): (fewest, most), the most None
+        where it exceeds MAX_SEEDS. None where :meth:`seeds_needed` is None."""
+        if self.seeds_needed(effect) is None:
+            return None
+        if self.df >= NORMAL_DF:
+            needed = self.seeds_needed(effect)
+            return needed, needed
+
+        def at(quantile: float) -> int | None:
+            scale = self.df / float(stats.chi2.ppf(quantile, self.df))
+            return replace(self, seed_vars=tuple(v * scale for v in self.seed_vars)).seeds_needed(effect)
+
+        return at(1 - low), at(1 - high)  # the low percentile of the variance is the high one of U
+
 
 @dataclass(frozen=True)
 class SentenceLevel:
@@ -220,6 +323,7 @@ class SentenceLevel:
     samples: np.ndarray
     method = "sentence"
     df = math.inf
+    own: tuple[bool, ...] = ()  # no seed variance is estimated
 
     @property
     def variance(self) -> float:
@@ -240,31 +344,60 @@ class SentenceLevel:
     def seeds_needed(self, effect: float) -> None:
         return None  # one run: the spread between seeds is not measured
 
+    def seeds_needed_assuming(self, effect: float, seed_ratio: float) -> int | None:
+        """The seeds that would detect a difference ``effect`` away from the threshold with 80% power *if* one run's
+        difference varied between seeds ``seed_ratio`` times as much as it varies between test sets (its variance
+        over the resampled sentences): an assumption, not a measurement, since one run measures no spread between
+        seeds. As :meth:`TwoLevel.seeds_needed` for that seed variance, on n - 1 degrees of freedom at n seeds (no
+        pool to moderate it by: an upper figure), with this test set's variance unchanged (its part that each run
+        adds alone would shrink with more seeds: an upper figure too). None where ``effect`` <= 0 or no number up to
+        MAX_SEEDS would do."""
+        if effect <= 0:
+            return None
+        variance = self.variance
+        projected = TwoLevel(delta=self.delta, shared=variance, seed_vars=(seed_ratio * variance,), runs=(1,),
+                             seed_dfs=(0.0,))
+        return projected.seeds_needed(effect)
+
 
 # -- the generalised pivotal quantity ------------------------------------------------------------------------------
 class _Pivot:
-    """The distribution of Z sqrt(shared + seed * df / U) (Z standard normal, U chi-square on ``df``): a scale mixture
-    of normals, integrated over log U on a fine grid (its density falls off exponentially on both sides, so the
-    trapezoid rule is accurate to far below the p-values Holm's adjustment reads)."""
+    """The distribution of Z sqrt(shared + sum_g seed_g df_g / U_g) (Z standard normal, U_g independent chi-squares
+    on df_g, one for each independent piece of the seed variance ``groups`` [(seed_g, df_g)]): a scale mixture of
+    normals, integrated over each log U_g on a fine grid (its density falls off exponentially on both sides, so the
+    trapezoid rule is accurate to far below the p-values Holm's adjustment reads). A piece with df_g >= NORMAL_DF is
+    taken as known."""
 
-    def __init__(self, shared: float, seed: float, df: float):
-        if seed <= 0 or df >= NORMAL_DF:
-            self.scales, self.weights = np.array([math.sqrt(shared + seed)]), np.array([1.0])
-        else:
-            log_u, self.weights = _log_chi2_grid(float(df))
-            self.scales = np.sqrt(shared + seed * df * np.exp(-log_u))
+    def __init__(self, shared: float, groups: Sequence[tuple[float, float]]):
+        known = shared + sum(seed for seed, df in groups if seed <= 0 or df >= NORMAL_DF)
+        uncertain = [(seed, df) for seed, df in groups if seed > 0 and df < NORMAL_DF]
+        # the grid per piece: 800 points for one, fewer for several, so that their product stays small
+        points = 800 if len(uncertain) < 2 else max(48, int(round(10000 ** (1 / len(uncertain)))))
+        squares, weights = np.array([known]), np.array([1.0])
+        for seed, df in uncertain:
+            log_u, piece = _log_chi2_grid(float(df), points)
+            squares = (squares[:, None] + (seed * df * np.exp(-log_u))[None, :]).ravel()
+            weights = (weights[:, None] * piece[None, :]).ravel()
+            keep = weights > 1e-18 * weights.max()  # points that cannot move a probability Holm reads
+            squares, weights = squares[keep], weights[keep]
+        self.scales, self.weights = np.sqrt(squares), weights / weights.sum()
+        self.degenerate = not np.any(self.scales > 0)  # no variance at all: the difference is known
 
     def sf(self, x: float) -> float:
         """P(pivot > x)."""
-        if not np.any(self.scales > 0):
+        if self.degenerate:
             return 0.0 if x >= 0 else 1.0
         return float(np.dot(self.weights, special.ndtr(-x / self.scales)))
 
     def quantile(self, p: float) -> float:
-        if not np.any(self.scales > 0) or p == 0.5:
+        if self.degenerate or p == 0.5:
             return 0.0
-        bound = float(self.scales.max()) * 40 + 1.0
-        return float(optimize.brentq(lambda x: self.sf(x) - (1 - p), -bound, bound, xtol=1e-12, rtol=1e-12))
+        if p < 0.5:  # the pivot is symmetric about 0
+            return -self.quantile(1 - p)
+        low, high = 0.0, float(np.dot(self.weights, self.scales))  # a bracket, doubled until it holds the quantile
+        while self.sf(high) > 1 - p:
+            low, high = high, 2 * high
+        return float(optimize.brentq(lambda x: self.sf(x) - (1 - p), low, high, xtol=1e-12, rtol=1e-12))
 
 
 def _log_chi2_grid(df: float, points: int = 800) -> tuple[np.ndarray, np.ndarray]:
