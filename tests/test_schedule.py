@@ -1,6 +1,7 @@
 """The training schedules (the papers' fixed one, the reduced presets' plateau rule) and the convergence gate, on
 hand-made learning curves and the published small-gpu run's."""
 import json
+import math
 from pathlib import Path
 
 import pytest
@@ -8,8 +9,8 @@ import pytest
 from nmt import settings
 from nmt.settings import TrainSettings
 from nmt.cli import main
-from nmt.settings.schedule import (Schedule, convergence, final_rate_stalls, improvement, learning_rate, schedule_of, stalls,
-                          wants_epoch, window_gain)
+from nmt.settings.schedule import (Schedule, convergence, final_rate_stalls, improvement, learning_rate, projection,
+                                   schedule_of, stalls, wants_epoch)
 
 ROOT = Path(__file__).resolve().parents[1]
 PLATEAU = Schedule(epochs=10, plateau={"within": 0.01, "halvings": 2, "patience": 1, "max_epochs": 10})
@@ -97,51 +98,101 @@ def test_the_issue_s_steady_curve_is_not_stopped_by_patience_2_nor_judged_conver
     assert len(trained(PLATEAU, STEADY + (8.0,))) == 8  # patience 1: three stalls (epochs 4, 6, 8) end it
     assert wants_epoch(9, PATIENT, curve(*STEADY))  # epoch 8 is the only stall in a row at the final rate
     assert len(trained(PATIENT, STEADY + (8.0, 7.99, 7.98))) == 11  # stops at two stalls in a row
-    gate = convergence(curve(*STEADY), 0.01, 2)
+    gate = convergence(curve(*STEADY), 0.02, 5)
     assert gate["last_improvement"] == pytest.approx(-0.005)  # the old gate's figure: a stall, it passed
-    assert gate["window_gain"] == pytest.approx(2.0 / 12.0) and not gate["converged"]
+    assert gate["fit_from"] == 4 and gate["slope_bound"] < -0.04 and gate["projected_left"] > 0.3
+    assert not gate["converged"]
 
 
-def test_the_gate_fails_a_run_the_rule_stopped_when_its_stalls_add_up_to_more_than_within():
-    """Two consecutive stalls of 0.8% each (after the halvings): the rule stops, the gate sees 1.6% over its window."""
-    ppls = (10.0, 8.0, 7.95, 7.0, 6.99, 5.0, 5.0 * 0.992, 5.0 * 0.992 ** 2, 4.0)
-    metrics = trained(PATIENT, ppls)
+def test_the_rule_stops_a_steady_half_percent_decline_at_epoch_5_and_the_gate_fails_it():
+    """The audit's case: a steady decline of 0.5%/epoch or less stalls at every epoch, so the rule (patience 2) stops
+    it at epoch 5, and the old gate (1% over the last two) passed it with 4.9% still to come in 10 epochs. Without
+    noise the line through its five evaluations has no scatter: it projects exactly what is left, so the gate fails
+    0.5%/epoch and passes 0.2%/epoch (1.98% left, under 2%)."""
+    for rate in (0.005, 0.002):
+        metrics = trained(PATIENT, [10.0 * (1 - rate) ** i for i in range(20)])
+        assert len(metrics) == 5 and metrics[-1]["lr"] == 0.25
+        gate = convergence(metrics, 0.02, 5)
+        left = 1 - (1 - rate) ** 10
+        assert gate["slope"] == pytest.approx(math.log(1 - rate)) and gate["scatter"] == pytest.approx(0, abs=1e-12)
+        assert gate["slope_bound"] == pytest.approx(gate["slope"]) and gate["projected_left"] == pytest.approx(left)
+        assert gate["converged"] == (rate == 0.002)
+    # two consecutive stalls of 0.8% after a 28% drop: the rule stops, the line sees the drop and the stalls
+    metrics = trained(PATIENT, (10.0, 8.0, 7.95, 7.0, 6.99, 5.0, 5.0 * 0.992, 5.0 * 0.992 ** 2, 4.0))
     assert len(metrics) == 8 and [m["lr"] for m in metrics][-3:] == [0.25, 0.25, 0.25]
-    gate = convergence(metrics, 0.01, 2)
-    assert gate["window_gain"] == pytest.approx(1 - 0.992 ** 2) and not gate["converged"]
+    gate = convergence(metrics, 0.02, 5)
     assert gate["halvings"] == 2 and gate["last_improvement"] == pytest.approx(0.008)  # the last epoch: a stall
+    assert gate["projected_left"] > 0.2 and not gate["converged"]
+
+
+T95_3 = 2.3533634  # Student's t, one-sided 95%, 3 degrees of freedom (five evaluations, a line's two parameters)
+
+
+def logs_curve(base: float, slope: float, wobble: float) -> list[dict]:
+    """Five evaluations whose log dev perplexities are a line (``slope`` per epoch, ``base`` at the middle one) plus
+    residuals ``wobble`` x (1, -2, 0, 2, -1), which the least-squares line leaves exactly: slope ``slope``, residual
+    sum of squares 10 wobble^2."""
+    return curve(*[base * math.exp(slope * (x - 2) + wobble * e) for x, e in enumerate((1, -2, 0, 2, -1))])
+
+
+def test_the_gate_s_projection_on_hand_computed_lines():
+    # falling 1%/epoch with a small wobble: scatter sqrt(10 w^2 / 3), the slope's standard error w / sqrt(3)
+    gate = convergence(logs_curve(5.0, -0.01, 0.002), 0.02, 5)
+    bound = -0.01 + T95_3 * 0.002 / math.sqrt(3)
+    assert gate["slope"] == pytest.approx(-0.01) and gate["scatter"] == pytest.approx(0.002 * math.sqrt(10 / 3))
+    assert gate["slope_bound"] == pytest.approx(bound, rel=1e-6)
+    # the line ends at log 5 - 0.02; ten epochs at the bound; the best recorded is the last, log 5 - 0.022
+    assert gate["projected_left"] == pytest.approx(1 - math.exp(-0.02 + 10 * bound + 0.022), rel=1e-6)
+    assert gate["projected_left"] == pytest.approx(0.0684, abs=1e-4) and not gate["converged"]
+    assert (gate["epochs"], gate["window"], gate["horizon"], gate["fit_from"]) == (5, 5, 10, 1)
+    # the same fall over a horizon of 2 epochs leaves less than 2%
+    assert convergence(logs_curve(5.0, -0.01, 0.002), 0.02, 5, horizon=2)["projected_left"] == pytest.approx(
+        1 - math.exp(-0.02 + 2 * bound + 0.022), rel=1e-6)
+    # flat with 1% scatter: the slope's bound is above 0, the line's next epoch is above the best: nothing left
+    flat = convergence(logs_curve(5.0, 0.0, 0.01), 0.02, 5)
+    assert flat["slope"] == pytest.approx(0.0, abs=1e-12)
+    assert flat["slope_bound"] == pytest.approx(T95_3 * 0.01 / math.sqrt(3), rel=1e-6)
+    assert flat["projected_left"] == 0.0 and flat["converged"]
+    # the same wobble on a 1%/epoch fall: its bound, -1% + 1.36%, is above 0 too: the scatter hides the fall
+    assert convergence(logs_curve(5.0, -0.01, 0.01), 0.02, 5)["converged"]
 
 
 def test_the_convergence_gate():
-    flat = convergence(curve(10.0, 6.0, 5.0, 4.99, 4.98, lrs=[1.0, 1.0, 0.5, 0.25, 0.25]), 0.01, 2)
-    assert flat == {"epochs": 5, "halvings": 2, "last_improvement": pytest.approx(0.01 / 4.99), "window": 2,
-                    "window_gain": pytest.approx(0.004), "converged": True}
+    flat = convergence(curve(10.0, 6.0, 5.0, 4.99, 4.98, 4.985, 4.97, lrs=[1.0, 1.0, 0.5, 0.25, 0.25, 0.25, 0.25]),
+                       0.02, 5)
+    assert flat["epochs"] == 7 and flat["halvings"] == 2 and flat["fit_from"] == 3
+    assert flat["last_improvement"] == pytest.approx(0.01 / 4.98) and flat["converged"]
+    # the line through 5.0 .. 4.97 falls 0.1%/epoch, its bound less: under 1% in ten epochs
+    assert 0 < flat["projected_left"] < 0.01
     # the issue's dropout system: still 5% down per epoch when its schedule ended
-    falling = convergence(curve(14.0, 12.3, 11.68, 11.08), 0.01, 2)
-    assert not falling["converged"] and falling["window_gain"] == pytest.approx(1.22 / 12.3)
+    falling = convergence(curve(16.0, 14.0, 12.3, 11.68, 11.08), 0.02, 5)
+    assert not falling["converged"] and falling["projected_left"] > 0.4
     assert falling["last_improvement"] == pytest.approx(0.6 / 11.68)
-    worse = convergence(curve(10.0, 6.0, 6.4, 6.2), 0.01, 2)  # overfitting at the end: nothing more to gain
-    assert worse["converged"] and worse["window_gain"] == pytest.approx(-0.2 / 6.0)
-    # fewer than window + 1 evaluations say nothing: not converged, no figure
-    assert convergence(curve(10.0, 9.99), 0.01, 2) == {"epochs": 2, "halvings": 0,
-                                                       "last_improvement": pytest.approx(0.001), "window": 2,
-                                                       "window_gain": None, "converged": False}
-    assert not convergence(curve(10.0), 0.01, 1)["converged"]
-    # window 1 is the old, one-epoch test; a wider window adds the epochs' gains up
-    assert convergence(curve(10.0, 9.92, 9.85), 0.01, 1)["converged"]
-    assert not convergence(curve(10.0, 9.92, 9.85), 0.01, 2)["converged"]
-    assert convergence(curve(10.0, 9.85, 9.8), 0.02, 2)["converged"]
-    assert window_gain([10.0, 11.0, 12.0], 2) == pytest.approx(-0.1) and window_gain([10.0], 1) is None
+    worse = convergence(curve(10.0, 6.0, 6.4, 6.2, 6.5, 6.6), 0.02, 5)  # overfitting at the end: nothing more
+    assert worse["converged"] and worse["slope"] > 0 and worse["projected_left"] == 0.0
+    # a drop of 5% in the last epoch of a flat curve: the line's scatter hides it, the last epoch's own gain fails it
+    dropped = convergence(curve(10.0, 6.0, 6.0, 6.01, 5.99, 6.0, 5.7), 0.02, 5)
+    assert dropped["projected_left"] == 0.0 and dropped["last_improvement"] > 0.02 and not dropped["converged"]
+    # fewer than window evaluations say nothing: not converged, no figure
+    assert convergence(curve(10.0, 9.99, 9.98, 9.97), 0.02, 5) == {
+        "epochs": 4, "halvings": 0, "last_improvement": pytest.approx(0.01 / 9.98), "window": 5, "horizon": 10,
+        "fit_from": None, "slope": None, "slope_bound": None, "scatter": None, "projected_left": None,
+        "converged": False}
+    assert projection([10.0, 9.0], 3) is None
     with pytest.raises(ValueError):
-        window_gain([10.0, 9.0], 0)
+        projection([10.0, 9.0, 8.0], 2)  # a line through two leaves no scatter
 
 
 def test_a_flat_run_the_rule_stopped_passes_the_gate():
-    metrics = trained(PATIENT, (10.0, 8.0, 7.95, 7.0, 6.99, 6.98, 6.985, 6.97, 5.0))
+    metrics = trained(PATIENT, (10.0, 8.0, 7.0, 6.99, 6.98, 6.985, 6.97, 5.0))
     assert len(metrics) == 7 and metrics[-1]["lr"] == 0.25
-    assert convergence(metrics, 0.01, 2) == {"epochs": 7, "halvings": 2,
-                                             "last_improvement": pytest.approx(-0.005 / 6.98), "window": 2,
-                                             "window_gain": pytest.approx(0.01 / 6.99), "converged": True}
+    gate = convergence(metrics, 0.02, 5)
+    assert gate["fit_from"] == 3 and gate["last_improvement"] == pytest.approx(0.01 / 6.98)
+    assert gate["projected_left"] == pytest.approx(0.0036, abs=1e-4) and gate["converged"]
+    # a drop inside the line's window (7.95 -> 7.0, then stalls): its scatter keeps the bound above 0 here, but a
+    # cleaner drop fails it (docs/statistics.md: the gate errs towards failing a fall that has played out)
+    metrics = trained(PATIENT, (10.0, 8.0, 7.95, 7.0, 6.99, 6.98, 6.985, 6.97, 5.0))
+    assert len(metrics) == 7 and convergence(metrics, 0.02, 5)["converged"]
 
 
 def test_the_rule_reads_only_the_records_before_the_epoch_so_a_resumed_run_decides_as_an_uninterrupted_one():
@@ -191,7 +242,8 @@ def test_patience_1_reproduces_the_published_runs_stopping_epochs_and_rates():
 @pytest.mark.skipif(not PUBLISHED, reason="no published small-gpu run in docs/reproductions")
 def test_the_published_runs_under_the_new_gate_and_the_epoch_after_a_first_stall():
     """The figures docs/statistics.md gives: 17 of 18 seed-1 trainings ended after one epoch at the final rate, 16
-    of 18 improved 1.4-7.2% in the epoch after their first stall, and the window-2 gate passes 17 of them."""
+    of 18 improved 1.4-7.2% in the epoch after their first stall, and the gate (within 2%, a line through the last 5)
+    passes 13 of them (`python benchmarks/gate-agreement.py docs/reproductions/small-gpu/results`)."""
     runs = published_runs()
     at_final = [sum(m["lr"] == metrics[-1]["lr"] for m in metrics) for _, metrics, _ in runs]
     assert sum(n == 1 for n in at_final) == 17
@@ -202,10 +254,12 @@ def test_the_published_runs_under_the_new_gate_and_the_epoch_after_a_first_stall
         after_first_stall.append(improvement(ppls, first + 1))
     improved = sorted(g for g in after_first_stall if g > 0.01)
     assert len(improved) == 16 and 0.014 < improved[0] and improved[-1] < 0.072
-    gates = {path.parent.parent.parent.name + "/" + path.parent.name: convergence(metrics, 0.01, 2)
+    gates = {path.parent.parent.parent.name + "/" + path.parent.name: convergence(metrics, 0.02, 5)
              for path, metrics, _ in runs}
-    assert [name for name, gate in gates.items() if not gate["converged"]] == ["en-de/local_m_general_feed"]
-    assert gates["en-de/local_m_general_feed"]["window_gain"] == pytest.approx(0.0107, abs=5e-5)
+    assert [name for name, gate in gates.items() if not gate["converged"]] == [
+        "en-de/base_reverse_dropout", "en-de/global_dot_feed", "en-de/global_general_feed",
+        "en-de/global_location_feed", "en-de/local_m_dot_feed"]
+    assert all(gate["last_improvement"] <= 0.01 for gate in gates.values())  # a stall ended each: the line fails them
 
 
 def test_nmt_config_shows_the_schedule_a_system_trains_by_and_the_keys_it_comes_from(capsys):

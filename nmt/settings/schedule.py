@@ -12,20 +12,30 @@ Two schedules (``train.plateau`` picks):
   at the final rate (the rule before ``patience`` existed: a plateau recorded without it means 1, nmt.settings).
   Training keeps the best evaluation (``train.keep: best``).
 
-The convergence gate (:func:`convergence`) judges every system, whatever its schedule, by a different test from a
-stall: the cumulative gain of its last ``window`` evaluations, how much the best of them lowered the best dev
-perplexity before them (as a fraction of that best; negative when they are all worse). A system converged when that
-gain is at most ``within``: its last ``window`` evaluations together, not one epoch, found nothing more than that.
-A stall is one epoch's test, so a rule that stops at stalls does not pass the gate by construction: two consecutive
-stalls of 0.8% each are a 1.6% gain over a window of two, and fail a gate of 1%; a run that reached ``max_epochs``
-still improving, or a fixed schedule that ended while the perplexity was still falling, fails it too.
+The convergence gate (:func:`convergence`) judges every system after training, whatever its schedule, by what is
+left of it: it fits a least-squares line to the log dev perplexity of the last ``window`` evaluations, takes the
+one-sided 95% upper bound of the line's slope (Student's t on the fit's residual scatter, so that a noisy flat
+curve's fitted slope does not fail it), and projects the line with that slope ``horizon`` (10) epochs on from where
+it ends. ``projected_left`` is how far the lowest point of that projection lies below the best dev perplexity
+recorded, as a fraction (0 when it does not). A system converged when ``projected_left`` is at most ``within`` and
+its last epoch did not itself lower the best by more than ``within`` (a drop at the very end is one point, which a
+line through several need not call a trend); with fewer than ``window`` evaluations nothing says it flattened: not
+converged. A line overstates what is left of a fall that is slowing down, so the gate errs towards failing such a
+run; a fall that comes only after the record ends is invisible to it, as to any gate (docs/statistics.md gives its
+error rates, by simulation, and how often it passes the runs the plateau rule stopped).
 
 Everything is decided from the recorded epoch metrics (``metrics.jsonl``'s records), so a resumed run decides as an
 uninterrupted one.
 """
 from __future__ import annotations
 
+import math
 from dataclasses import asdict, dataclass, field
+
+from scipy import special
+
+HORIZON = 10  # epochs: how far ahead the convergence gate projects a training's dev perplexity
+LEAST_FIT = 3  # evaluations: a line through fewer leaves no scatter to bound its slope by
 
 
 @dataclass(frozen=True)
@@ -118,24 +128,50 @@ def wants_epoch(epoch: int, schedule: Schedule, metrics: list[dict]) -> bool:
     return True
 
 
-def window_gain(dev_ppls: list[float], window: int) -> float | None:
-    """How much the best of the last ``window`` evaluations lowered the best dev perplexity before them, as a
-    fraction of that best (negative: all of them were worse); None with fewer than ``window + 1`` evaluations."""
-    if window < 1:
-        raise ValueError(f"window must be at least 1, not {window}")
-    if len(dev_ppls) < window + 1:
+def _t95(dof: int) -> float:
+    """The one-sided 95% quantile of Student's t with ``dof`` degrees of freedom."""
+    return float(special.stdtrit(dof, 0.95))
+
+
+def projection(dev_ppls: list[float], window: int, horizon: int = HORIZON) -> dict | None:
+    """What the gate projects is left of a training (see the module's docstring): {fit_from (0-based index of the
+    first evaluation fitted; the fit runs to the last), slope (of the log dev perplexity, per epoch), slope_bound
+    (its one-sided 95% upper bound), scatter (the residuals' standard deviation), projected_left (how far the line,
+    falling at slope_bound from where it ends, comes below the best dev perplexity within ``horizon`` epochs, as a
+    fraction of that best; 0 when it does not)}. None with fewer than ``window`` evaluations."""
+    if window < LEAST_FIT:
+        raise ValueError(f"window must be at least {LEAST_FIT}, not {window}")
+    n = len(dev_ppls)
+    if n < window:
         return None
-    best_before = min(dev_ppls[:-window])
-    return (best_before - min(dev_ppls[-window:])) / best_before
+    start = n - window
+    ys = [math.log(p) for p in dev_ppls[start:]]
+    k = len(ys)
+    x_mean, y_mean = (k - 1) / 2, sum(ys) / k
+    sxx = sum((x - x_mean) ** 2 for x in range(k))
+    slope = sum((x - x_mean) * (y - y_mean) for x, y in enumerate(ys)) / sxx
+    scatter = math.sqrt(sum((y - y_mean - slope * (x - x_mean)) ** 2 for x, y in enumerate(ys)) / (k - 2))
+    bound = slope + _t95(k - 2) * scatter / math.sqrt(sxx)
+    end = y_mean + slope * (k - 1 - x_mean)  # the line at the last evaluation
+    lowest = end + (horizon if bound < 0 else 1) * bound  # the line's lowest point in the next `horizon` epochs
+    left = max(0.0, 1 - math.exp(lowest - math.log(min(dev_ppls))))
+    return {"fit_from": start, "slope": slope, "slope_bound": bound, "scatter": scatter, "projected_left": left}
 
 
-def convergence(metrics: list[dict], within: float, window: int) -> dict:
+def convergence(metrics: list[dict], within: float, window: int, horizon: int = HORIZON) -> dict:
     """The convergence gate on one training's epoch records: {epochs, halvings (learning-rate decreases between
-    epochs), last_improvement (the last epoch's, see :func:`improvement`), window, window_gain (see
-    :func:`window_gain`), converged: window_gain <= within}. With fewer than ``window + 1`` epochs nothing says the
-    perplexity has flattened: not converged (window_gain None)."""
+    epochs), last_improvement (the last epoch's, see :func:`improvement`), window, horizon, fit_from (the first epoch
+    the line was fitted on; it runs to the last), slope, slope_bound, scatter, projected_left (see
+    :func:`projection`), converged: projected_left and last_improvement both at most ``within``}. With fewer than
+    ``window`` epochs nothing says the perplexity has flattened: not converged (fit_from, slope, slope_bound,
+    scatter, projected_left None)."""
     ppls = _dev_ppls(metrics)
-    gain = window_gain(ppls, window)
+    fit = projection(ppls, window, horizon)
+    last = improvement(ppls)
     halvings = sum(1 for before, after in zip(metrics, metrics[1:]) if after["lr"] < before["lr"])
-    return {"epochs": len(metrics), "halvings": halvings, "last_improvement": improvement(ppls), "window": window,
-            "window_gain": gain, "converged": gain is not None and gain <= within}
+    figures = dict.fromkeys(("fit_from", "slope", "slope_bound", "scatter", "projected_left"))
+    if fit is not None:
+        figures = {**fit, "fit_from": metrics[fit["fit_from"]].get("epoch", fit["fit_from"] + 1)}
+    converged = fit is not None and fit["projected_left"] <= within and (last is None or last <= within)
+    return {"epochs": len(metrics), "halvings": halvings, "last_improvement": last, "window": window,
+            "horizon": horizon, **figures, "converged": converged}
