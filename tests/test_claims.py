@@ -1,6 +1,7 @@
 """The claims ledger: claims files, the paired bootstrap (against sacreBLEU's own command line), the verdict rule
 on hand-made scores files (every outcome), Kendall's tau, and the report's Claims section and claims.json."""
 import json
+import math
 import random
 import shutil
 import subprocess
@@ -10,6 +11,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 import yaml
+from markupsafe import escape
 from sacrebleu.significance import estimate_ci
 
 from nmt import settings
@@ -19,8 +21,8 @@ from nmt.scoring.difference import SentenceLevel, TwoLevel
 from nmt.base.errors import ConfigError, InputError
 from nmt.config.plan import collect_claims
 from nmt.report.claims_view import claims_markdown
-from nmt.report.claims import (CONTRADICTED, INCONCLUSIVE, NOT_RUN, REPRODUCED, ClaimJudge, adjust, claims_csv,
-                               comparison_p_values, kendall_tau, verdict_of)
+from nmt.report.claims import (CONTRADICTED, INCONCLUSIVE, NOT_RUN, REPRODUCED, SINGLE_RUN, ClaimJudge, adjust,
+                               claims_csv, comparison_p_values, kendall_tau, verdict_of)
 from nmt.report.inputs import ReportInputs
 from nmt.report.render import render_report
 from nmt.config.claim_files import load_claims
@@ -215,18 +217,22 @@ def toy_run(tmp_path):
 
 
 def test_verdicts_on_hand_made_scores_files(toy_run):
+    """Every system of the toy run has one run: no claim gets a verdict, each says which way its two models differ
+    (the sentence bootstrap's 95% interval on the paper's side of the threshold, the other, or across it)."""
     judge, claims, _ = toy_run
     judged = {c["id"]: judge.judge(c) for c in claims}
-    assert judged["strong-beats-weak"]["verdict"] == REPRODUCED and judged["strong-beats-weak"]["ci_low"] > 0
+    assert all(r["verdict"] in (SINGLE_RUN, NOT_RUN) for r in judged.values())
+    assert judged["strong-beats-weak"]["points"] == "for" and judged["strong-beats-weak"]["ci_low"] > 0
     assert judged["strong-beats-weak"]["paper_delta"] == 10.0
-    assert judged["twin-beats-strong"]["verdict"] == INCONCLUSIVE
+    assert judged["twin-beats-strong"]["points"] == "neither"
     assert judged["twin-beats-strong"]["ci_low"] <= 0 <= judged["twin-beats-strong"]["ci_high"]
-    assert judged["flipped-beats-strong"]["verdict"] == CONTRADICTED
+    assert judged["flipped-beats-strong"]["points"] == "against"
     assert judged["flipped-beats-strong"]["paper_delta"] == 5.0 and judged["flipped-beats-strong"]["ci_high"] < 0
     assert judged["untrained"]["verdict"] == NOT_RUN and "no scores for untrained" in judged["untrained"]["reason"]
+    assert judged["untrained"]["points"] is None
     gain = judged["unk-gain"]
-    assert gain["paper_delta"] == pytest.approx(1.0) and gain["verdict"] == REPRODUCED
-    assert judged["aer-order"]["verdict"] == REPRODUCED and judged["aer-order"]["ours_delta"] < 0
+    assert gain["paper_delta"] == pytest.approx(1.0) and gain["points"] == "for"
+    assert judged["aer-order"]["points"] == "for" and judged["aer-order"]["ours_delta"] < 0
     assert judged["aer-order"]["paper_delta"] == pytest.approx(-0.2)
     gone = judged["aer-order-not-run"]
     assert gone["verdict"] == NOT_RUN and "gold alignments" in gone["reason"]
@@ -257,7 +263,7 @@ def test_a_bleu_claim_shows_the_chrf_difference_beside_it(toy_run, tmp_path):
         (chrf["weak", "chrf_unk"] - chrf["weak", "chrf"]) - (chrf["strong", "chrf_unk"] - chrf["strong", "chrf"]))
     assert judged["twin-beats-strong"]["ours_delta_chrf"] is None  # twin's scores file has none
     assert judged["aer-order"]["ours_delta_chrf"] is None
-    assert judged["strong-beats-weak"]["verdict"] == REPRODUCED
+    assert judged["strong-beats-weak"]["points"] == "for"
 
 
 def test_a_translation_changed_after_scoring_is_an_error(toy_run):
@@ -268,42 +274,119 @@ def test_a_translation_changed_after_scoring_is_an_error(toy_run):
         judge.judge(next(c for c in claims if c["id"] == "strong-beats-weak"))
 
 
-def test_report_has_the_claims_section_json_and_csv(toy_run, tmp_path):
+def add_seed_runs(judge: ClaimJudge, system: str, rates: tuple[float, ...], rng_seed: int) -> list[float]:
+    """Seeds 2, 3, ... of a toy ``system``: its first run's scores file with other translations (corrupted at
+    ``rates``), judged as its runs; all its BLEUs."""
+    scores_dir = judge.results_dir / "en-de" / "scores"
+    base = json.loads((scores_dir / f"{system}.test.json").read_text())
+    refs = Path(base["ref"]).read_text().splitlines()
+    bleus, runs = [base["bleu_tok"]], [system]
+    for seed, rate in enumerate(rates, start=2):
+        run = f"{system}_seed{seed}"
+        hyps = corrupt(refs, rate, rng_seed + seed)
+        hyp = write_lines(judge.results_dir.parent.parent / "out" / f"{run}.txt", hyps)
+        bleus.append(significance.bleu_of(significance.bleu_statistics(hyps, refs, "none"), "none"))
+        (scores_dir / f"{run}.test.json").write_text(json.dumps({**base, "system": run, "hyp": str(hyp),
+                                                                 "bleu_tok": bleus[-1]}))
+        runs.append(run)
+    judge.runs.setdefault("en-de", {})[system] = runs
+    return bleus
+
+
+@pytest.fixture()
+def seeded_toy_run(toy_run):
+    """The toy run with three seeds of every BLEU system; the aligners keep one run each."""
     judge, claims, tables = toy_run
-    records = adjust([judge.judge(c) for c in claims])
+    for system, rates, rng_seed in (("strong", (0.06, 0.07), 20), ("weak", (0.46, 0.47), 40),
+                                    ("twin", (0.05, 0.06), 60), ("flipped", (0.41, 0.42), 80)):
+        add_seed_runs(judge, system, rates, rng_seed)
+    return judge, claims, tables
+
+
+def render_toy(judge, records, tmp_path) -> Path:
     out = tmp_path / "report"
     table_files = [tmp_path / "tables" / "toy_table.yaml"]
-    index = render_report(ReportInputs(preset="toy", preset_description="", tables=table_files,
-                                       results_dir=judge.results_dir, pair_for_task={"en-de": "en-de"}, context={},
-                                       claims=records, claim_files=["claims.yaml"]), out)
-    html = index.read_text()
-    assert '<section id="claims">' in html and "3 of 7 claims reproduced on toy" in html
+    render_report(ReportInputs(preset="toy", preset_description="", tables=table_files,
+                               results_dir=judge.results_dir, pair_for_task={"en-de": "en-de"}, context={},
+                               claims=records, claim_files=["claims.yaml"]), out)
+    return out
+
+
+def test_report_has_the_claims_section_json_and_csv(seeded_toy_run, tmp_path):
+    judge, claims, tables = seeded_toy_run
+    records = adjust([judge.judge(c) for c in claims])
+    out = render_toy(judge, records, tmp_path)
+    html = (out / "index.html").read_text()
+    assert '<section id="claims">' in html and "2 of 4 judged claims reproduced on toy" in html
+    assert "1 rest on a single run and get no verdict, 2 were not run" in html
     assert 'href="#toy_table"' in html  # each claim links to its table
     assert "Kendall&#8217;s &#964;" in html
     data = json.loads((out / "claims.json").read_text())
-    assert data["summary"] == {"claims": 7, "reproduced": 3, "contradicted": 1, "inconclusive": 1, "not_run": 2,
-                               "not_converged": 0, "with_stand_in": 0, "checks": 0,
-                               "raw": {"reproduced": 3, "contradicted": 1, "inconclusive": 1, "not_run": 2}}
+    assert data["summary"] == {"claims": 7, "reproduced": 2, "contradicted": 1, "inconclusive": 1, "single_run": 1,
+                               "not_run": 2, "judged": 4, "family": 4, "not_converged": 0, "with_stand_in": 0,
+                               "checks": 0, "raw": {"reproduced": 2, "contradicted": 1, "inconclusive": 1,
+                                                    "single_run": 1, "not_run": 2}}
     for claim in data["claims"]:
         assert {"paper", "claim", "paper_delta", "ours_delta", "ci_low", "ci_high", "verdict", "verdict_raw",
-                "verdict_adjusted", "p_adjusted", "paper_inside", "n_runs", "interval_method", "converged",
-                "scope", "min_detectable", "seeds_needed", "power_note"} <= set(claim)
+                "verdict_adjusted", "p_adjusted", "paper_inside", "paper_position", "n_runs", "interval_method",
+                "converged", "scope", "min_detectable", "seeds_needed", "seeds_needed_range", "assumed_seed_ratio",
+                "power_note", "deciding", "weakest", "points"} <= set(claim)
+    by_id = {c["id"]: c for c in data["claims"]}
+    assert by_id["aer-order"]["verdict"] == SINGLE_RUN and by_id["aer-order"]["p_adjusted"] is None
+    assert by_id["aer-order"]["verdict_label"].startswith("one run: points the paper's way")
+    strong = by_id["strong-beats-weak"]
+    assert strong["verdict"] == REPRODUCED and strong["paper_position"] in ("inside", "above", "below")
+    assert strong["verdict_label"] == (f"reproduced (direction); the paper's +10.00 lies {strong['paper_position']} "
+                                       f"our interval")
     assert data["checks"] == []
     assert "not reproduced at this scale" in html  # the toy preset is not the paper preset
+    assert str(escape(strong["verdict_label"])) in html
     csv_lines = (out / "claims.csv").read_text().splitlines()
     assert csv_lines[0].startswith("id,paper,claim,") and len(csv_lines) == 8
     assert (out / "claims.csv").read_text() == claims_csv(records)
     ledger = (out / "claims.md").read_text()
     assert ledger == claims_markdown(data)
+    assert ("7 claims of the papers: 4 judged (2 reproduced, 1 contradicted, 1 inconclusive; 0 of them capped by the "
+            "convergence gate; Holm's adjustment over 4 of them), 1 resting on a single run (no verdict), 2 not run"
+            in ledger)
     headings = [line for line in ledger.splitlines() if line.startswith("## ")]
-    assert headings == ["## Reproduced (3)", "## Contradicted (1)", "## Inconclusive (1)", "## Not run (2)"]
-    for claim in data["claims"]:  # every claim in its verdict's group, with its interval as the page shows it
+    assert headings == ["## Reproduced (2)", "## Contradicted (1)", "## Inconclusive (1)", "## Single run (1)",
+                        "## Not run (2)"]
+    for claim in data["claims"]:  # every claim in its verdict's group, with its interval and label as the page's
         group = ledger.split(f"## {claim['verdict'].capitalize()} (")[1].split("\n## ")[0]
         line = next(line for line in group.splitlines() if f"**{claim['id']}**" in line)
         if claim["verdict"] != NOT_RUN:
-            assert f"[{claim['ci_low']:+.2f}, {claim['ci_high']:+.2f}]" in line
+            assert f"[{claim['ci_low']:+.2f}, {claim['ci_high']:+.2f}]" in line and claim["verdict_label"] in line
         else:
             assert claim["reason"] in line
+
+
+def test_a_report_of_single_runs_judges_no_claim_and_says_so(toy_run, tmp_path):
+    """The demo and tiny presets train one seed: every claim rests on single runs, none gets a verdict, the tally
+    says so, and no claim is in Holm's family."""
+    judge, claims, _ = toy_run
+    records = adjust([judge.judge(c) for c in claims])
+    out = render_toy(judge, records, tmp_path)
+    html = (out / "index.html").read_text()
+    assert "No claim tested on toy: 5 of its 7 claims rest on a single run" in html
+    assert "no claim tested: single runs" in html and "no claim gets a verdict" in html
+    data = json.loads((out / "claims.json").read_text())
+    assert data["summary"]["judged"] == 0 and data["summary"]["family"] == 0 and data["summary"]["single_run"] == 5
+    assert all(c["p_adjusted"] is None for c in data["claims"])
+    labels = {c["id"]: c["verdict_label"] for c in data["claims"]}
+    assert labels["strong-beats-weak"].startswith("one run: points the paper's way; the paper's +10.00 lies ")
+    assert labels["twin-beats-strong"].startswith("one run: no direction")
+    assert labels["flipped-beats-strong"].startswith("one run: points the other way")
+    # what it would take: seeds projected from the assumed spread between seeds, said to be an assumption
+    strong = next(c for c in data["claims"] if c["id"] == "strong-beats-weak")
+    assert strong["assumed_seed_ratio"] == 1.0 and strong["seeds_needed_range"] is None
+    for claim in data["claims"]:
+        if claim["seeds_needed"] is not None:
+            assert "an assumption, not a measurement" in claim["power_note"]
+            assert f"would need about {claim['seeds_needed']} seeds" in claim["power_note"]
+    ledger = (out / "claims.md").read_text()
+    assert "0 judged (0 reproduced, 0 contradicted, 0 inconclusive" in ledger and "## Single run (5)" in ledger
+    assert "The 5% family-wise error rate covers the judged claims' verdicts only." in ledger
 
 
 def test_the_claims_ledger_keeps_one_claim_per_row():
@@ -419,10 +502,14 @@ def test_seed_runs_are_averaged_in_tables_and_their_spread_widens_the_interval(t
     claim = next(c for c in claims if c["id"] == "strong-beats-weak")
     single = judge.judge(claim)
     judge.runs = {"en-de": {"strong": ["strong", "strong_seed2", "strong_seed3"]}}
-    mixed = judge.judge(claim)  # one side a single run: the sentence level alone, and the verdict says so
+    mixed = judge.judge(claim)  # one side a single run: the sentence level alone, and no verdict
     assert mixed["n_runs"] == {"strong": 3, "weak": 1} and mixed["interval_method"].startswith("sentence")
-    assert "single run" in adjust([mixed])[0]["verdict_label"]
-    assert mixed["seeds_needed"] is None and "not measured" in mixed["power_note"]
+    assert mixed["verdict_raw"] == SINGLE_RUN and mixed["comparisons"][0]["verdict"] == SINGLE_RUN
+    assert adjust([mixed])[0]["verdict_label"].startswith("one run: points the paper's way")
+    assert mixed["verdict"] == SINGLE_RUN and mixed["p_adjusted"] is None
+    # what would decide it: seeds at the assumed spread between seeds (verdicts.assumed_seed_ratio), said so
+    assert mixed["assumed_seed_ratio"] == 1.0 and mixed["seeds_needed"] >= 2 and mixed["seeds_needed_range"] is None
+    assert "not measured" in mixed["power_note"] and "an assumption, not a measurement" in mixed["power_note"]
     judge.runs["en-de"]["weak"] = ["weak", "weak_seed2", "weak_seed3"]
     seeded = judge.judge(claim)
     assert seeded["ours_delta"] == pytest.approx(np.mean(bleus) - np.mean(weak_bleus))
@@ -509,7 +596,214 @@ def test_what_a_claim_could_detect_is_said_in_words():
     # the claim needs every comparison: the largest figures
     both = claim_power([comparison(0.6, 0.6, 1.4, 14), comparison(0.5, 0.5, 1.0, 9)], runs, "best")
     assert both["min_detectable"] == 1.4 and both["seeds_needed"] == 14 and both["paper_effect"] == 0.5
-    single = claim_power([comparison(0.6, 0.6, 1.4, None, method="sentence")], {"a": 3, "b": 1}, "better")
-    assert single["seeds_needed"] is None and single["power_note"].startswith("a single run on one side")
+    single = claim_power([comparison(0.6, 0.6, 1.4, 9, method="sentence")], {"a": 3, "b": 1}, "better",
+                         assumed_seed_ratio=4.0)
+    assert single["seeds_needed"] == 9 and single["assumed_seed_ratio"] == 4.0 and single["seeds_needed_range"] is None
+    assert single["power_note"] == (
+        "one run: the spread between seeds is not measured (the test sentences alone detect 1.4; train.seeds: "
+        "[1, 2, 3] measures it); were seeds to vary 4x as much as test sets (verdicts.assumed_seed_ratio: an "
+        "assumption, not a measurement), the paper's +0.6 would need about 9 seeds")
+    # a single run needs seeds even where the test sentences alone would detect the paper's difference
+    assert claim_power([comparison(2.0, 2.0, 1.4, 3, method="sentence")], {"a": 1}, "better", None,
+                       1.0)["seeds_needed"] == 3
+    # the range of the seeds needed: the largest low and high of the comparisons that fall short
+    ranged = claim_power([{**comparison(0.6, 0.6, 1.4, 14), "seeds_needed_range": [8, 30]},
+                          {**comparison(0.5, 0.5, 1.0, 9), "seeds_needed_range": [5, 40]}], runs, "best")
+    assert ranged["seeds_needed_range"] == [8, 40] and ranged["power_note"].endswith("needs about 14 (8-40)")
+    beyond = claim_power([{**comparison(0.6, 0.6, 1.4, 14), "seeds_needed_range": [8, None]}], runs, "better")
+    assert beyond["power_note"].endswith("needs about 14 (8 to over 1000)")
     assert claim_power([comparison(None, None, 1.4, None)], runs, "better")["power_note"].endswith(
         "the paper gives no number to size it by")
+
+
+# --------------------------------------------------------------------------- the row that decided, and the size
+
+def hand_comparison(a: str, p_for: float, p_against: float, low: float = -1.0, high: float = 1.0,
+                    paper: float | None = 1.0) -> dict:
+    return {"a": a, "b": "base", "p_for": p_for, "p_against": p_against, "ours_delta": (low + high) / 2,
+            "ci_low": low, "ci_high": high, "paper_delta": paper, "ours_delta_chrf": None,
+            "verdict": verdict_of(p_for, p_against), "points": None, "method": "two-level"}
+
+
+def test_the_comparison_that_decided_each_verdict():
+    """reproduced: the weakest for it (the largest p_for, the claim's own); inconclusive: the one that kept it from
+    reproduced (the largest p_for); contradicted: the strongest against (the smallest p_against), even where an
+    inconclusive comparison's p_for ties at 1 before it (the row the weakest showed beside "not reproduced")."""
+    from nmt.report.claims import deciding_index
+    reproduced = [hand_comparison("x", 0.001, 1.0), hand_comparison("y", 0.03, 1.0), hand_comparison("z", 0.01, 1.0)]
+    assert deciding_index(reproduced, REPRODUCED) == 1
+    inconclusive = [hand_comparison("x", 0.001, 1.0), hand_comparison("y", 0.4, 0.3), hand_comparison("z", 0.2, 0.9)]
+    assert deciding_index(inconclusive, INCONCLUSIVE) == 1
+    contradicted = [hand_comparison("x", 1.0, 0.3), hand_comparison("y", 1.0, 0.0001), hand_comparison("z", 1.0, 0.01)]
+    assert deciding_index(contradicted, CONTRADICTED) == 1
+    assert max(range(3), key=lambda i: (contradicted[i]["p_for"], -i)) == 0  # what `weakest` showed
+    # a single run: as the way it points
+    assert deciding_index(contradicted, SINGLE_RUN, "against") == 1
+    assert deciding_index(reproduced, SINGLE_RUN, "for") == deciding_index(reproduced, SINGLE_RUN, "neither") == 1
+    assert deciding_index([], REPRODUCED) is None
+
+
+def test_a_claim_shows_the_comparison_that_decided_its_adjusted_verdict():
+    """The record's difference and interval are the deciding comparison's, after Holm's adjustment and the gate: a
+    raw "contradicted" made inconclusive by the adjustment shows the comparison that kept it from reproduced."""
+    def record(cid: str, comparisons: list[dict], converged: bool = True) -> dict:
+        p_for = max(c["p_for"] for c in comparisons)
+        p_against = min(1.0, len(comparisons) * min(c["p_against"] for c in comparisons))
+        return {"id": cid, "kind": "best", "comparisons": comparisons, "weakest": 0, "deciding": None,
+                "paper_delta": None, "p_for": p_for, "p_against": p_against,
+                "verdict_raw": verdict_of(p_for, p_against), "converged": converged, "n_runs": {"a": 3},
+                "paper_preset": False, "substitute": None, "check": None}
+
+    against = record("against", [hand_comparison("x", 1.0, 0.3, -2.06, 0.13, 1.0),
+                                 hand_comparison("y", 1.0, 1e-6, -3.0, -2.0, 2.5)])
+    weak = record("weak", [hand_comparison("x", 1.0, 0.3, -2.0, 0.1), hand_comparison("y", 1.0, 0.015, -3.0, -0.5)])
+    strong = record("strong", [hand_comparison("x", 1e-6, 1.0, 0.5, 1.5, 1.0),
+                               hand_comparison("y", 1e-5, 1.0, 1.0, 2.0, 3.0)])
+    null = record("null", [hand_comparison("x", 0.5, 0.5)])
+    adjust([against, weak, strong, null])  # weak's 0.03, third of four, times 2
+    assert against["verdict"] == CONTRADICTED and against["deciding"] == 1
+    assert (against["ci_low"], against["ci_high"], against["paper_delta"]) == (-3.0, -2.0, 2.5)
+    assert against["paper_position"] == "above" and against["verdict_label"] == (
+        "not reproduced at this scale; the paper's +2.50 lies above our interval")
+    assert weak["verdict_raw"] == CONTRADICTED and weak["verdict"] == INCONCLUSIVE and weak["deciding"] == 0
+    assert (weak["ci_low"], weak["ci_high"]) == (-2.0, 0.1)
+    assert strong["verdict"] == REPRODUCED and strong["deciding"] == 1 and strong["paper_position"] == "above"
+    assert strong["verdict_label"] == "reproduced (direction); the paper's +3.00 lies above our interval"
+
+
+def test_where_the_paper_s_difference_lies_relative_to_our_interval():
+    from nmt.report.claims import position
+    assert position(1.90, -0.1, 0.5) == "above" and position(-0.3, -0.1, 0.5) == "below"
+    assert position(1.30, 0.2, 2.4) == "inside" and position(0.5, -0.1, 0.5) == "inside"  # the ends are inside
+    assert position(None, 0.0, 1.0) is None and position(1.0, None, None) is None
+
+
+def test_the_page_and_the_ledger_show_the_deciding_comparison_and_the_others_a_click_away(seeded_toy_run, tmp_path):
+    """A claim of two comparisons whose first is inconclusive and second clearly against it: not reproduced, shown
+    by the second (its interval, its paper difference), the first in the details and in the line under the table."""
+    judge, claims, tables = seeded_toy_run
+    spec = tmp_path / "each.yaml"
+    spec.write_text(yaml.safe_dump({"paper": "Toy et al.", "claims": [
+        {"id": "each", "claim": "strong beats twin and flipped beats strong", "where": "T1", "table": "toy_table",
+         "metric": "bleu_tok", "each_better": [["strong", "twin"], ["flipped", "strong"]]}]}))
+    each = load_claims(spec, tables)["claims"][0]
+    records = adjust([judge.judge(c) for c in [*claims, each]])
+    record = records[-1]
+    assert [c["verdict"] for c in record["comparisons"]] == [INCONCLUSIVE, CONTRADICTED]
+    assert record["verdict"] == CONTRADICTED and record["deciding"] == 1 and record["weakest"] == 0
+    shown = record["comparisons"][1]
+    assert (record["ours_delta"], record["ci_low"], record["ci_high"]) == (shown["ours_delta"], shown["ci_low"],
+                                                                         shown["ci_high"])
+    assert record["paper_delta"] == 5.0 and record["paper_position"] == "above"
+    assert record["verdict_label"] == "not reproduced at this scale; the paper's +5.00 lies above our interval"
+    out = render_toy(judge, records, tmp_path)
+    html = (out / "index.html").read_text()
+    row = html.split('<tr id="claim-each">')[1].split("</tr>")[0]
+    assert "<code>flipped vs strong</code>" in row
+    assert "1 other comparison (the one shown decided the verdict)" in row and "<li>strong vs twin: ours " in row
+    assert f"[{shown['ci_low']:+.2f}, {shown['ci_high']:+.2f}]" in row and "paper &#916; above" in row
+    ledger = (out / "claims.md").read_text()
+    line = next(line for line in ledger.splitlines() if line.startswith("| **each**"))
+    assert "| flipped vs strong |" in line and "the paper's +5.00 lies above our interval" in line
+    assert "- **each**, its other comparisons: strong vs twin: ours " in ledger
+
+
+# --------------------------------------------------------------------------- single runs: no verdict
+
+def test_a_single_run_claim_is_never_judged_and_stays_outside_holm_s_family_and_the_tally():
+    """Whatever its p-values, a claim resting on a single run is "single run": never reproduced or contradicted, not
+    counted in Holm's m (the judged claims' adjusted p-values are those of their family alone), outside the tally."""
+    from nmt.report.claims import summary
+    from nmt.scoring.significance import holm
+
+    def record(cid: str, p_for: float, p_against: float, single: bool = False) -> dict:
+        raw = verdict_of(p_for, p_against)
+        return {"id": cid, "kind": "better", "p_for": p_for, "p_against": p_against, "p_adjusted": None,
+                "verdict_raw": SINGLE_RUN if single else raw, "points": {REPRODUCED: "for", CONTRADICTED: "against",
+                                                                         INCONCLUSIVE: "neither"}[raw] if single
+                else None, "converged": True, "n_runs": {"a": 1 if single else 3}, "paper_preset": False,
+                "substitute": None, "check": None, "comparisons": []}
+
+    judged = [record("a", 0.01, 1.0), record("b", 0.02, 1.0), record("c", 1.0, 0.004)]
+    singles = [record("s1", 1e-9, 1.0, single=True), record("s2", 1.0, 1e-9, single=True),
+               record("s3", 0.5, 0.5, single=True), record("s4", 1e-9, 1.0, single=True)]
+    records = adjust(judged + singles)
+    expected = holm([0.01, 0.02, 0.004])  # m = 3: the single runs do not count
+    assert [r["p_adjusted"] for r in records[:3]] == pytest.approx(expected)
+    assert [r["verdict"] for r in records[:3]] == [REPRODUCED, REPRODUCED, CONTRADICTED]
+    assert all(r["verdict"] == SINGLE_RUN and r["p_adjusted"] is None for r in records[3:])
+    assert [r["verdict_label"] for r in records[3:]] == [
+        "one run: points the paper's way", "one run: points the other way", "one run: no direction",
+        "one run: points the paper's way"]
+    tally = summary(records)
+    assert (tally["claims"], tally["judged"], tally["family"], tally["single_run"]) == (7, 3, 3, 4)
+    assert (tally["reproduced"], tally["contradicted"], tally["inconclusive"]) == (2, 1, 0)
+    # one not converged: a judged claim is capped and counted; a single run says so and stays a single run
+    capped, single = record("d", 0.001, 1.0), record("s5", 0.001, 1.0, single=True)
+    capped["converged"] = single["converged"] = False
+    adjust([capped, single])
+    assert capped["verdict"] == INCONCLUSIVE and single["verdict"] == SINGLE_RUN
+    assert single["verdict_label"] == "one run: points the paper's way; not converged"
+    assert summary([capped, single])["not_converged"] == 1
+
+
+def test_a_claim_with_one_single_run_comparison_is_a_single_run_claim(seeded_toy_run, tmp_path):
+    """A claim of several comparisons any of which rests on a single run is a single-run claim, however clear its
+    other comparisons are."""
+    judge, _, tables = seeded_toy_run
+    judge.runs["en-de"].pop("flipped")  # flipped back to its one run
+    spec = tmp_path / "each.yaml"
+    spec.write_text(yaml.safe_dump({"paper": "Toy et al.", "claims": [
+        {"id": "each", "claim": "strong beats weak and flipped beats strong", "where": "T1", "table": "toy_table",
+         "metric": "bleu_tok", "each_better": [["strong", "weak"], ["flipped", "strong"]]}]}))
+    record = adjust([judge.judge(load_claims(spec, tables)["claims"][0])])[0]
+    assert [c["method"] for c in record["comparisons"]] == ["two-level", "sentence"]
+    assert record["comparisons"][0]["verdict"] == REPRODUCED and record["comparisons"][1]["verdict"] == SINGLE_RUN
+    assert record["verdict"] == SINGLE_RUN and record["points"] == "against" and record["deciding"] == 1
+    assert record["verdict_label"].startswith("one run: points the other way; the paper's +5.00 lies above")
+
+
+# --------------------------------------------------------------------------- how sure the seeds needed are
+
+def test_seeds_needed_range_brackets_seeds_needed_and_widens_with_fewer_seed_degrees_of_freedom():
+    """The seeds needed at the 10th and 90th percentiles of the seed variance's chi-square confidence distribution:
+    the variance times df / chi2.ppf(0.90, df) and df / chi2.ppf(0.10, df), every system's alike. The quantiles by
+    hand: on 2 degrees of freedom chi-square is exponential, ppf(q) = -2 ln(1 - q); on 10 the printed tables' 15.987
+    and 4.865."""
+    from scipy import stats
+    assert stats.chi2.ppf(0.90, 2) == pytest.approx(-2 * math.log(0.10)) == pytest.approx(4.6052, abs=1e-4)
+    assert stats.chi2.ppf(0.10, 2) == pytest.approx(-2 * math.log(0.90)) == pytest.approx(0.2107, abs=1e-4)
+    assert stats.chi2.ppf(0.90, 10) == pytest.approx(15.987, abs=1e-3)
+    assert stats.chi2.ppf(0.10, 10) == pytest.approx(4.865, abs=1e-3)
+    widths = []
+    for df in (2.0, 4.0, 10.0, 30.0):
+        diff = TwoLevel(delta=0.3, shared=0.01, seed_vars=(0.5, 0.5), runs=(3, 3), seed_dfs=(df, df))
+        needed = diff.seeds_needed(0.6)
+        low, high = diff.seeds_needed_range(0.6)
+        assert low <= needed <= high
+        for quantile, bound in ((0.90, low), (0.10, high)):
+            scale = df / stats.chi2.ppf(quantile, df)
+            assert bound == TwoLevel(delta=0.3, shared=0.01, seed_vars=(0.5 * scale, 0.5 * scale), runs=(3, 3),
+                                     seed_dfs=(df, df)).seeds_needed(0.6)
+        widths.append(high - low)
+    assert widths == sorted(widths, reverse=True) and widths[0] > widths[-1]
+    # none where the seeds needed are none; the most beyond MAX_SEEDS is None
+    diff = TwoLevel(delta=0.3, shared=0.01, seed_vars=(0.5, 0.5), runs=(3, 3), seed_dfs=(2.0, 2.0))
+    assert diff.seeds_needed_range(2.8 * 0.1 * 0.99) is None
+    far = TwoLevel(delta=0.3, shared=0.0001, seed_vars=(5.0, 5.0), runs=(3, 3), seed_dfs=(2.0, 2.0))
+    assert far.seeds_needed(0.7) is not None and far.seeds_needed_range(0.7)[1] is None
+
+
+def test_a_single_run_s_seeds_come_from_the_assumed_spread_between_seeds():
+    """One run measures no spread between seeds: the seeds needed are projected at seed variance ratio times the
+    test set's, on n - 1 degrees of freedom at n seeds; more assumed spread needs more seeds."""
+    rng = np.random.default_rng(1)
+    single = SentenceLevel(delta=0.5, samples=rng.normal(0.5, 0.3, 10000))
+    variance = single.variance
+    needed = [single.seeds_needed_assuming(0.9, ratio) for ratio in (0.0, 1.0, 4.0)]
+    assert needed == sorted(needed) and needed[0] < needed[-1]
+    projected = TwoLevel(delta=0.5, shared=variance, seed_vars=(4.0 * variance,), runs=(1,), seed_dfs=(0.0,))
+    assert needed[2] == projected.seeds_needed(0.9)
+    n = needed[2]
+    assert projected.min_detectable(n) <= 0.9 < projected.min_detectable(n - 1)
+    assert single.seeds_needed_assuming(0.0, 1.0) is None and single.seeds_needed(0.9) is None

@@ -71,6 +71,15 @@ def test_the_seeds_that_would_decide_a_claim_are_priced_from_its_systems_hours(t
     assert costs["most_seeds"] == 14
     assert costs["preset_hours_at_most_seeds"] == pytest.approx(14 * result["total_hours"])
     assert "needs-14" in format_claim_costs(costs, "GPU-hours")
+    # the range of the seeds needed, and a single run's assumed spread between seeds, come along and are said
+    doc["claims"][0]["seeds_needed_range"] = [9, 31]
+    doc["claims"].append({"id": "one-run", "seeds_needed": 5, "seeds_needed_range": None, "assumed_seed_ratio": 1.0,
+                          "n_runs": {"a": 1}, "trained": [{"pair": "en-de", "system": "base_reverse"}]})
+    costs = claim_costs(result, doc)
+    assert [(c["seeds_needed_range"], c["assumed_seed_ratio"]) for c in costs["claims"]] == [([9, 31], None),
+                                                                                            (None, 1.0)]
+    text = format_claim_costs(costs, "GPU-hours")
+    assert "  9-31" in text and "assumed (single run, ratio 1)" in text and "an assumption, not a measurement" in text
     with pytest.raises(cfg.ConfigError, match="preset 'demo'"):
         claim_costs(result, {**doc, "preset": "demo"})
 

@@ -78,7 +78,9 @@ def test_the_claims_are_judged_on_the_runs_there_are_and_the_run_says_it_is_part
     reverse = next(c for c in claims["claims"] if c["id"] == "luong-reverse")
     assert reverse["verdict"] != "not run" and reverse["n_runs"] == {"base": 2, "base_reverse": 1}
     assert reverse["n_planned"] == {"base": 3, "base_reverse": 3}
-    assert reverse["verdict_label"].endswith("; single run; 1 of 3 runs")
+    assert reverse["verdict"] == "single run" and reverse["p_adjusted"] is None  # base_reverse's one run: no verdict
+    assert reverse["verdict_label"].startswith("one run: ") and reverse["verdict_label"].endswith("; 1 of 3 runs")
+    assert "the seed runs not in yet measure it" in reverse["power_note"]
     assert reverse["interval_method"].startswith("sentence bootstrap")  # one side a single run
     line = next(r for r in csv.DictReader((report / "claims.csv").open()) if r["id"] == "luong-reverse")
     assert line["n_planned"] == "base=3 base_reverse=3"

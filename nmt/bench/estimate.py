@@ -287,7 +287,9 @@ def bench_train(config: dict, root: str | Path, data_root: str | Path | None, *,
 
 
 #: What `nmt estimate --claims` takes of a report's claims.json (nmt.report.claims.claims_json): each claim's id, the
-#: seeds that would decide it, the trainings it rests on and how many runs each had.
+#: seeds that would decide it (with their range from the seed variance's uncertainty, or the assumed spread between
+#: seeds it was projected from where the claim rests on a single run), the trainings it rests on and how many runs
+#: each had.
 REPORT_CLAIMS_SCHEMA = {
     "type": "object",
     "required": ["preset", "claims"],
@@ -299,6 +301,9 @@ REPORT_CLAIMS_SCHEMA = {
             "properties": {
                 "id": {"type": "string"},
                 "seeds_needed": {"type": ["integer", "null"], "minimum": 1},
+                "seeds_needed_range": {"type": ["array", "null"], "minItems": 2, "maxItems": 2,
+                                       "items": {"type": ["integer", "null"], "minimum": 1}},
+                "assumed_seed_ratio": {"type": ["number", "null"], "minimum": 0},
                 "trained": {"type": ["array", "null"], "items": {
                     "type": "object", "required": ["pair", "system"],
                     "properties": {"pair": {"type": "string"}, "system": {"type": "string"}}}},
@@ -368,7 +373,10 @@ def claim_costs(result: dict, claims_doc: dict) -> dict:
     seeds would detect the paper's difference (``seeds_needed``, nmt.report.claims), the device-hours of training
     each system it rests on (its ``trained``) that many times, and of the runs beyond the seeds already trained; and
     for the whole preset, every system trained with the most seeds any claim needs. From the same measured hours per
-    run as the estimate (an upper bound under ``train.plateau``); None where a system was not measured."""
+    run as the estimate (an upper bound under ``train.plateau``); None where a system was not measured. Each claim
+    keeps the range of its seeds (``seeds_needed_range``: at the 10th and 90th percentiles of the seed variance, None
+    without one) and, for a claim resting on a single run, the assumed spread between seeds its figure rests on
+    (``assumed_seed_ratio``: an assumption, not a measurement)."""
     if claims_doc.get("preset") != result["preset"]:
         raise cfg.ConfigError(f"the claims file is preset {claims_doc.get('preset')!r}'s, not {result['preset']!r}'s")
     hours = {(r["task"], r["system"]): r["hours"] for r in result["rows"]}
@@ -382,7 +390,9 @@ def claim_costs(result: dict, claims_doc: dict) -> dict:
         trained = max((claim.get("n_runs") or {}).values(), default=1)
         known = bool(systems) and all(h is not None for h in per_run)
         per_seed = sum(per_run) if known else None
-        out.append({"id": claim["id"], "seeds_needed": needed, "seeds_trained": trained, "systems": len(systems),
+        out.append({"id": claim["id"], "seeds_needed": needed, "seeds_needed_range": claim.get("seeds_needed_range"),
+                    "assumed_seed_ratio": claim.get("assumed_seed_ratio"), "seeds_trained": trained,
+                    "systems": len(systems),
                     "hours_per_seed": per_seed, "hours": None if per_seed is None else needed * per_seed,
                     "extra_hours": None if per_seed is None else max(0, needed - trained) * per_seed,
                     "not_measured": [f"{pair}/{system}" for (pair, system), h in zip(systems, per_run) if h is None]})
@@ -395,12 +405,23 @@ def claim_costs(result: dict, claims_doc: dict) -> dict:
 def format_claim_costs(costs: dict, unit: str) -> str:
     if not costs["claims"]:
         return "no claim of the report names a number of seeds that would decide it (claims.json: seeds_needed)"
-    lines = [f"{'claim':<44} {'seeds':>6} {'trained':>8} {'systems':>8} {unit + ' in all':>16} {'beyond':>10}"]
+    lines = [f"{'claim':<44} {'seeds':>6} {'trained':>8} {'systems':>8} {unit + ' in all':>16} {'beyond':>10}  "
+             f"seeds' range (10th-90th percentile of the seed variance)"]
+    assumed = set()
     for c in costs["claims"]:
         hours = "not measured" if c["hours"] is None else f"{c['hours']:.3g}"
         extra = "-" if c["extra_hours"] is None else f"{c['extra_hours']:.3g}"
+        low, high = c.get("seeds_needed_range") or (None, None)
+        spread = "-" if low is None else f"{low}-{high}" if high is not None else f"{low} to over 1000"
+        if c.get("assumed_seed_ratio") is not None:
+            spread = f"assumed (single run, ratio {c['assumed_seed_ratio']:g})"
+            assumed.add(c["assumed_seed_ratio"])
         lines.append(f"{c['id']:<44} {c['seeds_needed']:>6} {c['seeds_trained']:>8} {c['systems']:>8} {hours:>16} "
-                     f"{extra:>10}")
+                     f"{extra:>10}  {spread}")
+    if assumed:
+        lines.append("assumed: a claim resting on a single run measures no spread between seeds; its seeds assume one "
+                     "run's difference varies between seeds that many times as much as between test sets "
+                     "(verdicts.assumed_seed_ratio), an assumption, not a measurement")
     if costs["preset_hours_at_most_seeds"] is not None:
         lines.append(f"every system of the preset with {costs['most_seeds']} seeds: "
                      f"{costs['preset_hours_at_most_seeds']:.3g} {unit}")

@@ -4,12 +4,12 @@ One rule for every claim (docs/statistics.md states it with its assumptions and 
 
 1. Each comparison A vs B gets our difference (A - B on the whole test set; for a system trained with several seeds
    the mean of its runs) and its estimated variance (nmt.scoring.difference): each system's seed variance, moderated by
-   those of the other systems the preset scores on the same test set and quantity (the pool: :meth:`ClaimJudge._prior`),
-   and the sentence variance all runs share, from the test sentences resampled (sacreBLEU's resampling for BLEU, the
+   those of the other systems the preset scores on the same test set and quantity (the pool: :meth:`ClaimJudge._prior`)
+   unless it stands out of theirs (then its own), and the sentence variance all runs share, from the test sentences resampled (sacreBLEU's resampling for BLEU, the
    same resamples of each sentence's link counts for AER/SAER; every run on the same resamples). [ci_low, ci_high]
    is its 95% fiducial interval. Where a side has a single run, the paired sentence bootstrap's percentile interval.
    Each comparison also says the smallest difference it could detect and, where the paper's is smaller, the seeds
-   that would detect it (:func:`claim_power`).
+   that would detect it, with the range the seed variance's own uncertainty gives (:func:`claim_power`).
 2. With ``s`` = +1 where higher is better and -1 where lower is, and the threshold t (0; -m for a ``within`` claim
    of margin m), two p-values (the interval's, nmt.scoring.difference): ``p_for`` that s * (A - B) > t, and
    ``p_against`` that it is < t; for ``equal`` (margin m) ``p_for`` that -m < A - B < m (both one-sided tests) and
@@ -18,18 +18,27 @@ One rule for every claim (docs/statistics.md states it with its assumptions and 
    otherwise inconclusive.
 3. A claim of several comparisons (best, order, each_better) holds when all of them do (an intersection-union test:
    its p_for is the largest of theirs) and is contradicted when any is, corrected for their number k (its p_against
-   is k times the smallest of theirs, Bonferroni's and Holm's first step); it shows its weakest comparison.
-4. Across the papers' claims a report judges, the claims' p-values (the smaller of p_for and p_against, the
+   is k times the smallest of theirs, Bonferroni's and Holm's first step); it shows the comparison that decided its
+   verdict (:func:`deciding_index`: the weakest for "reproduced" and "inconclusive", the strongest against for
+   "contradicted"), the others a click away.
+4. A claim with a single run on a side of any comparison gets no verdict: its interval is about these two models,
+   not the techniques (equal techniques would be "reproduced" far more often than 5% of the time). It is "single run",
+   says which way it points (``points``: the sentence bootstrap's 95% interval on the paper's side, the other, or
+   across the threshold), stays outside Holm's family and the tally, and says the seeds that would decide it at an
+   assumed spread between seeds (verdicts.assumed_seed_ratio).
+5. Across the papers' claims a report judges, the claims' p-values (the smaller of p_for and p_against, the
    two-sided test of the claim) are adjusted by Holm's step-down method, which keeps the chance of any wrong verdict
    among them at 5%; the adjusted verdict is the raw one where its adjusted p-value is at most 0.05, else
    inconclusive. Our checks (a claim with ``check``: a test the papers do not state) stay outside that family.
-5. The convergence gate (nmt.settings.schedule.convergence): a claim that rests on a trained system (any of its seed runs, an
-   ensemble's or a decoding's models) whose dev perplexity was still falling when training ended is at most
+6. The convergence gate (nmt.settings.schedule.convergence): a claim that rests on a trained system (any of its seed runs, an
+   ensemble's or a decoding's models) whose dev perplexity the gate projects to fall by more than
+   verdicts.converged_within in the next 10 epochs, or whose last epoch lowered it by more, is at most
    "inconclusive (not converged)".
-6. The verdict is the adjusted one, capped by the gate. On any preset but ``paper`` a contradicted claim reads "not
-   reproduced at this scale"; a claim judged on a single run says "single run", one judged on fewer runs than the
-   preset plans (a partial run, nmt.report.partial) how many ("1 of 3 runs"); one that rests on a stand-in
-   for the paper's tool says which.
+7. The verdict is the adjusted one, capped by the gate. On any preset but ``paper`` a contradicted claim reads "not
+   reproduced at this scale"; "reproduced" of a difference says "(direction)", and every verdict says where the
+   paper's difference lies relative to our interval (``paper_position``: the size the direction test leaves out);
+   a claim judged on fewer runs than the preset plans (a partial run, nmt.report.partial) says how many ("1 of 3
+   runs"); one that rests on a stand-in for the paper's tool says which.
 
 A ``speedup`` claim is judged on a benchmark's grid, not by a test: reproduced when the speed-up exceeds 1 in every
 cell within its lengths, contradicted when it is below 1 in every one; it is left out of the adjustment. A claim
@@ -56,7 +65,7 @@ from ..base.errors import InputError
 from ..scoring.evaluate import is_lowercased
 from ..settings import VerdictSettings
 from ..settings.schedule import convergence
-from ..scoring.difference import SystemPart, estimate, fit_prior
+from ..scoring.difference import MAX_SEEDS, SystemPart, estimate, fit_pool
 from ..config.schema import validator
 from ..scoring.significance import (bleu_of, bleu_resamples, bleu_statistics, bootstrap_seed, error_rate,
                             error_rate_resamples, holm, resample_indices)
@@ -66,7 +75,16 @@ from .partial import runs_text
 from .tables import read_json_object, read_scores
 
 REPRODUCED, CONTRADICTED, INCONCLUSIVE, NOT_RUN = "reproduced", "contradicted", "inconclusive", "not run"
-VERDICTS = (REPRODUCED, CONTRADICTED, INCONCLUSIVE, NOT_RUN)
+#: a claim resting on a single run on a side of any comparison: no verdict (the spread between seeds is not measured),
+#: outside Holm's family and the tally of verdicts; ``points`` says which way its two models differ
+SINGLE_RUN = "single run"
+VERDICTS = (REPRODUCED, CONTRADICTED, INCONCLUSIVE, SINGLE_RUN, NOT_RUN)
+JUDGED = (REPRODUCED, CONTRADICTED, INCONCLUSIVE)  # the verdicts (the 5% family-wise promise covers the tested ones)
+#: a single-run claim's ``points`` (its sentence bootstrap's 95% interval on the paper's side of the threshold, on the
+#: other side, or across it) -> the words its label says
+POINTS = {"for": "points the paper's way", "against": "points the other way", "neither": "no direction"}
+#: the kinds whose "reproduced" tests a direction only (a margin claim tests its margin)
+DIRECTIONAL = ("better", "best", "order", "each_better")
 #: how a comparison's interval was made (nmt.scoring.difference), as claims.json and the report name it
 TWO_LEVEL = ("two-level: each system's seed variance (moderated by its table's systems) and the test sentences' "
              "shared variance, fiducial interval")
@@ -77,7 +95,7 @@ CSV_FIELDS = ("id", "paper", "claim", "where", "table", "metric", "kind", "paper
               "ci_high", "ours_delta_chrf", "paper_inside", "margin", "margin_basis", "p_for", "p_against",
               "p_adjusted", "verdict_raw", "verdict_adjusted", "verdict", "verdict_label", "converged",
               "interval_method", "n_runs", "n_planned", "min_detectable", "seeds_needed", "power_note", "substitute",
-              "scope", "reason")
+              "scope", "reason", "paper_position", "points", "deciding", "seeds_needed_range", "assumed_seed_ratio")
 
 #: scores field -> (the translation it scores, sacreBLEU tokenisation, detokenise first)
 BLEU_FIELDS = {"bleu_tok": ("plain", "none", False), "bleu_tok_unk": ("unk", "none", False),
@@ -122,7 +140,7 @@ class ClaimJudge:
         self.sources: list[Path] = []  # the files the verdicts were computed from
         self._run_samples: dict[tuple, tuple[float, np.ndarray]] = {}  # (pair, testset, run, field) -> resampled
         self._convergence: dict[tuple[str, str], dict | None] = {}
-        self._priors: dict[tuple, Any] = {}  # (pair, testset, quantity) -> nmt.scoring.difference.SeedPrior
+        self._pools: dict[tuple, Any] = {}  # (pair, testset, quantity) -> nmt.scoring.difference.SeedPool
 
     def judge(self, claim: dict) -> dict:
         record = {key: claim.get(key) for key in ("id", "paper", "claim", "where", "table", "metric", "kind",
@@ -132,11 +150,12 @@ class ClaimJudge:
                        "ours_delta_chrf": None,
                        "paper_inside": None, "p_for": None, "p_against": None, "p_adjusted": None,
                        "verdict_raw": NOT_RUN, "verdict_adjusted": NOT_RUN, "verdict": NOT_RUN, "verdict_label": None,
-                       "reason": None, "comparisons": [], "weakest": None, "interval": None,
+                       "reason": None, "comparisons": [], "weakest": None, "deciding": None, "interval": None,
                        "interval_method": None, "resamples": None, "n_runs": None, "n_planned": None,
                        "converged": None,
                        "systems_convergence": None, "trained": [], "min_detectable": None, "paper_effect": None,
-                       "seeds_needed": None, "power_note": None,
+                       "seeds_needed": None, "seeds_needed_range": None, "assumed_seed_ratio": None,
+                       "power_note": None, "paper_position": None, "points": None,
                        "scope": self.scopes.get(claim.get("table")) or {"preset": self.preset},
                        "paper_preset": self.preset == "paper"})
         try:
@@ -161,27 +180,27 @@ class ClaimJudge:
         values = {value for pair_ in pairs for term in (pair_["a"], pair_["b"]) for value in term["values"]}
         runs, n_sentences, n_runs = self._resampled(values, table, pair)
         planned = {system: len((self.planned.get(pair) or {}).get(system, [system])) for system in n_runs}
+        if len(pairs) > 1 and claim["paper_delta"] is not None:  # the claim's number where the table has none
+            pairs = [{**p, "paper_delta": claim["paper_delta"]} if p["paper_delta"] is None else p for p in pairs]
         comparisons = [{**self._comparison(claim, comparison, runs, table, pair),
                         "ours_delta_chrf": self._chrf_delta(comparison, pair, table["testset"])}
                        for comparison in pairs]
         weakest_index = max(range(len(comparisons)), key=lambda i: (comparisons[i]["p_for"], -i))
-        weakest = comparisons[weakest_index]
         p_for, p_against = claim_p_values([(c["p_for"], c["p_against"]) for c in comparisons])
-        paper_delta = claim["paper_delta"] if len(comparisons) == 1 or claim["paper_delta"] is not None \
-            else weakest["paper_delta"]
         gate = self._gate(values, table, pair)
-        method = TWO_LEVEL if all(c["method"] == "two-level" for c in comparisons) else SENTENCE_LEVEL
-        return {"verdict_raw": verdict_of(p_for, p_against), "p_for": p_for, "p_against": p_against,
-                "ours_delta": weakest["ours_delta"], "ci_low": weakest["ci_low"], "ci_high": weakest["ci_high"],
-                "ours_delta_chrf": weakest["ours_delta_chrf"], "paper_delta": paper_delta,
-                "paper_inside": inside(paper_delta, weakest["ci_low"], weakest["ci_high"]),
-                "comparisons": comparisons, "weakest": weakest_index, "n_runs": n_runs,
-                "n_planned": planned,
-                **claim_power(comparisons, n_runs, claim["kind"], planned),
-                "converged": gate["converged"], "systems_convergence": gate["systems"],
-                "trained": gate["trained"], "interval_method": method, "resamples": self.n_samples,
-                "interval": f"95%, {method} ({n_sentences} sentences of {table['testset']}; "
-                            f"{self.n_samples} resamples, seed {self.seed})"}
+        single = any(c["method"] != "two-level" for c in comparisons)
+        method = SENTENCE_LEVEL if single else TWO_LEVEL
+        record = {"verdict_raw": SINGLE_RUN if single else verdict_of(p_for, p_against), "p_for": p_for,
+                  "p_against": p_against, "points": points_of(p_for, p_against) if single else None,
+                  "paper_delta": claim["paper_delta"], "comparisons": comparisons, "weakest": weakest_index,
+                  "n_runs": n_runs, "n_planned": planned,
+                  **claim_power(comparisons, n_runs, claim["kind"], planned,
+                                self.rule.assumed_seed_ratio if single else None),
+                  "converged": gate["converged"], "systems_convergence": gate["systems"],
+                  "trained": gate["trained"], "interval_method": method, "resamples": self.n_samples,
+                  "interval": f"95%, {method} ({n_sentences} sentences of {table['testset']}; "
+                              f"{self.n_samples} resamples, seed {self.seed})"}
+        return show_deciding(record, record["verdict_raw"])
 
     def _comparison(self, claim: dict, comparison: dict, runs: dict, table: dict, pair: str) -> dict:
         """One comparison A vs B: our difference, its 95% interval and p-values (nmt.scoring.difference: over seeds and
@@ -189,25 +208,41 @@ class ClaimJudge:
         difference the run could detect."""
         terms = [(value, sign) for value, sign in zip(comparison["a"]["values"], comparison["a"]["signs"])] + \
                 [(value, -sign) for value, sign in zip(comparison["b"]["values"], comparison["b"]["signs"])]
-        parts = []
+        parts, names = [], []
         for system, fields in system_terms(terms).items():
             if not fields:
                 continue  # its values cancel out
             full = sum(weight * runs[(system, field)].full for field, weight in fields.items())
             resampled = sum(weight * runs[(system, field)].resampled for field, weight in fields.items())
-            parts.append(SystemPart(full=full, resampled=resampled, prior=self._prior(table, pair, quantity(fields))))
+            parts.append(SystemPart(full=full, resampled=resampled,
+                                    prior=self._prior(table, pair, quantity(fields), system)))
+            names.append(system)
         difference = estimate(parts)
+        # the systems whose seed variance stood out of their pool's and was taken on its own (nmt.scoring.difference)
+        outlying = [name for name, part, own in zip(names, parts, difference.own)
+                    if own and part.prior.systems >= 2]
         low, high = difference.interval
         kind, margin = claim["kind"], claim.get("margin")
         p_for, p_against = comparison_p_values(kind, claim["direction"], difference, margin)
         effect = paper_effect(kind, claim["direction"], comparison["paper_delta"], margin)
+        single = difference.method != "two-level"
+        if effect is None:
+            needed = needed_range = None
+        elif single:  # from an assumed spread between seeds (verdicts.assumed_seed_ratio), not a measured one
+            needed, needed_range = difference.seeds_needed_assuming(effect, self.rule.assumed_seed_ratio), None
+        else:
+            needed, needed_range = difference.seeds_needed(effect), None
+            if needed is not None:
+                needed_range = list(difference.seeds_needed_range(effect))
         return {"a": comparison["a"]["text"], "b": comparison["b"]["text"], "paper_delta": comparison["paper_delta"],
                 "ours_delta": difference.delta, "ci_low": low, "ci_high": high, "p_for": p_for,
                 "p_against": p_against, "paper_inside": inside(comparison["paper_delta"], low, high),
-                "verdict": verdict_of(p_for, p_against), "method": difference.method,
+                "paper_position": position(comparison["paper_delta"], low, high),
+                "verdict": SINGLE_RUN if single else verdict_of(p_for, p_against),
+                "points": points_of(p_for, p_against) if single else None, "method": difference.method,
                 "df": None if math.isinf(difference.df) else difference.df,
                 "min_detectable": difference.min_detectable(), "paper_effect": effect,
-                "seeds_needed": difference.seeds_needed(effect) if effect is not None else None}
+                "seeds_needed": needed, "seeds_needed_range": needed_range, "outlying": outlying}
 
     def _chrf_delta(self, comparison: dict, pair: str, testset: str) -> float | None:
         """The chrF difference of the comparison's two terms, as BLEU's is taken (each system the mean of its runs);
@@ -281,16 +316,17 @@ class ClaimJudge:
                              f"different numbers of sentences of {table['testset']}")
         return out, sizes.pop(), {system: len(runs) for system, runs in sorted(runs_of.items())}
 
-    def _prior(self, table: dict, pair: str, measured: tuple[tuple[str, float], ...]):
-        """The seed variances of every system with several runs that the preset's tables score on this test set (of
-        this pair) for this quantity, fitted to one prior (nmt.scoring.difference.fit_prior): what a system's own variance
-        from a few seeds is moderated towards. Read from the scores files' whole-test-set values."""
+    def _prior(self, table: dict, pair: str, measured: tuple[tuple[str, float], ...], system: str):
+        """``system``'s prior from the seed variances of every system with several runs that the preset's tables score
+        on this test set (of this pair) for this quantity (nmt.scoring.difference.fit_pool): what its own variance from
+        a few seeds is moderated towards, unless it stands out of the others'. Read from the scores files'
+        whole-test-set values."""
         key = (pair, table["testset"], measured)
-        if key not in self._priors:
-            variances, dfs = [], set()
-            for system in self._pool_systems(pair, table["testset"]):
+        if key not in self._pools:
+            variances, dfs = {}, set()
+            for pooled in self._pool_systems(pair, table["testset"]):
                 values = []
-                for run in self._runs(pair, system):
+                for run in self._runs(pair, pooled):
                     sfile = self._scores_file(pair, run, table["testset"])
                     scores = read_scores(sfile) if sfile.is_file() else {}
                     parts = [scores.get(field) for field, _ in measured]
@@ -299,11 +335,11 @@ class ClaimJudge:
                     values.append(sum(weight * float(v) for v, (_, weight) in zip(parts, measured)))
                 else:
                     if len(values) >= 2:
-                        variances.append(float(np.var(values, ddof=1)))
+                        variances[pooled] = float(np.var(values, ddof=1))
                         dfs.add(len(values) - 1)
-            # one prior per number of seeds: the preset trains every system with the same seeds
-            self._priors[key] = fit_prior(variances, dfs.pop()) if len(dfs) == 1 else fit_prior([], 0)
-        return self._priors[key]
+            # one pool per number of seeds: the preset trains every system with the same seeds
+            self._pools[key] = fit_pool(variances, dfs.pop()) if len(dfs) == 1 else fit_pool({}, 0)
+        return self._pools[key].prior_for(system)
 
     def _pool_systems(self, pair: str, testset: str) -> list[str]:
         """Every row system of the preset's tables that is scored on ``testset`` of ``pair``."""
@@ -473,10 +509,11 @@ def all_converged(flags: list[bool | None]) -> bool | None:
 
 
 def training_convergence(results_dir: Path, trained: dict[str, dict], within: float, window: int) -> list[dict]:
-    """The convergence gate (threshold ``within``, ``window`` evaluations) on every training the plan made
-    (``trained``: {task: {system: ...}}, seed runs included: nmt.config.plan.collect_systems) that left its
-    metrics.jsonl under ``results_dir`` (results/PRESET): [{pair, system, epochs, halvings, last_improvement, window,
-    window_gain, converged}], by pair and system."""
+    """The convergence gate (threshold ``within``, a line through the last ``window`` evaluations) on every training
+    the plan made (``trained``: {task: {system: ...}}, seed runs included: nmt.config.plan.collect_systems) that left
+    its metrics.jsonl under ``results_dir`` (results/PRESET): [{pair, system, **nmt.settings.schedule.convergence's
+    record: epochs, halvings, last_improvement, window, horizon, fit_from, slope, slope_bound, scatter,
+    projected_left, converged}], by pair and system."""
     out = []
     for mfile in sorted(layout.under(results_dir, layout.RESULTS_ROOT, layout.METRICS, pair=pair, system=system)
                         for pair, systems in trained.items() for system in systems):
@@ -546,41 +583,119 @@ def paper_effect(kind: str, direction: str, paper_delta: float | None, margin: f
 
 
 def claim_power(comparisons: list[dict], n_runs: dict[str, int], kind: str,
-                planned: dict[str, int] | None = None) -> dict:
+                planned: dict[str, int] | None = None, assumed_seed_ratio: float | None = None) -> dict:
     """What a claim's run could detect: ``min_detectable`` (the largest of its comparisons': the claim needs them
     all), ``paper_effect`` (the smallest distance of a paper's difference from the claim's threshold), ``seeds_needed``
     where the paper's difference is closer to it than the run could detect (the largest of its comparisons'; None
-    where no number of seeds would do or the spread between seeds is not measured) and ``power_note``, the sentence
-    the report shows under the verdict. ``planned``: the runs the preset plans per system, where a partial run has
-    fewer (nmt.report.partial)."""
+    where no number of seeds would do), ``seeds_needed_range`` (the seeds needed at the 10th and 90th percentiles of
+    the seed variance they were projected from, each the largest of its comparisons': nmt.scoring.difference.TwoLevel.
+    seeds_needed_range) and ``power_note``, the sentence the report shows under the verdict. A claim resting on a
+    single run has no measured spread between seeds: its ``seeds_needed`` is projected from ``assumed_seed_ratio``
+    (verdicts.assumed_seed_ratio, recorded beside it as ``assumed_seed_ratio``: an assumption, not a measurement),
+    with no range. ``planned``: the runs the preset plans per system, where a partial run has fewer
+    (nmt.report.partial)."""
     detectable = max(c["min_detectable"] for c in comparisons)
     runs = max(n_runs.values()) if n_runs else 1
     with_paper = [c for c in comparisons if c["paper_effect"] is not None]
     closest = min(with_paper, key=lambda c: c["paper_effect"], default=None)
-    out = {"min_detectable": detectable, "paper_effect": closest and closest["paper_effect"], "seeds_needed": None}
-    if any(c["method"] != "two-level" for c in comparisons):
+    out = {"min_detectable": detectable, "paper_effect": closest and closest["paper_effect"], "seeds_needed": None,
+           "seeds_needed_range": None, "assumed_seed_ratio": None}
+    single = any(c["method"] != "two-level" for c in comparisons)
+    if single:
         partial = any(n < (planned or {}).get(system, n) for system, n in n_runs.items())
         measures = "the seed runs not in yet measure it" if partial else "train.seeds: [1, 2, 3] measures it"
-        out["power_note"] = (f"a single run on one side: the spread between seeds is not measured (the test "
-                             f"sentences alone detect {detectable:.2g}; {measures})")
-        return out
-    detect = f"{runs} seeds detect {detectable:.2g}"
-    if closest is None:
+        detect = (f"one run: the spread between seeds is not measured (the test sentences alone detect "
+                  f"{detectable:.2g}; {measures})")
+        # its single-run comparisons need seeds whatever the test sentences detect; the others where they fall short
+        short = [c for c in with_paper if c["method"] != "two-level" or c["paper_effect"] < c["min_detectable"]]
+    else:
+        detect = f"{runs} seeds detect {detectable:.2g}"
+        short = [c for c in with_paper if c["paper_effect"] < c["min_detectable"]]
+    if closest is None or (single and not short):
         out["power_note"] = f"{detect}; the paper gives no number to size it by"
         return out
     paper = f"the paper's {closest['paper_delta']:+.2g}"
     if kind in ("within", "equal"):
         paper += f" ({closest['paper_effect']:.2g} inside the margin)"
-    if closest["paper_effect"] >= detectable:
+    assumed = ("" if not single else
+               " at the assumed spread between seeds" if assumed_seed_ratio is None else
+               f" were seeds to vary {assumed_seed_ratio:g}x as much as test sets (verdicts.assumed_seed_ratio: an "
+               f"assumption, not a measurement)")
+    if not short:
         out["power_note"] = f"{detect}: {paper} included"
     elif closest["paper_effect"] <= 0:
         out["power_note"] = f"{detect}; {paper} sits at the claim's threshold: no number of seeds decides it"
-    elif any(c["seeds_needed"] is None for c in with_paper if c["paper_effect"] < c["min_detectable"]):
-        out["power_note"] = f"{detect}; {paper} is below what any number of seeds detects on this test set"
+    elif any(c["seeds_needed"] is None for c in short):
+        out["power_note"] = f"{detect}; {paper} is below what any number of seeds detects on this test set{assumed}"
     else:
-        out["seeds_needed"] = max(c["seeds_needed"] for c in with_paper if c["paper_effect"] < c["min_detectable"])
-        out["power_note"] = f"{detect}; {paper} needs about {out['seeds_needed']}"
+        out["seeds_needed"] = max(c["seeds_needed"] for c in short)
+        if single:
+            out["assumed_seed_ratio"] = assumed_seed_ratio
+            out["power_note"] = f"{detect};{assumed}, {paper} would need about {out['seeds_needed']} seeds"
+        else:
+            ranges = [c.get("seeds_needed_range") for c in short]
+            if all(ranges):
+                out["seeds_needed_range"] = [max(r[0] for r in ranges),
+                                             None if any(r[1] is None for r in ranges) else max(r[1] for r in ranges)]
+            out["power_note"] = (f"{detect}; {paper} needs about {out['seeds_needed']}"
+                                 f"{range_text(out['seeds_needed_range'])}")
     return out
+
+
+def range_text(needed_range: list | None) -> str:
+    """" (10-44)": the seeds needed at the seed variance's 10th and 90th percentiles; "" without a range."""
+    if not needed_range:
+        return ""
+    low, high = needed_range
+    return f" ({low}-{high})" if high is not None else f" ({low} to over {MAX_SEEDS})"
+
+
+def points_of(p_for: float, p_against: float, alpha: float = ALPHA) -> str:
+    """Which way a single run's comparison points (its sentence bootstrap's 95% interval): "for" (wholly on the paper's
+    side of the threshold), "against" (wholly on the other) or "neither" (across it). About these two models, not
+    the techniques: no verdict."""
+    if p_for <= alpha:
+        return "for"
+    return "against" if p_against <= alpha else "neither"
+
+
+def position(value: float | None, low: float | None, high: float | None) -> str | None:
+    """Where the paper's difference lies relative to our interval: "inside", "above" or "below" (None where either is
+    missing): the size beside a verdict that tests the direction."""
+    if value is None or low is None or high is None:
+        return None
+    return "inside" if low <= value <= high else "above" if value > high else "below"
+
+
+def deciding_index(comparisons: list[dict], verdict: str, points: str | None = None) -> int | None:
+    """The comparison that decided a claim's ``verdict``: for "contradicted" (and a single run pointing the other way)
+    the strongest against it (the smallest p_against, which the claim's Bonferroni p_against is k times); otherwise
+    the weakest for it (the largest p_for: for "reproduced" the one whose p_for is the claim's, for "inconclusive"
+    the one that kept it from "reproduced"). The first of equals; None without comparisons."""
+    if not comparisons:
+        return None
+    if verdict == CONTRADICTED or (verdict == SINGLE_RUN and points == "against"):
+        return min(range(len(comparisons)), key=lambda i: (comparisons[i]["p_against"], i))
+    return max(range(len(comparisons)), key=lambda i: (comparisons[i]["p_for"], -i))
+
+
+def show_deciding(record: dict, verdict: str) -> dict:
+    """A claim's record showing the comparison that decided ``verdict`` (:func:`deciding_index`, ``deciding``): its
+    difference, interval and chrF difference, and for a claim of several comparisons its paper's difference; where
+    the paper's difference lies relative to that interval (``paper_position``, ``paper_inside``). Updated in place
+    and returned."""
+    comparisons = record.get("comparisons") or []
+    index = deciding_index(comparisons, verdict, record.get("points"))
+    if index is None:
+        return record
+    shown = comparisons[index]
+    record.update({"deciding": index, "ours_delta": shown["ours_delta"], "ci_low": shown["ci_low"],
+                   "ci_high": shown["ci_high"], "ours_delta_chrf": shown.get("ours_delta_chrf")})
+    if len(comparisons) > 1:
+        record["paper_delta"] = shown["paper_delta"]
+    record["paper_inside"] = inside(record["paper_delta"], shown["ci_low"], shown["ci_high"])
+    record["paper_position"] = position(record["paper_delta"], shown["ci_low"], shown["ci_high"])
+    return record
 
 
 def verdict_of(p_for: float, p_against: float, alpha: float = ALPHA) -> str:
@@ -598,10 +713,12 @@ def inside(value: float | None, low: float | None, high: float | None) -> bool |
 
 def adjust(records: list[dict]) -> list[dict]:
     """The report's verdicts: each of the papers' claims' raw verdict adjusted by Holm's method across every claim
-    with a test (``p_adjusted``, ``verdict_adjusted``), capped by the convergence gate (``verdict``), with the words
-    the report shows (``verdict_label``). Our checks (a ``check``: a test the papers do not state) stay outside the
-    family: their verdict is the raw one, capped by the gate. Records are updated in place and returned."""
-    tested = [r for r in records if r["p_for"] is not None and not r.get("check")]
+    with a test (``p_adjusted``, ``verdict_adjusted``), capped by the convergence gate (``verdict``), with the
+    comparison that decided it shown (:func:`show_deciding`) and the words the report shows (``verdict_label``). Our
+    checks (a ``check``: a test the papers do not state) stay outside the family: their verdict is the raw one, capped
+    by the gate. A claim resting on a single run (``single run``) has no verdict to adjust or cap: it stays outside
+    the family too, and Holm's m does not count it. Records are updated in place and returned."""
+    tested = [r for r in records if r["p_for"] is not None and not r.get("check") and r["verdict_raw"] != SINGLE_RUN]
     adjusted = holm([min(r["p_for"], r["p_against"]) for r in tested])
     for record, p in zip(tested, adjusted):
         record["p_adjusted"] = p
@@ -610,28 +727,37 @@ def adjust(records: list[dict]) -> list[dict]:
         else:
             record["verdict_adjusted"] = REPRODUCED if record["p_for"] <= record["p_against"] else CONTRADICTED
     for record in records:
-        if record["p_for"] is None or record.get("check"):
+        if record["p_for"] is None or record.get("check") or record["verdict_raw"] == SINGLE_RUN:
             record["verdict_adjusted"] = record["verdict_raw"]
-        capped = record["converged"] is False and record["verdict_adjusted"] != NOT_RUN
+        capped = record["converged"] is False and record["verdict_adjusted"] in JUDGED
         record["verdict"] = INCONCLUSIVE if capped else record["verdict_adjusted"]
+        show_deciding(record, record["verdict"])
         record["verdict_label"] = verdict_label(record, capped)
     return records
 
 
 def verdict_label(record: dict, capped: bool) -> str:
-    """What the report says of a claim: its verdict in words, with what limits it."""
+    """What the report says of a claim: its verdict in words ("reproduced (direction)": a difference's claim tests the
+    direction only; a single run's "one run: points the paper's way", no verdict), the size beside it (where the
+    paper's difference lies relative to our interval), and what limits it."""
     verdict = record["verdict"]
     if verdict == NOT_RUN:
         return NOT_RUN
-    if capped:
+    if verdict == SINGLE_RUN:
+        text = f"one run: {POINTS[record.get('points') or 'neither']}"
+    elif capped:
         text = "inconclusive (not converged)"
     elif verdict == CONTRADICTED and not record["paper_preset"]:
         text = "not reproduced at this scale"
     else:
         text = verdict
+    if verdict == REPRODUCED and record.get("kind") in DIRECTIONAL:
+        text += " (direction)"
     notes = []
-    if record["n_runs"] and min(record["n_runs"].values()) == 1:
-        notes.append("single run")
+    if record.get("paper_position") and record.get("kind") != "speedup":
+        notes.append(f"the paper's {record['paper_delta']:+.2f} lies {record['paper_position']} our interval")
+    if verdict == SINGLE_RUN and record.get("converged") is False:
+        notes.append("not converged")
     planned = record.get("n_planned") or {}
     short = sorted((k, planned[system]) for system, k in (record["n_runs"] or {}).items() if k < planned.get(system, k))
     if short:  # a partial run (nmt.report.partial): judged on the runs there are
@@ -643,16 +769,20 @@ def verdict_label(record: dict, capped: bool) -> str:
 
 def summary(records: list[dict]) -> dict[str, Any]:
     """The counts the report's headline and DVC's metrics show (of the papers' claims; ``checks`` counts our checks
-    apart): by verdict (after adjustment and the gate), how many the gate capped, how many rest on a stand-in tool,
-    and the raw (unadjusted) counts beside them."""
+    apart): by verdict (after adjustment and the gate; ``single_run``: the claims resting on a single run, which get
+    no verdict), how many were judged (``judged``: reproduced, contradicted or inconclusive) and how many of those
+    Holm's adjustment covers (``family``: its m; a speed-up is a measurement, outside it), how many of the judged
+    ones the gate capped and how many rest on a stand-in tool, and the raw (unadjusted) counts beside them."""
     checks = [r for r in records if r.get("check")]
     records = [r for r in records if not r.get("check")]
     def count(key: str) -> dict[str, int]:
         return {verdict.replace(" ", "_"): sum(r[key] == verdict for r in records) for verdict in VERDICTS}
 
-    return {"claims": len(records), **count("verdict"),
-            "not_converged": sum(r["converged"] is False and r["verdict"] != NOT_RUN for r in records),
-            "with_stand_in": sum(bool(r.get("substitute")) and r["verdict"] != NOT_RUN for r in records),
+    judged = [r for r in records if r["verdict"] in JUDGED]
+    return {"claims": len(records), **count("verdict"), "judged": len(judged),
+            "family": sum(r.get("p_adjusted") is not None for r in records),
+            "not_converged": sum(r["converged"] is False for r in judged),
+            "with_stand_in": sum(bool(r.get("substitute")) for r in judged),
             "raw": count("verdict_raw"), "checks": len(checks)}
 
 
@@ -660,10 +790,18 @@ def claims_json(preset: str, records: list[dict], trainings: list[dict] | None =
     """What reports/PRESET/claims.json holds: the rule, the counts (DVC metrics), the papers' claims with their
     comparisons, our checks apart (outside Holm's family), and the convergence gate on every training
     (:func:`training_convergence`)."""
-    rule = {"alpha": ALPHA, "correction": "holm, over the papers' claims (not our checks)",
+    rule = {"alpha": ALPHA,
+            "correction": "holm, over the papers' judged claims (not our checks, not the single-run claims): the 5% "
+                          "family-wise error covers those verdicts only",
             "interval": f"95%; {TWO_LEVEL} (a generalised pivotal quantity); {SENTENCE_LEVEL} (its percentiles)",
+            "single_run": "a claim with a single run on a side of any comparison gets no verdict (its spread between "
+                          "seeds is not measured): 'single run', with which way its sentence bootstrap points "
+                          "(points: for, against, neither), outside Holm's family and the tally",
             "power": "min_detectable: the smallest distance from the claim's threshold detected with 80% power by the "
-                     "two-sided 5% test; seeds_needed: the seeds that would detect the paper's difference"}
+                     "two-sided 5% test; seeds_needed: the seeds that would detect the paper's difference, with "
+                     "seeds_needed_range at the 10th and 90th percentiles of the seed variance it was projected "
+                     "from; for a single-run claim projected from assumed_seed_ratio (an assumption, not a "
+                     "measurement)"}
     return {"preset": preset, "rule": rule, "summary": summary(records),
             "claims": [r for r in records if not r.get("check")], "checks": [r for r in records if r.get("check")],
             "trainings": trainings or []}
@@ -681,6 +819,8 @@ def claims_csv(records: list[dict]) -> str:
                 value = " ".join(f"{system}={n}" for system, n in value.items())
             elif key == "scope" and isinstance(value, dict):
                 value = value.get("text") or value.get("preset")
+            elif key == "seeds_needed_range" and isinstance(value, list):
+                value = range_text(value).strip(" ()")
             row[key] = "" if value is None else value
         writer.writerow(row)
     return out.getvalue()

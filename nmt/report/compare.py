@@ -6,7 +6,10 @@ Both sides are report directories as `nmt report` writes them (summary.json name
 table's rows, claims.json the verdicts). A table number is the mean of a system's seed runs, with their sample
 standard deviation (``ours_c_sd``) and count (``n_runs``) where the preset trains several seeds. Two means differ
 when |a - b| > 2 s sqrt(1/n_a + 1/n_b), s the seeds' pooled standard deviation: about the 95% band of a difference
-of means. With no seed spread on either side (single runs) a difference cannot be judged and is shown as such.
+of means. With no seed spread on either side (single runs) a difference cannot be judged and is shown as such. A
+claim's verdict is compared as claims.json has it (a claim resting on a single run has none: it is compared by the
+way it points, "one run: points the paper's way"), and its difference against the reference's interval of the same
+comparison (for a claim of several, the one that decided the reference's verdict).
 
 Two reports are compared only when they are of one run recipe: claims.json's `run` (nmt.config.identity) gives
 each table's corpus and settings, and the tables both reports show must agree in them (a small run and the small-gpu
@@ -31,6 +34,7 @@ from pathlib import Path
 
 from ..base.errors import InputError
 from ..base.files import read_json
+from .claims import POINTS, SINGLE_RUN
 from .partial import runs_text
 
 WITHIN, DIFFERS, NO_SPREAD, ONLY_RUN, ONLY_REFERENCE = "within", "differs", "no spread", "only in run", \
@@ -52,7 +56,12 @@ CLAIMS_SCHEMA = {"type": "object", "properties": {
     "claims": {"type": "array", "items": {
         "type": "object", "required": ["id"],
         "properties": {"id": {"type": "string"}, "verdict": {"type": ["string", "null"]}, "ours_delta": _NUMBER,
-                       "ci_low": _NUMBER, "ci_high": _NUMBER}}},
+                       "ci_low": _NUMBER, "ci_high": _NUMBER, "points": {"type": ["string", "null"]},
+                       "deciding": {"type": ["integer", "null"], "minimum": 0},
+                       "weakest": {"type": ["integer", "null"], "minimum": 0},
+                       "comparisons": {"type": "array", "items": {
+                           "type": "object", "properties": {"ours_delta": _NUMBER, "ci_low": _NUMBER,
+                                                            "ci_high": _NUMBER}}}}}},
     "run": {"type": "object", "required": ["preset", "corpora", "tables"], "properties": {
         "preset": {"type": "string"},
         "partial": {"type": "object", "required": ["runs_in", "runs_planned", "text"], "properties": {
@@ -262,24 +271,43 @@ def compare_tables(run: Path, reference: Path) -> list[NumberComparison]:
     return out
 
 
+def _verdict(claim: dict) -> str | None:
+    """A claim's verdict as compared: a single-run claim's (no verdict) with the way it points."""
+    if claim.get("verdict") == SINGLE_RUN:
+        return f"one run: {POINTS.get(claim.get('points') or 'neither', claim.get('points'))}"
+    return claim.get("verdict")
+
+
+def _shown(ref: dict, claim: dict | None) -> tuple[dict, dict | None]:
+    """The reference's shown comparison and the run's same one: for a claim of several comparisons, the one that
+    decided the reference's verdict (``deciding``; ``weakest`` in a claims.json from before it) on both sides, so
+    that a difference is set against the interval of the same comparison; else the claims' own fields."""
+    index = ref.get("deciding", ref.get("weakest"))
+    theirs, ours = ref.get("comparisons") or [], (claim or {}).get("comparisons") or []
+    if index is not None and len(theirs) > 1 and len(ours) == len(theirs) and index < len(theirs):
+        return theirs[index], ours[index]
+    return ref, claim
+
+
 def compare_claims(run: Path, reference: Path) -> list[ClaimComparison]:
     """Each claim of the reference: the run's verdict beside it, and whether the run's difference lies inside the
-    reference's 95% interval."""
+    reference's 95% interval (of the same comparison: :func:`_shown`)."""
     mine = {c["id"]: c for c in _claims(run).get("claims", [])}
     out = []
     for ref in _claims(reference).get("claims", []):
         claim = mine.get(ref["id"])
-        interval = ((ref["ci_low"], ref["ci_high"]) if ref.get("ci_low") is not None and ref.get("ci_high") is not None
-                    else None)
-        delta = _number(claim.get("ours_delta")) if claim else None
+        shown_ref, shown_run = _shown(ref, claim)
+        interval = ((shown_ref["ci_low"], shown_ref["ci_high"])
+                    if shown_ref.get("ci_low") is not None and shown_ref.get("ci_high") is not None else None)
+        delta = _number(shown_run.get("ours_delta")) if shown_run else None
         inside = None if delta is None or interval is None else interval[0] <= delta <= interval[1]
         if claim is None:
             status = ONLY_REFERENCE
-        elif claim.get("verdict") != ref.get("verdict"):
+        elif _verdict(claim) != _verdict(ref):
             status = DIFFERS
         else:
             status = WITHIN if inside in (True, None) else DIFFERS
-        out.append(ClaimComparison(ref["id"], claim.get("verdict") if claim else None, ref.get("verdict"), delta,
+        out.append(ClaimComparison(ref["id"], _verdict(claim) if claim else None, _verdict(ref), delta,
                                    interval, inside, status))
     return out
 

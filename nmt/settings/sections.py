@@ -29,13 +29,18 @@ class VerdictSettings(Section):
                              "40, so that p-values and 95% intervals agree exactly", minimum=40, multipleOf=40,
                              optional=True)
     converged_within: float = setting(
-        0.01, "the convergence gate (nmt.settings.schedule.convergence): a system converged when the best dev perplexity of its "
-        "last converged_window evaluations is lower than the best before them by at most this fraction (their "
-        "cumulative gain, not one epoch's: a different test from train.plateau's stall)",
-        exclusiveMinimum=0, maximum=1, optional=True)
-    converged_window: int = setting(2, "how many of a system's last evaluations (epochs) the convergence gate takes "
-                                    "together; a training with no more evaluations than this has not converged",
-                                    minimum=1, optional=True)
+        0.02, "the convergence gate (nmt.settings.schedule.convergence): a system converged when the line fitted to "
+        "the log dev perplexity of its last converged_window evaluations, its slope taken at its one-sided 95% upper "
+        "bound, comes at most this fraction below the best dev perplexity within the next 10 epochs (what is left), "
+        "and its last epoch lowered the best by at most this fraction too (a different test from train.plateau's "
+        "stall; docs/statistics.md gives its error rates)", exclusiveMinimum=0, maximum=1, optional=True)
+    converged_window: int = setting(5, "how many of a system's last evaluations (epochs) the convergence gate fits its "
+                                    "line to; a training with fewer evaluations has not converged", minimum=3,
+                                    optional=True)
+    assumed_seed_ratio: float = setting(
+        1.0, "for a claim resting on a single run (no verdict: its spread between seeds is not measured), the seeds "
+        "that would decide it are projected as if one run's difference varied between seeds this many times as much "
+        "as between test sets: an assumption, not a measurement (docs/statistics.md)", minimum=0, optional=True)
 
 
 @dataclass(frozen=True)
