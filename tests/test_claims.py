@@ -274,9 +274,10 @@ def test_a_translation_changed_after_scoring_is_an_error(toy_run):
         judge.judge(next(c for c in claims if c["id"] == "strong-beats-weak"))
 
 
-def add_seed_runs(judge: ClaimJudge, system: str, rates: tuple[float, ...], rng_seed: int) -> list[float]:
+def add_seed_runs(judge: ClaimJudge, system: str, rates: tuple[float, ...], rng_seed: int
+                  ) -> tuple[list[float], list[str]]:
     """Seeds 2, 3, ... of a toy ``system``: its first run's scores file with other translations (corrupted at
-    ``rates``), judged as its runs; all its BLEUs."""
+    ``rates``); all its BLEUs and runs (the judge is not told of them)."""
     scores_dir = judge.results_dir / "en-de" / "scores"
     base = json.loads((scores_dir / f"{system}.test.json").read_text())
     refs = Path(base["ref"]).read_text().splitlines()
@@ -289,8 +290,7 @@ def add_seed_runs(judge: ClaimJudge, system: str, rates: tuple[float, ...], rng_
         (scores_dir / f"{run}.test.json").write_text(json.dumps({**base, "system": run, "hyp": str(hyp),
                                                                  "bleu_tok": bleus[-1]}))
         runs.append(run)
-    judge.runs.setdefault("en-de", {})[system] = runs
-    return bleus
+    return bleus, runs
 
 
 @pytest.fixture()
@@ -299,7 +299,7 @@ def seeded_toy_run(toy_run):
     judge, claims, tables = toy_run
     for system, rates, rng_seed in (("strong", (0.06, 0.07), 20), ("weak", (0.46, 0.47), 40),
                                     ("twin", (0.05, 0.06), 60), ("flipped", (0.41, 0.42), 80)):
-        add_seed_runs(judge, system, rates, rng_seed)
+        judge.runs.setdefault("en-de", {})[system] = add_seed_runs(judge, system, rates, rng_seed)[1]
     return judge, claims, tables
 
 
@@ -482,23 +482,8 @@ def test_a_claim_id_used_in_two_files_is_an_error(tmp_path):
 def test_seed_runs_are_averaged_in_tables_and_their_spread_widens_the_interval(toy_run):
     judge, claims, tables = toy_run
     scores_dir = judge.results_dir / "en-de" / "scores"
-
-    def more_runs(system: str, rates: tuple[float, float], rng_seed: int) -> list[float]:
-        """Seeds 2 and 3 of ``system``: its first run's scores file with other translations; all three BLEUs."""
-        base = json.loads((scores_dir / f"{system}.test.json").read_text())
-        refs = Path(base["ref"]).read_text().splitlines()
-        bleus = [base["bleu_tok"]]
-        for seed, rate in zip((2, 3), rates):
-            run = f"{system}_seed{seed}"
-            hyps = corrupt(refs, rate, rng_seed + seed)
-            hyp = write_lines(judge.results_dir.parent.parent / "out" / f"{run}.txt", hyps)
-            bleus.append(significance.bleu_of(significance.bleu_statistics(hyps, refs, "none"), "none"))
-            (scores_dir / f"{run}.test.json").write_text(json.dumps({**base, "system": run, "hyp": str(hyp),
-                                                                     "bleu_tok": bleus[-1]}))
-        return bleus
-
-    bleus = more_runs("strong", (0.15, 0.25), 20)  # two more runs of "strong", each worse than the first
-    weak_bleus = more_runs("weak", (0.55, 0.6), 40)
+    bleus, _ = add_seed_runs(judge, "strong", (0.15, 0.25), 20)  # two more runs of "strong", each worse than the first
+    weak_bleus, _ = add_seed_runs(judge, "weak", (0.55, 0.6), 40)
     claim = next(c for c in claims if c["id"] == "strong-beats-weak")
     single = judge.judge(claim)
     judge.runs = {"en-de": {"strong": ["strong", "strong_seed2", "strong_seed3"]}}

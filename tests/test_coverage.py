@@ -8,11 +8,10 @@ way), and the comparison goes through the code the claims use: the same resampli
 nmt.scoring.difference for the interval and p-values, nmt.report.claims for a claim's p-values, nmt.scoring.significance.holm for the
 family. The study is seeded, so its table is exact, and docs/statistics.md carries it verbatim (checked here).
 """
-import re
-from pathlib import Path
-
 import numpy as np
 import pytest
+
+from documented import documented_table
 
 from nmt.scoring.difference import SystemPart, estimate, fit_pool, fit_prior
 from nmt.report.claims import claim_p_values, comparison_p_values
@@ -20,7 +19,6 @@ from nmt.scoring.significance import holm
 
 pytestmark = pytest.mark.slow  # minutes of simulation: left out of the fast tier
 
-DOCS = Path(__file__).resolve().parents[1] / "docs" / "statistics.md"
 SEEDS = (3, 5, 10)
 RATIOS = (0.0, 1.0, 4.0)     # variance of one run's difference between seeds : its variance between test sets
 SENTENCES = 400             # the demo's test sets; Multi30k's have 1,000
@@ -190,13 +188,6 @@ def odd_table() -> tuple[str, list[float]]:
                 values += [its, others]
                 lines.append(f"| {n} | {ratio:g} | {odd:g}x | {percent(its)} | {percent(others)} |")
     return "\n".join(lines), values
-
-
-def documented_table(marker: str) -> str:
-    text = DOCS.read_text(encoding="utf-8")
-    match = re.search(rf"<!-- {marker} -->\n(.*?)\n<!-- /{marker} -->", text, re.S)
-    assert match, f"docs/statistics.md has no <!-- {marker} --> table"
-    return match.group(1).strip()
 
 
 def test_the_two_level_interval_covers_95_percent_at_3_5_and_10_seeds():

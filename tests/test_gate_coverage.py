@@ -10,16 +10,15 @@ nmt.settings.schedule.convergence at params.yaml's verdicts (within 2%, window 5
 table is exact, and docs/statistics.md carries it verbatim (checked here).
 """
 import math
-import re
-from pathlib import Path
 
 import numpy as np
 import pytest
 
+from documented import documented_table
+
 from nmt.settings import VerdictSettings
 from nmt.settings.schedule import HORIZON, Schedule, convergence, wants_epoch
 
-DOCS = Path(__file__).resolve().parents[1] / "docs" / "statistics.md"
 CURVES = 2000                  # per family
 PLATEAU = {"within": 0.01, "halvings": 2, "patience": 2, "max_epochs": 20}
 EPOCHS = PLATEAU["max_epochs"] + HORIZON
@@ -178,13 +177,6 @@ def gate_table(results: list[dict]) -> str:
         lines.append(f"| {r['name']} | {r['truth']} | {r['curves']} | {r['epochs']:.1f} | {100 * r['left']:.2f}% | "
                      f"{100 * r['still_learning']:.0f}% | {100 * r['failed']:.1f}% ± {error:.1f} |")
     return "\n".join(lines)
-
-
-def documented_table(marker: str) -> str:
-    text = DOCS.read_text(encoding="utf-8")
-    match = re.search(rf"<!-- {marker} -->\n(.*?)\n<!-- /{marker} -->", text, re.S)
-    assert match, f"docs/statistics.md has no <!-- {marker} --> table"
-    return match.group(1).strip()
 
 
 def test_the_replayed_rule_is_the_plateau_rule():

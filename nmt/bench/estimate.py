@@ -40,6 +40,7 @@ from ..settings import SystemSettings, TrainSettings, comparable_settings
 from ..training.run import train
 from ..engine.update_timing import time_updates
 from ..base.files import read_json
+from ..scoring.difference import seeds_range_text
 from ..config.schema import validator
 
 # Settings that do not change the cost of an update (reversal only reorders the source).
@@ -411,8 +412,7 @@ def format_claim_costs(costs: dict, unit: str) -> str:
     for c in costs["claims"]:
         hours = "not measured" if c["hours"] is None else f"{c['hours']:.3g}"
         extra = "-" if c["extra_hours"] is None else f"{c['extra_hours']:.3g}"
-        low, high = c.get("seeds_needed_range") or (None, None)
-        spread = "-" if low is None else f"{low}-{high}" if high is not None else f"{low} to over 1000"
+        spread = seeds_range_text(c.get("seeds_needed_range")) or "-"
         if c.get("assumed_seed_ratio") is not None:
             spread = f"assumed (single run, ratio {c['assumed_seed_ratio']:g})"
             assumed.add(c["assumed_seed_ratio"])

@@ -65,7 +65,7 @@ from ..base.errors import InputError
 from ..scoring.evaluate import is_lowercased
 from ..settings import VerdictSettings
 from ..settings.schedule import convergence
-from ..scoring.difference import MAX_SEEDS, SystemPart, estimate, fit_pool
+from ..scoring.difference import SystemPart, estimate, fit_pool, seeds_range_text
 from ..config.schema import validator
 from ..scoring.significance import (bleu_of, bleu_resamples, bleu_statistics, bootstrap_seed, error_rate,
                             error_rate_resamples, holm, resample_indices)
@@ -185,7 +185,7 @@ class ClaimJudge:
         comparisons = [{**self._comparison(claim, comparison, runs, table, pair),
                         "ours_delta_chrf": self._chrf_delta(comparison, pair, table["testset"])}
                        for comparison in pairs]
-        weakest_index = max(range(len(comparisons)), key=lambda i: (comparisons[i]["p_for"], -i))
+        weakest_index = deciding_index(comparisons, REPRODUCED)  # the largest p_for: the claim's
         p_for, p_against = claim_p_values([(c["p_for"], c["p_against"]) for c in comparisons])
         gate = self._gate(values, table, pair)
         single = any(c["method"] != "two-level" for c in comparisons)
@@ -644,19 +644,21 @@ def claim_power(comparisons: list[dict], n_runs: dict[str, int], kind: str,
 
 def range_text(needed_range: list | None) -> str:
     """" (10-44)": the seeds needed at the seed variance's 10th and 90th percentiles; "" without a range."""
-    if not needed_range:
-        return ""
-    low, high = needed_range
-    return f" ({low}-{high})" if high is not None else f" ({low} to over {MAX_SEEDS})"
+    text = seeds_range_text(needed_range)
+    return f" ({text})" if text else ""
 
 
 def points_of(p_for: float, p_against: float, alpha: float = ALPHA) -> str:
     """Which way a single run's comparison points (its sentence bootstrap's 95% interval): "for" (wholly on the paper's
     side of the threshold), "against" (wholly on the other) or "neither" (across it). About these two models, not
     the techniques: no verdict."""
-    if p_for <= alpha:
-        return "for"
-    return "against" if p_against <= alpha else "neither"
+    return {REPRODUCED: "for", CONTRADICTED: "against", INCONCLUSIVE: "neither"}[verdict_of(p_for, p_against, alpha)]
+
+
+def single_run_text(points: str | None) -> str:
+    """A single-run claim's words in place of a verdict: "one run: points the paper's way" (``points``: for, against,
+    neither; an unknown one, from another file, as it is)."""
+    return f"one run: {POINTS.get(points or 'neither', points)}"
 
 
 def position(value: float | None, low: float | None, high: float | None) -> str | None:
@@ -744,7 +746,7 @@ def verdict_label(record: dict, capped: bool) -> str:
     if verdict == NOT_RUN:
         return NOT_RUN
     if verdict == SINGLE_RUN:
-        text = f"one run: {POINTS[record.get('points') or 'neither']}"
+        text = single_run_text(record.get("points"))
     elif capped:
         text = "inconclusive (not converged)"
     elif verdict == CONTRADICTED and not record["paper_preset"]:
@@ -820,7 +822,7 @@ def claims_csv(records: list[dict]) -> str:
             elif key == "scope" and isinstance(value, dict):
                 value = value.get("text") or value.get("preset")
             elif key == "seeds_needed_range" and isinstance(value, list):
-                value = range_text(value).strip(" ()")
+                value = seeds_range_text(value)
             row[key] = "" if value is None else value
         writer.writerow(row)
     return out.getvalue()

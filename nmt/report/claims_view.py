@@ -7,7 +7,7 @@ import math
 from typing import Any
 
 from ..config.table_files import is_number
-from .claims import CONTRADICTED, JUDGED, NOT_RUN, POINTS, SINGLE_RUN, VERDICTS, claims_json
+from .claims import CONTRADICTED, JUDGED, NOT_RUN, SINGLE_RUN, VERDICTS, claims_json, single_run_text
 
 DASH = "\u2013"  # en dash: empty cell
 
@@ -98,7 +98,7 @@ def comparison_line(comparison: dict, kind: str, paper_preset: bool) -> str:
     """One comparison of a claim of several, in a line: its terms, our difference and interval, the paper's, and its
     own (unadjusted) outcome."""
     if comparison.get("verdict") == SINGLE_RUN:
-        outcome = f"one run: {POINTS[comparison.get('points') or 'neither']}"
+        outcome = single_run_text(comparison.get("points"))
     elif comparison.get("verdict") == CONTRADICTED and not paper_preset:
         outcome = "not reproduced on its own"
     else:

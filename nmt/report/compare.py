@@ -34,7 +34,7 @@ from pathlib import Path
 
 from ..base.errors import InputError
 from ..base.files import read_json
-from .claims import POINTS, SINGLE_RUN
+from .claims import SINGLE_RUN, single_run_text
 from .partial import runs_text
 
 WITHIN, DIFFERS, NO_SPREAD, ONLY_RUN, ONLY_REFERENCE = "within", "differs", "no spread", "only in run", \
@@ -274,7 +274,7 @@ def compare_tables(run: Path, reference: Path) -> list[NumberComparison]:
 def _verdict(claim: dict) -> str | None:
     """A claim's verdict as compared: a single-run claim's (no verdict) with the way it points."""
     if claim.get("verdict") == SINGLE_RUN:
-        return f"one run: {POINTS.get(claim.get('points') or 'neither', claim.get('points'))}"
+        return single_run_text(claim.get("points"))
     return claim.get("verdict")
 
 

@@ -65,6 +65,14 @@ NORMAL_DF = 1e4       # above this many degrees of freedom the seed variance cou
 OUTLIER_LEVEL = 0.1  # a system whose seed variance is this unlikely under its pool's keeps its own (docs/statistics.md)
 
 
+def _stands_out(variance: float, df: float, reference: float, reference_df: float) -> bool:
+    """Whether a variance on ``df`` degrees of freedom is larger than a ``reference`` variance on ``reference_df``
+    allows: the upper tail of F(df, reference_df) beyond their ratio is at most OUTLIER_LEVEL (no reference: no)."""
+    if reference <= 0 or reference_df <= 0 or df <= 0:
+        return False
+    return float(special.fdtrc(df, reference_df, variance / reference)) <= OUTLIER_LEVEL
+
+
 @dataclass(frozen=True)
 class SeedPrior:
     """What the systems of one pool (a table's test set and quantity) say about one system's seed variance: ``df`` (d0;
@@ -82,14 +90,16 @@ class SeedPrior:
         """Whether a variance on ``df`` degrees of freedom is larger than the pool's others allow: the upper tail of
         F(df, reference_df) beyond it is at most OUTLIER_LEVEL. Such a system keeps its own variance: the pool's
         would understate it (a less variable system borrowing the pool's larger variance errs the safe way)."""
-        if self.reference <= 0 or self.reference_df <= 0 or df <= 0:
-            return False
-        return float(special.fdtrc(df, self.reference_df, variance / self.reference)) <= OUTLIER_LEVEL
+        return _stands_out(variance, df, self.reference, self.reference_df)
+
+    def keeps_own(self, variance: float, df: float) -> bool:
+        """Whether a system's seed variance stays its own: no pool to borrow from, or it is outlying."""
+        return self.systems < 2 or self.df == 0 or self.outlying(variance, df)
 
     def moderate(self, variance: float, df: float) -> tuple[float, float]:
         """(moderated variance, its degrees of freedom) of a system's seed variance on ``df`` degrees of freedom;
-        its own where it is outlying (:meth:`outlying`)."""
-        if self.systems < 2 or self.df == 0 or self.outlying(variance, df):
+        its own where it keeps it (:meth:`keeps_own`)."""
+        if self.keeps_own(variance, df):
             return variance, df
         if math.isinf(self.df):
             return self.var, self.pool_df
@@ -117,7 +127,7 @@ class SeedPool:
     def outlying(self) -> frozenset:
         """The systems whose variance stands out of the others'."""
         return frozenset(name for name, v in self.variances.items()
-                         if SeedPrior(0.0, 0.0, 0, 0.0, *self._reference(name)).outlying(v, self.df))
+                         if _stands_out(v, self.df, *self._reference(name)))
 
     @cached_property
     def prior(self) -> SeedPrior:
@@ -202,7 +212,7 @@ def estimate(parts: Sequence[SystemPart]) -> "TwoLevel | SentenceLevel":
         # mean carries 1/n; its variance over the resamples is (n - 1)/n of one run's, hence / (n - 1)
         noise = float(np.var(resampled - resampled.mean(axis=0), axis=1, ddof=1).mean()) / (n - 1)
         observed = float(np.var(np.asarray(part.full, dtype=np.float64), ddof=1))
-        alone = part.prior.systems < 2 or part.prior.df == 0 or part.prior.outlying(observed, n - 1)
+        alone = part.prior.keeps_own(observed, n - 1)
         variance, df = (observed, n - 1) if alone else part.prior.moderate(observed, n - 1)
         run_noise.append(noise)
         seed_vars.append(max(variance, n * noise))  # one run's variance is never below its own sentence noise
@@ -264,8 +274,8 @@ class TwoLevel:
 
     @property
     def interval(self) -> tuple[float, float]:
-        pivot = self._pivot()
-        return self.delta - pivot.quantile(1 - ALPHA / 2), self.delta - pivot.quantile(ALPHA / 2)
+        half = self._pivot().quantile(1 - ALPHA / 2)  # the pivot is symmetric about 0
+        return self.delta - half, self.delta + half
 
     def p_value(self, threshold: float, side: str) -> float:
         """Two-sided-equivalent p-value that the difference lies above (``side='above'``) or below (``'below'``)
@@ -303,10 +313,10 @@ class TwoLevel:
         percentiles of its chi-square confidence distribution on its degrees of freedom (the true variance
         df s^2 / U, U chi-square on df, with every system's variance scaled alike): (fewest, most), the most None
         where it exceeds MAX_SEEDS. None where :meth:`seeds_needed` is None."""
-        if self.seeds_needed(effect) is None:
+        needed = self.seeds_needed(effect)
+        if needed is None:
             return None
         if self.df >= NORMAL_DF:
-            needed = self.seeds_needed(effect)
             return needed, needed
 
         def at(quantile: float) -> int | None:
@@ -358,6 +368,15 @@ class SentenceLevel:
         projected = TwoLevel(delta=self.delta, shared=variance, seed_vars=(seed_ratio * variance,), runs=(1,),
                              seed_dfs=(0.0,))
         return projected.seeds_needed(effect)
+
+
+def seeds_range_text(needed_range: Sequence | None) -> str:
+    """A range of seeds needed (:meth:`TwoLevel.seeds_needed_range`) in words: "10-44", "10 to over 1000" where the
+    most exceeds MAX_SEEDS; "" without a range."""
+    if not needed_range or needed_range[0] is None:
+        return ""
+    low, high = needed_range
+    return f"{low}-{high}" if high is not None else f"{low} to over {MAX_SEEDS}"
 
 
 # -- the generalised pivotal quantity ------------------------------------------------------------------------------
