@@ -63,6 +63,9 @@ DOWNLOADED_CORPUS = DOWNLOADS + "/{corpus}"
 # measurements a user makes and commits (`nmt bench train` / `nmt bench translate`; `nmt estimate` reads the first)
 THROUGHPUT = "benchmarks/throughput-{preset}-{device}.json"
 TRANSLATION_SPEED = "benchmarks/translate-{preset}-{device}.json"
+# a preset's published reference run (docs/reproductions/README.md): its trainings' records, which also say what each costs
+REFERENCE_RESULTS = "docs/reproductions/{preset}/results"
+REFERENCE_METRICS = REFERENCE_RESULTS + "/{pair}/models/{system}/metrics.jsonl"
 
 
 def path(template: str, **fields: str) -> str:

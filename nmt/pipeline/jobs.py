@@ -27,6 +27,7 @@ from ..settings import Params, TrainSettings, comparable_settings
 from ..settings.layers import Layered, leaf_keys
 from ..settings.schedule import unread_keys
 from ..config import plan
+from .priorities import prioritised
 
 LOGS = "logs/{preset}"
 #: what a job asks a cluster for (the preset's `cluster` section): a training, a job that runs a model (a GPU
@@ -125,6 +126,7 @@ class Job:
     persistent: tuple[str, ...] = ()
     metrics: tuple[str, ...] = ()
     plots: tuple[tuple[str, str, str], ...] = ()  # (file, x, y)
+    priority: int = 0  # the order a scheduler starts jobs in, higher first (nmt.pipeline.priorities)
 
     def command_lines(self, threads: int | str, device: str) -> list[str]:
         """Each command as a shell line, with the engine's thread count and device option ("" or " --device
@@ -479,4 +481,4 @@ def build_jobs(config: dict, root: str | Path = ".") -> Jobs:
         builder.alignment(entry)
     builder.benchmarks()
     builder.report()
-    return Jobs(builder.jobs)
+    return Jobs(prioritised(builder.jobs, config, root))

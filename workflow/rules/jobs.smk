@@ -1,4 +1,4 @@
-# Every step of the plan as one rule, whose jobs' inputs, commands and settings are their records
+# Every step of the plan as one rule, whose jobs' inputs, commands, settings and priorities are their records
 # (nmt.pipeline.jobs: the same records dvc.yaml is written from). A rule adds only what is Snakemake's own: its
 # threads and the device option of the cluster resources it asks for, the log, the timing files. A step whose
 # jobs each write their own list of files (a corpus and its preparation: each task's corpus has its own splits)
@@ -46,6 +46,7 @@ for _step in nmtjobs.STEPS.values():
             threads: 1
             resources:
                 **RESOURCES[_step.kind],
+            priority: job_value(_step.name, "priority")
             log:
                 _step.log,
             benchmark:
@@ -72,6 +73,7 @@ for _step in nmtjobs.STEPS.values():
             threads: (lambda wildcards: workflow.cores) if _step.exclusive else 1
             resources:
                 **RESOURCES[_step.kind],
+            priority: job_value(_step.name, "priority")
             log:
                 _step.log,
             shell:
@@ -92,6 +94,7 @@ for _step in nmtjobs.STEPS.values():
                     command=_job.shell(1, DEVICE[_step.kind]),
                 resources:
                     **RESOURCES[_step.kind],
+                priority: _job.priority
                 log:
                     _job.log,
                 shell:
