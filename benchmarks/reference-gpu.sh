@@ -22,6 +22,7 @@ set -uo pipefail
 seeds=${1:?seeds: N, N,M or all}
 out=$(realpath -m "${2:?outdir}")
 minutes=${3:-8}
+[[ "$minutes" =~ ^[1-9][0-9]*$ ]] || { echo "reference-gpu.sh: MINUTES: a whole number of minutes, got '$minutes'" >&2; exit 2; }
 mkdir -p "$out"
 cd "$(dirname "$0")/.."
 summary="$out/summary.txt"
@@ -45,14 +46,6 @@ fi
 if [ ! -d ../shared/data/multi30k ]; then
     mkdir -p ../shared && ln -sfn "$PWD/.gpu-carry/data" ../shared/data
 fi
-# The prepared data and unk dictionaries made on the CPU (reference-gpu-prepare.sh), put in place once and marked
-# up to date (--touch: the copies' times say nothing of which was made first)
-if [ -f .gpu-carry/run/targets.txt ] && [ ! -e "data/$preset" ]; then
-    cp -a .gpu-carry/run/data .gpu-carry/run/results . \
-        && mapfile -t made < .gpu-carry/run/targets.txt \
-        && snakemake --touch --cores 1 --config preset="$preset" -- "${made[@]}" > "$out/touch.log" 2>&1 \
-        || { echo "carried data: could not be put in place ($out/touch.log)" | tee -a "$summary"; exit 1; }
-fi
 
 if [ "$seeds" = all ]; then
     seeds=$(python3 -c 'import sys; from nmt import config; from nmt.config.plan import preset_seeds
@@ -61,9 +54,22 @@ fi
 IFS=, read -r -a seed_list <<< "$seeds"
 targets=()
 for seed in "${seed_list[@]}"; do
-    mapfile -t part < <(nmt seed-targets --preset "$preset" --seed "$seed")
+    # a seed the preset does not train stops the run here (one line from nmt, exit 2): with no targets Snakemake
+    # would make the whole preset
+    part_list=$(nmt seed-targets --preset "$preset" --seed "$seed" 2> "$out/seed-targets.err") \
+        || { tee -a "$summary" < "$out/seed-targets.err" >&2; exit 2; }
+    mapfile -t part <<< "$part_list"
     targets+=("${part[@]}")
 done
+[ "${#targets[@]}" -gt 0 ] || { echo "seeds $seeds: no files to make" | tee -a "$summary" >&2; exit 2; }
+# The prepared data and unk dictionaries made on the CPU (reference-gpu-prepare.sh), put in place once and marked
+# up to date (--touch: the copies' times say nothing of which was made first)
+if [ -f .gpu-carry/run/targets.txt ] && [ ! -e "data/$preset" ]; then
+    cp -a .gpu-carry/run/data .gpu-carry/run/results . \
+        && mapfile -t made < .gpu-carry/run/targets.txt \
+        && snakemake --touch --cores 1 --config preset="$preset" -- "${made[@]}" > "$out/touch.log" 2>&1 \
+        || { echo "carried data: could not be put in place ($out/touch.log)" | tee -a "$summary"; exit 1; }
+fi
 mps=0
 if [ "${NMT_MPS:-1}" != 0 ]; then
     mps_env=$(bash benchmarks/mps.sh start "$out/mps" 2>> "$summary")
