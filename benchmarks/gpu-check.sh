@@ -43,8 +43,9 @@ step() {  # step NAME SECONDS COMMAND...: run COMMAND with a time limit, its out
               torch.backends.cudnn.version(), torch.cuda.get_device_name(), "bf16", torch.cuda.is_bf16_supported())'
   nproc; } >> "$summary" 2>&1
 
-step pytest-cuda 110 python3 -m pytest -q -p no:cacheprovider tests/test_cuda.py tests/test_cuda_graphs.py \
-    tests/test_devices.py
+# (-m 'not slow': test_cuda_graphs' slow tests compile the graphed step on the CPU, two minutes that check no GPU)
+step pytest-cuda 110 python3 -m pytest -q -p no:cacheprovider -m "not slow" tests/test_cuda.py \
+    tests/test_cuda_graphs.py tests/test_devices.py
 
 luong="base base_reverse base_reverse_dropout global_location global_location_feed local_p_general_feed
        global_dot_feed global_general_feed local_m_dot_feed local_m_general_feed local_p_dot_feed global_concat_feed

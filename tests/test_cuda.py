@@ -116,7 +116,7 @@ def shaped_batches(seed=3):
     return out
 
 
-GRAPHED = [LUONG[0], LUONG[1], LUONG[2], LUONG[3], LUONG[4], LUONG[5], LUONG[6]]  # global x 4 scores, local-m x 3
+GRAPHED = LUONG[:12]  # global, local-m and local-p x 4 scores (nmt.engine.cuda_graphs.graphed)
 
 
 def graph_run(overrides, graphs, updates=12, lr=0.1, dropout=0.0, batch_size=5):
@@ -141,11 +141,12 @@ def test_on_cuda_graphed_updates_equal_ungraphed_ones_over_batches_of_several_sh
         torch.testing.assert_close(q, p, atol=1e-5, rtol=1e-4, msg=key)
 
 
-def test_on_cuda_graph_replays_draw_fresh_dropout_masks_and_seeded_runs_repeat():
-    first, _, step = graph_run(LUONG[1], True, updates=6, lr=0.0, dropout=0.3)
+@pytest.mark.parametrize("overrides", [LUONG[1], LUONG[9]], ids=name)  # global and local-p general
+def test_on_cuda_graph_replays_draw_fresh_dropout_masks_and_seeded_runs_repeat(overrides):
+    first, _, step = graph_run(overrides, True, updates=6, lr=0.0, dropout=0.3)
     assert step.graphs.graphs
     assert first[0] != first[3]  # the same batch and parameters (lr 0): other masks
-    again, _, _ = graph_run(LUONG[1], True, updates=6, lr=0.0, dropout=0.3)
+    again, _, _ = graph_run(overrides, True, updates=6, lr=0.0, dropout=0.3)
     assert again == first
 
 

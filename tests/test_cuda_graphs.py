@@ -1,6 +1,8 @@
 """nmt.engine.cuda_graphs where no GPU is needed: padding a batch to its graph's shape changes neither the loss nor a
-gradient, which models and devices get graphs, and the one-line fallback. The graphs themselves are tested on a GPU
-(tests/test_cuda.py)."""
+gradient; what a graph records (nmt.engine.graph_decoder) computes the fast engine's and the eager engine's loss and
+gradients, and traces whole with torch.compile(fullgraph=True) (no host read, no branch on a tensor's values: what a
+CUDA graph cannot record); which models and devices get graphs, and the one-line fallback. The graphs themselves are
+tested on a GPU (tests/test_cuda.py)."""
 import pytest
 import torch
 
@@ -8,18 +10,20 @@ from nmt import settings
 from nmt.engine import cuda_graphs
 from nmt.data.vocab import PAD_ID
 from nmt.base.errors import ConfigError
+from nmt.engine.fast import use
 from nmt.engine.fused_loss import linear_cross_entropy
+from nmt.engine.graph_decoder import FeedDecoderLoss
 from nmt.engine.train_step import TrainingStep
 from step_settings import train_settings
 from test_fast_engine import LUONG, RNNSEARCH, batch, fast_model, name
 
-GRAPHED = [o for o in LUONG if o.get("score") in cuda_graphs.graphed().get(o.get("attention"), ())
-           and o.get("input_feed", True)]
-LOCAL_P = [o for o in LUONG if o.get("attention") == "local-p"]
+GRAPHED = [o for o in LUONG if o.get("attention") in cuda_graphs.graphed() and o.get("input_feed", True)]
 
 
-def test_the_graphed_models_are_global_and_local_m_attention():
-    assert len(GRAPHED) == 7 + 2  # global x 4 scores, local-m x 3; and the 1- and 3-layer global general models
+def test_the_graphed_models_are_luong_et_al_s_attentions_with_input_feeding():
+    # global, local-m and local-p x 4 scores; and the 1- and 3-layer global general models
+    assert cuda_graphs.graphed() == ("global", "local-m", "local-p")
+    assert len(GRAPHED) == 3 * 4 + 2
 
 
 def plain_loss_and_gradients(model, b):
@@ -40,7 +44,7 @@ def padded_loss_and_gradients(model, b, source, target):
     return loss.item(), {n: p.grad.clone() for n, p in model.named_parameters() if p.grad is not None}
 
 
-@pytest.mark.parametrize("overrides", GRAPHED + LOCAL_P, ids=name)
+@pytest.mark.parametrize("overrides", GRAPHED, ids=name)
 def test_padding_a_batch_to_its_graphs_shape_changes_neither_loss_nor_gradients(overrides):
     model = fast_model(overrides).train()  # no dropout: the two passes compute the same function
     b = batch()
@@ -51,6 +55,56 @@ def test_padding_a_batch_to_its_graphs_shape_changes_neither_loss_nor_gradients(
     assert padded_grads.keys() == grads.keys()
     for key in grads:
         torch.testing.assert_close(padded_grads[key], grads[key], atol=1e-6, rtol=1e-5, msg=key)
+
+
+def recorded_loss_and_gradients(model, b, compiled=None):
+    """What a graph records (FeedDecoderLoss) on `b` padded to its graph's shape (past the longest source sentence,
+    target words to the next bucket); `compiled`: through torch.compile(fullgraph=True) with that backend."""
+    model.zero_grad()
+    enc = model.encode(b.src, b.src_len)
+    source, target = cuda_graphs.bucket(b.src.size(1) + 1), cuda_graphs.bucket(b.tgt_in.size(1))
+    args = cuda_graphs.padded_inputs(cuda_graphs.decoder_inputs(enc, b), source, target)
+    loss_module = FeedDecoderLoss(model, None)
+    if compiled is not None:
+        torch._dynamo.reset()  # a fresh trace: a graph break anywhere fails the test (fullgraph)
+        loss_module = torch.compile(loss_module, fullgraph=True, backend=compiled)
+    loss = loss_module(*args)
+    loss.backward()
+    return loss.item(), {n: p.grad.clone() for n, p in model.named_parameters() if p.grad is not None}
+
+
+def assert_same_loss_and_gradients(got, want):
+    (loss, grads), (ref_loss, ref_grads) = got, want
+    assert loss == pytest.approx(ref_loss, rel=1e-6)
+    assert grads.keys() == ref_grads.keys()
+    for key in ref_grads:
+        torch.testing.assert_close(grads[key], ref_grads[key], atol=1e-6, rtol=1e-5, msg=key)
+
+
+@pytest.mark.parametrize("overrides", GRAPHED, ids=name)
+def test_what_a_graph_records_computes_the_fast_and_the_eager_engines_loss_and_gradients(overrides):
+    model = fast_model(overrides).train()  # no dropout: every path computes the same function
+    b = batch()
+    recorded = recorded_loss_and_gradients(model, b)
+    assert_same_loss_and_gradients(recorded, plain_loss_and_gradients(model, b))
+    use(model, "eager")
+    assert_same_loss_and_gradients(recorded, plain_loss_and_gradients(model, b))
+
+
+# torch.compile traces the forward and, with aot_eager, the backward pass too: some 10 s a model, so the unit tier
+# traces local-p's and global attention's general score and the slow tier every graphed model
+TRACED_IN_THE_UNIT_TIER = [{"attention": "local-p", "score": "general"}, {"attention": "global", "score": "general"}]
+
+
+@pytest.mark.parametrize("overrides", [
+    pytest.param(o, marks=() if o in TRACED_IN_THE_UNIT_TIER else pytest.mark.slow) for o in GRAPHED], ids=name)
+def test_what_a_graph_records_traces_whole_and_gives_the_fast_engines_loss_and_gradients(overrides):
+    """torch.compile(fullgraph=True) fails at a host read (.item(), a size that depends on values) or a Python branch
+    on a tensor's values: what a CUDA graph cannot record either. The traced step computes the ungraphed one."""
+    model = fast_model(overrides).train()
+    b = batch()
+    traced = recorded_loss_and_gradients(model, b, compiled="aot_eager")
+    assert_same_loss_and_gradients(traced, plain_loss_and_gradients(model, b))
 
 
 def test_buckets_round_up_to_eight_but_not_past_a_cap():
@@ -65,9 +119,9 @@ def test_buckets_round_up_to_eight_but_not_past_a_cap():
     (LUONG[1], "eager", False, "engine eager"),
     (LUONG[1], "fast", True, "guided alignment"),
     ({"attention": "global", "score": "dot", "input_feed": False}, "fast", False, "without input feeding"),
-    (LUONG[9], "fast", False, "attention local-p with score general is not graphed"),
-    (LUONG[7], "fast", False, "attention local-m with score location is not graphed"),
-    (LUONG[-1], "fast", False, "attention monotonic with score general is not graphed"),
+    (LUONG[9], "fast", False, None),
+    (LUONG[7], "fast", False, None),
+    (LUONG[-1], "fast", False, "attention monotonic is not graphed (only global, local-m, local-p)"),
     (RNNSEARCH[0], "fast", False, "only Luong"),
 ], ids=["global-general", "local-m-concat", "eager", "guided", "no-feed", "local-p", "local-m-location", "monotonic",
         "rnnsearch"])

@@ -12,8 +12,17 @@ sequences depend on the sentences' lengths through host-side metadata that a gra
 calls anyway. A graph replays fixed shapes, so a batch is padded: its source positions to a multiple of BUCKET
 (masked out, as padding always is; never past a location-based model's max_src_len) and its target words to a
 multiple of BUCKET (padding targets, which the loss ignores, in steps after each sentence's end that change nothing
-before them). The loss and the gradients are those of the ungraphed path to float rounding (tests/test_cuda.py), the
-dropout masks are drawn afresh at every replay (torch's graph-safe Philox generator).
+before them). The loss and the gradients are those of the ungraphed path to float rounding (tests/test_cuda_graphs.py
+on a CPU; tests/test_cuda.py on a GPU, not yet run with the plain decoder below: docs/engine.md), the dropout masks
+are drawn afresh at every replay (torch's graph-safe Philox generator).
+
+What a graph records is not the fast engine's decoder but a plain one (nmt.engine.graph_decoder.FeedDecoderLoss): the
+model's own formulas in torch operations, differentiated by autograd. Why a separate path: the fast engine's buffers,
+in-place writes, hand-written backward pass and C loops exist to save Python's and autograd's cost per operation,
+which inside a graph is nothing (the kernels are replayed by one call); and local-p's capture of them failed on an
+H200 (cause not found). The plain path reads nothing back to the host and takes no branch on a tensor's values, which
+torch.compile(fullgraph=True) checks on a CPU for every graphed model (tests/test_cuda_graphs.py). A batch that runs
+ungraphed runs on the fast engine (DecoderLoss), as without graphs.
 
 One graph per (batch size, source bucket, target bucket), captured the first time a batch of that shape comes, its
 warm-up and capture on a forked RNG (so a resumed run, which captures at other moments, draws the masks an
@@ -21,9 +30,11 @@ uninterrupted one draws). The graphs share one memory pool: they run one at a ti
 followed by its own backward replay, so no graph's live memory is written by another's. A batch of another size
 (the last of an epoch) runs ungraphed.
 
-Which models: Luong et al.'s input-feeding decoders with global attention (every score) and local-m attention
-(dot, general, concat), without guided alignment, on the fast engine, sentence batches and a CUDA device
-(`unsupported` says why not). A capture that fails stops the training with one line (CaptureError).
+Which models: Luong et al.'s input-feeding decoders with global, local-m or local-p attention and any score (the
+variants whose registry entry says `graphed`), without guided alignment, on the fast engine, sentence batches and a
+CUDA device (`unsupported` says why not). Without input feeding the decoder is one cuDNN call already; Raffel et
+al.'s monotonic attention carries a state from step to step that the graphed decoder does not. A capture that fails
+stops the training with one line (CaptureError).
 
 `train.cuda_graphs`: auto (the default) graphs those models on a CUDA device and says nothing of the others; true
 does the same and says in one line why a model or device is not graphed; false never graphs. The setting is left
@@ -44,15 +55,16 @@ from ..data.batches import Batch
 from ..data.vocab import PAD_ID
 from ..base.errors import ConfigError, UserError
 from .fused_loss import linear_cross_entropy
+from .graph_decoder import FeedDecoderLoss
 from ..models.seq2seq import EncoderOutput, Seq2Seq
 from ..models.variants import VARIANTS
 
 BUCKET = 8
 
 
-def graphed() -> dict[str, tuple[str, ...]]:
-    """{attention: its scores that are graphed}, as the variant registry declares them."""
-    return {name: v.graphed_scores for name, v in VARIANTS.items() if v.graphed_scores}
+def graphed() -> tuple[str, ...]:
+    """The attention variants whose input-feeding updates are graphed (every score), as the registry declares them."""
+    return tuple(name for name, v in VARIANTS.items() if v.graphed)
 
 
 class CaptureError(UserError):
@@ -79,10 +91,9 @@ def unsupported(model: nn.Module, *, engine: str, guided: bool, token_batches: b
         return "only Luong et al.'s decoders are graphed"
     if not getattr(model, "input_feed", False):
         return "a decoder without input feeding is one cuDNN call already"
-    attention, score, graphable = model.settings.attention, model.settings.score, graphed()
-    if score not in graphable.get(attention, ()):
-        return (f"attention {attention} with score {score} is not graphed (only "
-                + "; ".join(f"{a}: {', '.join(scores)}" for a, scores in graphable.items()) + ")")
+    attention = model.settings.attention
+    if attention not in graphed():
+        return f"attention {attention} is not graphed (only {', '.join(graphed())})"
     if guided:
         return "guided alignment reads the attention weights"
     if token_batches:
@@ -99,7 +110,7 @@ def bucket(length: int, cap: int | None = None) -> int:
 class DecoderLoss(nn.Module):
     """The summed NLL of a teacher-forced batch given the encoder's output: decoder, output layer and loss, as the fast
     engine computes them (nmt.engine.train_step.TrainingStep.loss) after the encoder; under autocast to `dtype` when
-    given. What a graph records."""
+    given. What a batch that is not graphed runs (a graph records graph_decoder.FeedDecoderLoss: the same function)."""
 
     def __init__(self, model: nn.Module, dtype: torch.dtype | None):
         super().__init__()
@@ -166,7 +177,7 @@ class GraphedDecoderLoss:
             # the warm-up runs and the capture draw dropout masks: on a forked generator, so that the training's
             # random stream is the same whenever the capture happens; outside autocast, as a backward pass runs
             with torch.random.fork_rng(devices=[self.device]), torch.autocast(self.device.type, enabled=False):
-                graphed = torch.cuda.make_graphed_callables(DecoderLoss(self.model, self.dtype), samples,
+                graphed = torch.cuda.make_graphed_callables(FeedDecoderLoss(self.model, self.dtype), samples,
                                                             allow_unused_input=True, **self._pool())
         except Exception as err:  # noqa: BLE001 (whatever failed, the process cannot go on: see CaptureError)
             first = str(err).splitlines()[0] if str(err) else ""

@@ -45,31 +45,33 @@ class AttentionVariant:
     # the fast decoder's step kernel for the layer (nmt.engine.attention_kernels.KERNELS); None: the reference layer
     # itself, differentiated by autograd step by step (correct for any layer, not fast)
     kernel: str | None = None
-    # the scores whose input-feeding decoder update may be replayed from CUDA graphs (nmt.engine.cuda_graphs): each was
-    # checked on a GPU to equal the ungraphed update (tests/test_cuda_graphs.py); () = never graphed
-    graphed_scores: tuple[str, ...] = ()
+    # whether the input-feeding decoder's update may be replayed from CUDA graphs (nmt.engine.cuda_graphs), every score:
+    # what is recorded is the layer's own `forward` under autograd (nmt.engine.graph_decoder), so the layer must compute
+    # on the device alone (no host read, no branch on a tensor's values: tests/test_cuda_graphs.py traces it whole)
+    graphed: bool = False
 
 
-def _local(mode: str, graphed_scores: tuple[str, ...]) -> AttentionVariant:
+def _local(mode: str) -> AttentionVariant:
     return AttentionVariant(
         mode, lambda m: LocalAttention(m.hidden, m.score, mode, m.window, m.reverse),
-        _by_score, _scored_label, ("score", "window", "reverse"), "local", graphed_scores)
+        _by_score, _scored_label, ("score", "window", "reverse"), "local", graphed=True)
 
 
 VARIANTS: dict[str, AttentionVariant] = {v.name: v for v in (
     AttentionVariant("none", lambda m: None, _by_score, _scored_label, ()),
     AttentionVariant("global", lambda m: GlobalAttention(m.hidden, m.score, m.max_src_len),
-                     _by_score, _scored_label, ("score", "max_src_len"), "global",
-                     ("dot", "general", "concat", "location")),
-    _local("local-m", ("dot", "general", "concat")),
-    _local("local-p", ()),  # its capture fails ("operation failed due to a previous error during capture")
+                     _by_score, _scored_label, ("score", "max_src_len"), "global", graphed=True),
+    _local("local-m"),
+    _local("local-p"),
     AttentionVariant(
         "monotonic",
         lambda m: MonotonicAttention(m.hidden, m.energy, m.attention_dim or None,
                                      bias_init=float(m.energy_bias), noise=float(m.attention_noise)),
         lambda m: "read",
         lambda m: f"monotonic ({m.energy.replace('eq', 'eq. ')})",
-        ("energy", "energy_bias", "attention_dim", "attention_noise"), "monotonic"),  # its soft mode's kernel
+        # its soft mode's kernel; not graphed: Raffel et al.'s layer carries a state from step to step, which the
+        # graphed decoder (written for Luong et al.'s attention) does not
+        ("energy", "energy_bias", "attention_dim", "attention_noise"), "monotonic"),
 )}
 
 

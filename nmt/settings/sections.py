@@ -127,9 +127,9 @@ class TrainSettings(Section):
         optional=True)
     cuda_graphs: Literal["auto", True, False] = setting(
         "auto", "auto: on a CUDA device, the decoder, output layer and loss of Luong et al.'s input-feeding models "
-        "with global or local-m attention are replayed from CUDA graphs (nmt.engine.cuda_graphs); other models and "
-        "devices train without. true: the same, and a model or device that cannot have them says so in one line. "
-        "false: never", before="auto", optional=True)
+        "(global, local-m or local-p attention) are replayed from CUDA graphs (nmt.engine.cuda_graphs); other "
+        "models and devices train without. true: the same, and a model or device that cannot have them says so in "
+        "one line. false: never", before="auto", optional=True)
     clip_norm: float = setting(5.0, "clip the gradient's norm to this", minimum=0)
     init_range: float = setting(0.1, "uniform initialisation in [-r, r]", minimum=0)
     checkpoint_every: int = setting(0, "also checkpoint every N updates (0 = only at epoch ends and on SIGTERM)",
