@@ -15,7 +15,7 @@ import torch
 import yaml
 from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
 
-from nmt.data.prepare import prepare
+from nmt.data.prepare import prepare, prepared_fingerprint
 from nmt.data.synth import generate
 from nmt import config as cfg
 from nmt.bench.estimate import epoch_check
@@ -385,6 +385,39 @@ def test_a_workflow_rerun_after_a_settings_change_starts_afresh_without_replace(
     assert f"starting afresh: removed the earlier training's metrics.csv, tensorboard/ from {out}" in result.stderr
     assert (out / "checkpoint.pt.stale").read_bytes() == old_checkpoint
     assert read_model_file(out / "model.pt")["config"]["model"]["dropout"] == 0.3
+
+
+def test_a_resume_onto_other_data_is_refused_and_the_same_data_elsewhere_resumes(workspace, tmp_path):
+    """A checkpoint records the fingerprint of the prepared data it was trained on (its vocabularies and splits, by
+    content). Run again with --data of another corpus of the same vocabulary size (a one-word slip: de-en for en-de),
+    the training is refused in one line naming both, before anything is touched; the same files under another path
+    resume; --replace starts afresh on the new data."""
+    root, preset = workspace
+    other = tmp_path / "other"
+    generate(tmp_path / "raw", seed=4, n_train=400, n_dev=30, n_test=30, n_align=5, max_len=15)
+    prepare(tmp_path / "raw", other, splits=["train", "dev", "test"], src_lang="en", tgt_lang="de", max_len=15,
+            src_vocab=300, tgt_vocab=300)
+    out = tmp_path / "run"
+    subprocess.run(train_cmd(root, preset, out), check=True, capture_output=True)
+    meta = json.loads((out / "model.json").read_text())
+    assert meta["data"] == {"dir": str(root / "prep"), "fingerprint": prepared_fingerprint(root / "prep")}
+    for name in ("model.pt", "metrics.jsonl", "model.json"):  # as Snakemake leaves a killed job's directory
+        (out / name).unlink()
+    checkpoint = (out / "checkpoint.pt").read_bytes()
+    refused = subprocess.run(train_cmd(root, preset, out, data=other), capture_output=True, text=True)
+    assert refused.returncode == 2, refused.stderr
+    line = refused.stderr.strip().splitlines()[-1]
+    assert line.startswith(f"nmt: error: {out / 'checkpoint.pt'}: trained on the data in {root / 'prep'} ") and \
+        f"not on {other} ({prepared_fingerprint(other)})" in line and "--replace" in line, line
+    assert (out / "checkpoint.pt").read_bytes() == checkpoint and not (out / "model.json").exists()
+    moved = tmp_path / "moved"
+    shutil.copytree(root / "prep", moved)  # the same data elsewhere: the same fingerprint
+    resumed = subprocess.run(train_cmd(root, preset, out, data=moved), capture_output=True, text=True, check=True)
+    assert "resuming from" in resumed.stderr
+    replaced = subprocess.run(train_cmd(root, preset, out, data=other) + ["--replace"], capture_output=True,
+                              text=True, check=True)
+    assert "trained on other data: moved to" in replaced.stderr
+    assert json.loads((out / "model.json").read_text())["data"]["fingerprint"] == prepared_fingerprint(other)
 
 
 FULL_DISK_TRAINING = """

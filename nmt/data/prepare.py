@@ -20,6 +20,7 @@ train.src/train.tgt instead.
 """
 from __future__ import annotations
 
+import hashlib
 import json
 from pathlib import Path
 
@@ -58,6 +59,24 @@ def _save_ids(path: Path, src: list[list[int]], tgt: list[list[int]]) -> None:
         return {"data": data, "lengths": lengths}
     blob = {"src": flat(src), "tgt": flat(tgt)}
     write_atomic(path, lambda handle: torch.save(blob, handle))
+
+
+#: what a training reads of a prepared directory, and so what identifies the data it was trained on
+TRAINING_FILES = ("vocab.src", "vocab.tgt", "train.pt", "dev.pt")
+
+
+def prepared_fingerprint(data_dir: str | Path) -> str:
+    """A digest of the content of the prepared files a training reads (TRAINING_FILES): two directories with the same
+    vocabularies and splits have the same fingerprint wherever they lie; another corpus, direction or vocabulary has
+    another."""
+    digest = hashlib.sha256()
+    for name in TRAINING_FILES:
+        digest.update(name.encode() + b"\0")
+        with open(Path(data_dir) / name, "rb") as handle:
+            for block in iter(lambda: handle.read(1 << 20), b""):
+                digest.update(block)
+        digest.update(b"\0")
+    return digest.hexdigest()[:16]
 
 
 def load_split(path: str | Path) -> tuple[list[list[int]], list[list[int]]]:

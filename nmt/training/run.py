@@ -83,7 +83,7 @@ from ..base.errors import UserError
 from ..settings import SystemSettings, TrainSettings, comparable_settings, upgrade
 from ..data.batches import epoch_batches, make_batch
 from ..data.links import load_training_links
-from ..data.prepare import load_split
+from ..data.prepare import load_split, prepared_fingerprint
 from ..data.text import read_lines, write_atomic, write_text_atomic
 from ..data.vocab import Vocab
 from ..decode.translate import ensure_can_translate, translate_ids
@@ -115,6 +115,10 @@ class TrainingStopped(UserError):
 
 class AnotherTraining(UserError):
     """The output directory holds another training's finished model (nmt train --replace drops it)."""
+
+
+class OtherData(UserError):
+    """The checkpoint to resume was trained on other prepared data (nmt train --replace starts afresh)."""
 
 
 def log(message: str) -> None:
@@ -262,6 +266,8 @@ class TrainingRun:
         self.dev_refs = (dev_references(data_dir, self.dev_tgt, self.tgt_vocab) if self.best_by == "dev_bleu"
                          else None)
         self.guided_weight, self.train_links = guided_links(train, data_dir, self.train_src, self.train_tgt)
+        # what identifies the data trained on: kept in every checkpoint and in model.json, checked on resume
+        self.data = {"dir": str(data_dir), "fingerprint": prepared_fingerprint(data_dir)}
         # the data read, the directory is ours until the training ends: a second training aimed at it stops here
         self.lock = DirectoryLock(out_dir, "training")
         try:
@@ -280,10 +286,10 @@ class TrainingRun:
             # Plain data only (save_checkpoint checks): "rng" (and "cuda_rng" on a GPU) are the generators'
             # ByteTensors.
             self.state = {"epoch": 1, "batch": 0, "updates": 0, "metrics": [], "loss_sum": 0.0, "tokens": 0,
-                          "elapsed": 0.0, "rng": None, "evaluations": [], "best": None}
+                          "elapsed": 0.0, "rng": None, "evaluations": [], "best": None, "data": self.data}
             self.ckpt_path = out_dir / CHECKPOINT
             self.saved: tuple[int, int, int] | None = None  # (epoch, batch, updates) of the last checkpoint written
-            ckpt = resumable_checkpoint(self.ckpt_path, self.config, system)
+            ckpt = resumable_checkpoint(self.ckpt_path, self.config, system, self.data, replace=replace)
             if ckpt is None:  # starting afresh: nothing of an earlier training stays beside this one's files
                 clear_earlier_training(out_dir, system, keep_model=other is None)
             elif other is not None:  # replacing, and the checkpoint is this training's: model.pt is not
@@ -321,7 +327,7 @@ class TrainingRun:
         self.model.load_state_dict(ckpt["model"])
         self.optimizer.load_state_dict(ckpt["optimizer"])
         # (a checkpoint written before train.keep, or before its precision was recorded)
-        self.state = {"evaluations": [], "best": None, "precision": precision, **ckpt["state"]}
+        self.state = {"evaluations": [], "best": None, "precision": precision, **ckpt["state"], "data": self.data}
         # (a checkpoint written before wall_s was recorded: its processes' time is unknown, counted as 0)
         self.wall_before = float(self.state.get("wall_s", 0.0))
         self.processes_before = int(self.state.get("processes", 1))
@@ -342,7 +348,7 @@ class TrainingRun:
                      "trainable_parameters": sum(p.numel() for p in self.params),
                      "src_vocab": len(self.src_vocab), "tgt_vocab": len(self.tgt_vocab), "epochs": self.schedule.epochs,
                      "halve_after": self.schedule.halve_after, "plateau": self.schedule.plateau,
-                     "train_sentences": len(self.train_src), "device": str(self.dev),
+                     "train_sentences": len(self.train_src), "data": self.data, "device": str(self.dev),
                      "precision": "fp32" if self.update.dtype is None else "bf16",
                      "environment": describe(self.dev)}  # where this process trains (nmt.base.environment)
         self._write_meta()
@@ -642,19 +648,30 @@ def clear_earlier_training(out_dir: Path, system: str, *, keep_model: bool) -> N
         log(f"[{system}] starting afresh: removed the earlier training's {', '.join(removed)} from {out_dir}")
 
 
-def resumable_checkpoint(ckpt_path: Path, config: dict, system: str) -> dict | None:
+def resumable_checkpoint(ckpt_path: Path, config: dict, system: str, data: dict, *, replace: bool = False
+                         ) -> dict | None:
     """The checkpoint to resume from: None when there is none, or when it was written with other settings (then
-    it is moved aside to checkpoint.pt.stale and training starts afresh)."""
+    it is moved aside to checkpoint.pt.stale and training starts afresh). One trained on other prepared data
+    (another fingerprint: another corpus, direction or vocabulary; a one-word slip of --data) is refused
+    (OtherData), or with `replace` moved aside too: resumed, it would be one model trained on two corpora."""
     if not ckpt_path.exists():
         return None
     # onto the CPU: load_state_dict copies the tensors to the model's and optimiser's device, and the RNG
     # states must stay CPU ByteTensors
     ckpt = load_checkpoint(ckpt_path, resume=True)
-    if comparable_settings(ckpt["config"]) == comparable_settings(config):
+    theirs = ckpt["state"].get("data")  # None: written before the data was recorded, which cannot be checked
+    other_data = theirs is not None and theirs.get("fingerprint") != data["fingerprint"]
+    if other_data and not replace:
+        raise OtherData(f"{ckpt_path}: trained on the data in {theirs.get('dir')} (fingerprint "
+                        f"{theirs.get('fingerprint')}), not on {data['dir']} ({data['fingerprint']}); resuming would "
+                        f"train one model on both: give the --data it was trained on, or --replace to train {system} "
+                        f"afresh here")
+    if not other_data and comparable_settings(ckpt["config"]) == comparable_settings(config):
         return ckpt
     stale = ckpt_path.with_name(CHECKPOINT + ".stale")
     ckpt_path.replace(stale)
-    log(f"[{system}] {ckpt_path} was written with different settings: moved to {stale}, starting afresh")
+    why = "trained on other data" if other_data else "written with different settings"
+    log(f"[{system}] {ckpt_path} was {why}: moved to {stale}, starting afresh")
     return None
 
 
