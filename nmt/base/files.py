@@ -25,6 +25,9 @@ from __future__ import annotations
 
 import functools
 import json
+import math
+import os
+import stat
 from pathlib import Path
 from typing import Any
 
@@ -43,6 +46,9 @@ Schema = dict | jsonschema.protocols.Validator | str | Path | None
 def _read_bytes(path: str | Path, what: str, error: type[UserError]) -> bytes:
     try:
         with open(path, "rb") as handle:
+            mode = os.fstat(handle.fileno()).st_mode
+            if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):  # /dev/zero, a terminal, a disk: no end, or not a file's
+                raise error(f"{path}: is a device, not {what}")
             return handle.read()
     except FileNotFoundError:
         raise error(f"{path}: no such file") from None
@@ -193,10 +199,31 @@ def read_jsonl(path: str | Path, what: str = "the file", *, schema: Schema = Non
 
 
 # -- schemas ------------------------------------------------------------------------------------------------------
+def _finite_number(checker, value) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+
+
+def _whole_integer(checker, value) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+#: JSON Schema (draft 2020-12) with numbers as a setting or a result means them: a "number" is finite (YAML's .nan
+#: and .inf, JSON's NaN and Infinity are not numbers of anything the project reads) and an "integer" is written as one
+#: (2.0 is not a layer count; JSON Schema itself counts it an integer)
+StrictValidator = jsonschema.validators.extend(
+    jsonschema.Draft202012Validator,
+    type_checker=jsonschema.Draft202012Validator.TYPE_CHECKER.redefine_many(
+        {"number": _finite_number, "integer": _whole_integer}))
+
+
+def strict_validator(schema: dict) -> jsonschema.protocols.Validator:
+    """A validator of ``schema`` by StrictValidator's types (what every schema the project reads is checked with)."""
+    return StrictValidator(schema)
+
+
 @functools.lru_cache(maxsize=None)
 def _validator_of_file(path: str) -> jsonschema.protocols.Validator:
-    schema = read_yaml(path, "a schema", error=UserError)
-    return jsonschema.validators.validator_for(schema, default=jsonschema.Draft202012Validator)(schema)
+    return strict_validator(read_yaml(path, "a schema", error=UserError))
 
 
 def validator(schema: Schema) -> jsonschema.protocols.Validator | None:
@@ -205,7 +232,7 @@ def validator(schema: Schema) -> jsonschema.protocols.Validator | None:
         return schema
     if isinstance(schema, (str, Path)):
         return _validator_of_file(str(Path(schema).resolve()))
-    return jsonschema.validators.validator_for(schema, default=jsonschema.Draft202012Validator)(schema)
+    return strict_validator(schema)
 
 
 def key_path(path) -> str:
@@ -226,8 +253,19 @@ def violation(data: Any, schema: Schema) -> str | None:
     if err is None:
         return None
     where = key_path(err.absolute_path)
-    message = first_line(err.message, MESSAGE_LIMIT)
+    message = first_line(error_message(err), MESSAGE_LIMIT)
     return f"{where}: {message}" if where else message
+
+
+def error_message(err: jsonschema.exceptions.ValidationError) -> str:
+    """jsonschema's message, said plainly where StrictValidator's types refused a number JSON Schema would take."""
+    value, wanted = err.instance, err.validator_value if err.validator == "type" else None
+    wanted = {wanted} if isinstance(wanted, str) else set(wanted or ())
+    if isinstance(value, float) and not math.isfinite(value) and wanted & {"number", "integer"}:
+        return f"{value} is not a finite number"
+    if isinstance(value, float) and value.is_integer() and "integer" in wanted:
+        return f"{value} is not an integer (write {int(value)})"
+    return err.message
 
 
 def checked(data: Any, where: str | Path, schema: Schema, error: type[UserError] = InputError) -> Any:

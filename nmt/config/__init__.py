@@ -40,7 +40,7 @@ def schema() -> dict:
 def _validator() -> jsonschema.Draft202012Validator:
     # Built once per process: every system of every table is validated, and Snakemake resolves them all at start-up
     # (on a cluster, in every job too).
-    return jsonschema.Draft202012Validator(PARAMS_SCHEMA)
+    return files.strict_validator(PARAMS_SCHEMA)  # numbers finite, integers written as integers
 
 
 def validate(config: dict, source: str) -> None:
@@ -50,7 +50,7 @@ def validate(config: dict, source: str) -> None:
     if errors:
         err = errors[0]
         where = ".".join(str(p) for p in err.absolute_path) or "(top level)"
-        raise ConfigError(f"{source}: bad config key {where}: {err.message}")
+        raise ConfigError(f"{source}: bad config key {where}: {files.error_message(err)}")
 
 
 def load_params(params_path: str | Path, preset: str | None = None) -> dict:
@@ -61,6 +61,8 @@ def load_params(params_path: str | Path, preset: str | None = None) -> dict:
 def load_layers(params_path: str | Path, preset: str | None = None) -> Layered:
     """load_params, each value with the layer that set it."""
     params_path = Path(params_path)
+    if preset is not None and not preset.strip():  # not "the params file's preset": a name that went missing
+        raise ConfigError("preset: an empty name; give one of workflow/presets/ (or none for params.yaml's preset)")
     params = read_yaml(params_path, "the params file")
     if not isinstance(params, dict):
         raise ConfigError(f"{params_path}: expected a mapping at the top level")

@@ -9,7 +9,7 @@ from typing import Any
 import jsonschema
 
 from ..base.errors import ConfigError
-from ..base.files import key_path, read_yaml, violation, yaml_error_line
+from ..base.files import key_path, read_yaml, strict_validator, violation, yaml_error_line
 
 __all__ = ["SCHEMAS_DIR", "schema_path", "validator", "key_path", "yaml_error_line", "read_checked", "first_violation"]
 
@@ -22,11 +22,12 @@ def schema_path(name: str) -> Path:
 
 @functools.lru_cache(maxsize=None)
 def validator(name: str, definition: str | None = None) -> jsonschema.Draft202012Validator:
-    """The validator of schema ``name`` (of its ``$defs`` entry ``definition`` when given), built once."""
+    """The validator of schema ``name`` (of its ``$defs`` entry ``definition`` when given), built once; numbers as
+    nmt.base.files.StrictValidator means them (finite; an integer written as one)."""
     schema = read_yaml(schema_path(name), "a schema")
     if definition is not None:
         schema = {**schema["$defs"][definition], "$defs": schema["$defs"]}
-    return jsonschema.Draft202012Validator(schema)
+    return strict_validator(schema)
 
 
 def read_checked(path: Path, name: str, what: str) -> Any:
