@@ -1,6 +1,7 @@
 """Training: deterministic, and a killed run resumes to exactly the result of an uninterrupted one."""
 import errno
 import json
+import math
 import os
 import shutil
 import signal
@@ -15,6 +16,7 @@ import torch
 import yaml
 from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
 
+from nmt.cli import main
 from nmt.data.prepare import prepare, prepared_fingerprint
 from nmt.data.synth import generate
 from nmt import config as cfg
@@ -418,6 +420,22 @@ def test_a_resume_onto_other_data_is_refused_and_the_same_data_elsewhere_resumes
                               text=True, check=True)
     assert "trained on other data: moved to" in replaced.stderr
     assert json.loads((out / "model.json").read_text())["data"]["fingerprint"] == prepared_fingerprint(other)
+
+
+def test_a_training_whose_dev_perplexity_is_not_finite_stops_in_one_line(workspace, tmp_path, monkeypatch, capsys):
+    """A diverged training (its dev loss NaN) stops at that evaluation, before recording a number no reader takes:
+    one line naming the system, the last checkpoint intact, no NaN in metrics.jsonl."""
+    from nmt.training import run as training_run
+    root, preset = workspace
+    out = tmp_path / "run"
+    epochs = iter([1.0, 1.0, 1.0])  # epoch 1's train and dev perplexities, epoch 2's train one; then NaN
+    monkeypatch.setattr(training_run, "perplexity", lambda nll, tokens: next(epochs, math.nan) * 10)
+    assert main(train_cmd(root, preset, out)[3:]) == 2
+    line = capsys.readouterr().err.strip().splitlines()[-1]
+    assert line.startswith("nmt: error: [feed] the training diverged: dev perplexity nan after ") and \
+        "(epoch 2)" in line, line
+    records = [json.loads(x) for x in (out / "metrics.jsonl").read_text().splitlines()]
+    assert [r["epoch"] for r in records] == [1] and (out / "checkpoint.pt").exists()
 
 
 FULL_DISK_TRAINING = """

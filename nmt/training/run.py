@@ -66,6 +66,7 @@ from __future__ import annotations
 
 import errno
 import json
+import math
 import os
 import shutil
 import signal
@@ -115,6 +116,10 @@ class TrainingStopped(UserError):
 
 class AnotherTraining(UserError):
     """The output directory holds another training's finished model (nmt train --replace drops it)."""
+
+
+class Diverged(UserError):
+    """The dev perplexity is not a finite number: the training stops before recording it."""
 
 
 class OtherData(UserError):
@@ -406,6 +411,10 @@ class TrainingRun:
         """An evaluation: the dev perplexity (and with best_by: dev_bleu the dev BLEU) recorded; with keep: best, the
         best so far by best_by kept as best.pt. Returns the evaluation's record."""
         state = self.state
+        if not math.isfinite(dev_ppl):  # a diverged training: its records would hold a number nothing can read
+            raise Diverged(f"[{self.system}] the training diverged: dev perplexity {dev_ppl} after {state['updates']} "
+                           f"updates (epoch {epoch}); nothing of this evaluation is recorded, the last checkpoint "
+                           f"is intact: lower train.lr or train.clip_norm and train again (--replace)")
         entry = {"epoch": epoch, "updates": state["updates"], "dev_ppl": dev_ppl}
         if self.dev_refs is not None:
             entry["dev_bleu"] = self.dev_bleu()
