@@ -634,6 +634,7 @@ def test_the_report_says_what_it_could_not_include_and_keeps_no_stale_figure(tmp
     out = tmp_path / "report"
     out.mkdir()
     (out / "attention_speed.png").write_bytes(b"an earlier report's figure")
+    (out / ".report-files.json").write_text('{"files": ["attention_speed.png"]}')  # the earlier report's manifest
     index, out = do_render(tmp_path)
     text = re.sub(r"\s+", " ", html.unescape(re.sub(r"<[^>]+>", " ", index.read_text())))
     assert "Not in this report: 3 parts whose input was not found." in text

@@ -193,6 +193,53 @@ def test_a_report_of_fewer_than_half_its_scores_is_refused_unless_partial(tiny, 
     assert json.loads((out / "claims.json").read_text())["run"]["preset"] == "tiny"
 
 
+def test_a_report_replaces_only_the_files_a_report_made(tiny, tmp_path):
+    """A report keeps a manifest of the files it wrote (.report-files.json) and replaces those alone: in a directory no
+    report made, the user's own .json/.csv/.png files stay, and one the report would write over stops it before
+    anything there changes (`nmt report --out benchmarks` once took the throughput files)."""
+    results = tmp_path / "results"
+    scores(results, tiny["expected"])
+    out = tmp_path / "reports" / "tiny"
+    out.mkdir(parents=True)
+    own = {"throughput.json": "{}\n", "numbers.csv": "a,b\n", "plot.png": "png\n"}
+    for name, text in own.items():
+        (out / name).write_text(text)
+    done = report(tiny, tmp_path, results)
+    assert done.returncode == 0, done.stderr
+    assert all((out / name).read_text() == text for name, text in own.items())
+    manifest = json.loads((out / ".report-files.json").read_text())["files"]
+    assert "index.html" in manifest and "claims.json" in manifest and not set(own) & set(manifest)
+    again = report(tiny, tmp_path, results)  # its own files: replaced, the user's still kept
+    assert again.returncode == 0 and all((out / name).read_text() == text for name, text in own.items())
+    theirs = tmp_path / "theirs"
+    theirs.mkdir()
+    (theirs / "summary.json").write_text('{"mine": 1}\n')
+    before = snapshot(theirs)
+    refused(nmt("report", "--params", tiny["params"], "--preset", "tiny", "--results", results, "--data",
+                tmp_path / "data", "--out", theirs),
+            f"{theirs / 'summary.json'}: not a file a report made (no report manifest names it), and the report would "
+            "write over it")
+    assert snapshot(theirs) == before
+
+
+def test_an_output_that_names_an_input_of_the_same_command_is_refused(tmp_path):
+    """`nmt evaluate --out` naming its --hyp, `nmt unk replace --out` its --src, and `nmt compare --json` inside a
+    report it reads: one line, the input untouched."""
+    hyp = tmp_path / "hyp.txt"
+    hyp.write_text("a b c\n")
+    done = nmt("evaluate", "--hyp", hyp, "--ref", hyp, "--out", hyp, "--system", "x", "--testset", "test",
+               "--preset-name", "tiny", "--pair", "en-de")
+    refused(done, f"--out {hyp}: is also the command's --hyp: it would be written over while it is read")
+    done = nmt("unk", "replace", "--hyp", hyp, "--positions", hyp, "--src", hyp, "--dict", hyp, "--out", hyp)
+    refused(done, f"--out {hyp}: is also the command's --")
+    assert hyp.read_text() == "a b c\n"
+    reference = ROOT / "docs/reproductions/small-gpu"
+    before = (reference / "claims.json").read_bytes()
+    done = nmt("compare", reference, reference, "--json", reference / "claims.json")
+    refused(done, f"--json {reference / 'claims.json'}: lies in the report {reference} that compare reads")
+    assert (reference / "claims.json").read_bytes() == before
+
+
 def test_a_malformed_input_found_while_rendering_leaves_the_previous_report(tiny, tmp_path):
     out = good_report(tmp_path)
     files = scores(tmp_path / "results", tiny["expected"])
@@ -410,6 +457,10 @@ MALFORMED = {
                                "t1.json: [1].ours_bleu_tok: '12.3x' is not of type 'number', 'null'"),
     "ci_low written low": ("claims.json", lambda p: p.write_text(p.read_text().replace("0.5", '"low"')),
                            "claims.json: claims[1].ci_low: 'low' is not of type 'number', 'null'"),
+    "a table's JSON missing": ("t1.json", lambda p: p.unlink(),
+                               "t1.json: missing, though"),  # not its rows listed as "only in reference"
+    "a number written Infinity": ("t1.json", lambda p: p.write_text(p.read_text().replace("20.0", "Infinity")),
+                                  "t1.json: [1].ours_bleu_tok: inf is not a finite number"),
 }
 
 

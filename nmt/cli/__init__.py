@@ -13,7 +13,7 @@ import traceback
 
 from ..engine import mkl_on_amd
 from ..base.errors import UserError
-from .options import resolve
+from .options import check_outputs, resolve
 from .parser import build_parser
 
 
@@ -22,6 +22,7 @@ def main(argv: list[str] | None = None) -> int:
         mkl_on_amd.reexec_if_useful()  # returns where there is nothing to do
     args = build_parser().parse_args(argv)
     try:
+        check_outputs(args)  # no command writes over a file it reads
         resolve(args.func)(args)
     except UserError as err:  # (nmt.base.errors) its message already names the file, line or key
         print(f"nmt: error: {err}", file=sys.stderr)

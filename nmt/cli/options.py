@@ -8,7 +8,11 @@ modules): `nmt --help` builds every command's options, and pays only for argpars
 from __future__ import annotations
 
 import argparse
+import os
 from importlib import import_module
+from pathlib import Path
+
+from ..base.errors import UserError
 
 # what several commands' help and examples say
 DEMO = "data/demo/en-de/prepared"  # the demo run's prepared En->De data, which the examples read
@@ -70,3 +74,26 @@ def add_table_arg(p: argparse.ArgumentParser, **kwargs) -> None:
     """--table, as the report and the docs name a table (its id) or as the workflow does (its file)."""
     p.add_argument("--table", help="a table of the preset: its id (e.g. luong2015_table1) or its file "
                                    "(workflow/tables/luong2015_table1.yaml)", **kwargs)
+
+
+#: the options a command writes to (the others name what it reads): --out, --json and every --*-out
+def _outputs(args: argparse.Namespace) -> list[str]:
+    return [name for name in vars(args) if name in ("out", "json") or name.endswith("_out")]
+
+
+def check_outputs(args: argparse.Namespace) -> None:
+    """Refuse an output option that names a file the same command reads (`nmt translate --out` naming its --src,
+    `nmt evaluate --out` its --hyp): the command would write over its own input. One UserError naming both options."""
+    outputs, inputs = _outputs(args), {}
+    for name, value in vars(args).items():
+        if name in outputs:
+            continue
+        for item in value if isinstance(value, list) else [value]:
+            if isinstance(item, str) and item and Path(item).is_file():
+                inputs.setdefault(os.path.realpath(item), name)
+    for name in outputs:
+        value, option = getattr(args, name, None), "--" + name.replace("_", "-")
+        if isinstance(value, str) and value and os.path.realpath(value) in inputs:
+            read_as = "--" + inputs[os.path.realpath(value)].replace("_", "-")
+            raise UserError(f"{option} {value}: is also the command's {read_as}: it would be written over while it "
+                            f"is read; give another {option}")

@@ -6,6 +6,7 @@ import json
 import sys
 from pathlib import Path
 
+from ..base.errors import UserError
 from ..data.text import write_json_atomic
 from ..config import plan
 from .arguments import load_config
@@ -42,6 +43,11 @@ def cmd_report(args) -> None:
 
 def cmd_compare(args) -> None:
     from ..report.compare import compare, format_comparison
+    if args.json:  # a report's files are what compare reads: never written over by it
+        for report in (args.run, args.reference):
+            if Path(args.json).resolve().is_relative_to(Path(report).resolve()):
+                raise UserError(f"--json {args.json}: lies in the report {report} that compare reads; write the "
+                                f"comparison outside it")
     result = compare(Path(args.run), Path(args.reference), across_presets=args.across_presets)
     print(format_comparison(result, everything=args.all))
     if args.json:

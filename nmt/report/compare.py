@@ -175,8 +175,9 @@ def _table_ids(report: Path) -> list[str]:
 
 def _rows(report: Path, table: str) -> dict[str, dict]:
     path = report / f"{table}.json"  # a list of row records, not an object
-    if not path.is_file():
-        return {}
+    if not path.is_file():  # every table summary.json names has one: a report missing it is damaged, not smaller
+        raise InputError(f"{path}: missing, though {report / 'summary.json'} names table {table}; render the report "
+                         "again")
     records = read_json(path, "a report table", schema=ROWS_SCHEMA, top=list)
     return {r["system"]: r for r in records if r["system"] and r["status"] == "measured"}
 

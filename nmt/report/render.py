@@ -27,6 +27,7 @@ from ..data.staging import staged_directory
 from ..data.text import write_bytes_atomic
 from ..base.environment import describe
 from ..base.errors import ConfigError, InputError
+from ..base.files import read_json
 from ..scoring.evaluate import is_lowercased
 from .claims import claims_csv, claims_json, kendall_tau
 from .claims_view import claims_markdown, claims_view
@@ -63,6 +64,9 @@ SPEED_VIEWS = {
 # The report's own files in its directory (nmt.data.staging): whatever else is there (a reference's README.md) is kept.
 REPORT_SUFFIXES = (".html", ".json", ".csv", ".png")
 CLAIMS_MARKDOWN = "claims.md"
+MANIFEST = ".report-files.json"  # the files the report wrote: what the next report may replace, and nothing else
+MANIFEST_SCHEMA = {"type": "object", "required": ["files"],
+                   "properties": {"files": {"type": "array", "items": {"type": "string", "pattern": "^[^/]+$"}}}}
 # `nmt report` renders a page only where at least this fraction of the expected scores files exist (--partial: any).
 ENOUGH_SCORES = 0.5
 
@@ -329,8 +333,33 @@ def training_problems(results_dir: Path, trained: dict[str, dict]) -> list[str]:
     return problems
 
 
-def _report_own(entry: Path) -> bool:
+def _report_file(entry: Path) -> bool:
     return entry.is_file() and (entry.suffix in REPORT_SUFFIXES or entry.name == CLAIMS_MARKDOWN)
+
+
+def report_files(out_dir: Path):
+    """Which entries of ``out_dir`` an earlier report made, and so may replace: those its manifest names; in a report
+    written before manifests (index.html and summary.json there, no manifest), its kinds of file; in a directory no
+    report made, none (the user's own files stay, and one the report would write over stops it)."""
+    manifest = out_dir / MANIFEST
+    if manifest.is_file():
+        names = set(read_json(manifest, "a report's manifest", schema=MANIFEST_SCHEMA)["files"]) | {MANIFEST}
+        return lambda entry: entry.is_file() and entry.name in names
+    if (out_dir / "index.html").is_file() and (out_dir / "summary.json").is_file():
+        return _report_file
+    return lambda entry: False
+
+
+def _write_manifest(staging: Path, out_dir: Path, own) -> None:
+    """The manifest of the files the report wrote into ``staging``; a file of the same name in ``out_dir`` that no
+    report made is refused (one line), before anything there is replaced."""
+    written = sorted(entry.name for entry in staging.iterdir() if entry.is_file())
+    for name in written:
+        there = out_dir / name
+        if there.is_file() and not own(there):
+            raise InputError(f"{there}: not a file a report made (no report manifest names it), and the report "
+                             f"would write over it; give --out a directory of its own, or move the file")
+    write_bytes_atomic(staging / MANIFEST, (json.dumps({"files": written}, indent=1) + "\n").encode())
 
 
 def render_report(inputs: ReportInputs, out_dir: Path) -> Path:
@@ -341,8 +370,10 @@ def render_report(inputs: ReportInputs, out_dir: Path) -> Path:
     (``{table_id: {system: {metric: value}}}`` for measured systems).
     The directory is replaced whole (module doc). Returns the index path.
     """
-    with staged_directory(out_dir, own=_report_own) as staging:
+    own = report_files(Path(out_dir))
+    with staged_directory(out_dir, own=own) as staging:
         _render(out_dir=staging, **inputs.as_dict())
+        _write_manifest(staging, Path(out_dir), own)
     return Path(out_dir) / "index.html"
 
 
