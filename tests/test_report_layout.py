@@ -123,3 +123,26 @@ def test_a_table_says_where_its_paper_numbers_come_from(tmp_path):
     raffel = load_table(REPO / "workflow/tables/raffel2017_table4.yaml")
     assert raffel["paper_source"].startswith("unknown, every paper cell")
     assert all(row["paper"] == {} for row in raffel["rows"])  # none typed in without a source
+
+
+def test_the_settings_table_has_a_row_per_training_even_when_two_pairs_train_one_name(tmp_path):
+    """de-en/global_location trained with patience 1 among patience 2 shows as its own training: the page's settings
+    are keyed by pair and system, never by a system name one pair's training hides behind."""
+    import json
+    from nmt import config as cfg
+    from nmt.report.context import report_context
+    from nmt.report.differences import settings_view
+    from pipelines import ROOT
+    published = ROOT / "docs/reproductions/small-gpu/results"
+    for pair, patience in (("en-de", 2), ("de-en", 1)):
+        meta = json.loads((published / pair / "models/global_location/model.json").read_text())
+        meta["plateau"]["patience"] = meta["config"]["train"]["plateau"]["patience"] = patience
+        path = tmp_path / "results" / pair / "models/global_location/model.json"
+        path.parent.mkdir(parents=True)
+        path.write_text(json.dumps(meta))
+    config = cfg.load_params(ROOT / "params.yaml", "small-gpu")
+    trained = {"en-de": {"global_location": None}, "de-en": {"global_location": None}}
+    context = report_context(config, tmp_path / "data", tmp_path / "results", trained)
+    assert set(context["training"]) == {"en-de/global_location", "de-en/global_location"}
+    view = settings_view(context["training"], context["preset_training"], str)
+    assert view["count"] == 2 and len(view["groups"]) == 2  # the two trainings differ: not "patience 2 the same"

@@ -69,14 +69,16 @@ def report_context(config: dict, data_dir: Path, results_dir: Path, trained: dic
         }
 
     training = {}
-    for model_json in sorted(layout.under(results_dir, layout.RESULTS_ROOT, layout.MODEL_INFO, pair=pair, system=system)
-                             for pair, systems in trained.items() for system in systems):
+    pairs = sorted(trained)
+    for pair, system in sorted((pair, system) for pair in pairs for system in trained[pair]):
+        model_json = layout.under(results_dir, layout.RESULTS_ROOT, layout.MODEL_INFO, pair=pair, system=system)
         meta = _read_json(model_json, "a model.json", validator("model", "described"))
         if not meta:
             continue
         settings = training_settings(meta["config"]["train"], meta["epochs"], meta.get("halve_after"),
                                      meta.get("plateau"))
-        training[meta["system"]] = {**settings, "device": meta.get("device")}
+        # one row per training: a system of one name trained for two pairs is two trainings, and may differ
+        training[f"{pair}/{system}" if len(pairs) > 1 else system] = {**settings, "device": meta.get("device")}
     preset = SystemSettings.from_config(config).schedule
     revision = git_commit(short=True)  # the code's commit (nmt.base.environment; the full one in Environment and cost)
     return {
