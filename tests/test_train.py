@@ -22,6 +22,7 @@ from nmt.data.synth import generate
 from nmt import config as cfg
 from nmt.bench.estimate import epoch_check
 from nmt.training.curves import CURVES_DIR, RUNNING_EVERY
+from nmt.training.records import metrics_digest
 from nmt.scoring.evaluate import bleu_tokenized
 from nmt.models.io import load_checkpoint, read_model_file
 from nmt.training.run import better
@@ -403,6 +404,9 @@ def test_a_resume_onto_other_data_is_refused_and_the_same_data_elsewhere_resumes
     subprocess.run(train_cmd(root, preset, out), check=True, capture_output=True)
     meta = json.loads((out / "model.json").read_text())
     assert meta["data"] == {"dir": str(root / "prep"), "fingerprint": prepared_fingerprint(root / "prep")}
+    # and the digest that ties metrics.jsonl to this training (nmt.training.records)
+    epochs = [json.loads(line) for line in (out / "metrics.jsonl").read_text().splitlines()]
+    assert len(epochs) == 3 and meta["metrics_digest"] == metrics_digest(epochs)
     for name in ("model.pt", "metrics.jsonl", "model.json"):  # as Snakemake leaves a killed job's directory
         (out / name).unlink()
     checkpoint = (out / "checkpoint.pt").read_bytes()

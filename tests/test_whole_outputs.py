@@ -8,11 +8,14 @@ from __future__ import annotations
 
 import json
 import re
+import shutil
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 import yaml
 
 from nmt import config as cfg
@@ -22,6 +25,7 @@ from nmt.base.errors import InputError
 from nmt.config import plan
 from nmt.pipeline.export import run_files
 from nmt.config.identity import run_identity
+from nmt.training.records import DIGEST_KEY, check_metrics, metrics_digest
 
 ROOT = Path(__file__).resolve().parents[1]
 PARAMS = str(ROOT / "params.yaml")
@@ -381,6 +385,57 @@ def test_export_refuses_another_presets_scores_file_planted_in_the_results(tmp_p
     refused(export(tmp_path, "small-gpu", "--seed", "2"),
             f"{planted}: its preset is 'tiny', not 'small-gpu': another run's scores file; nothing was exported")
     assert snapshot(dest) == before
+
+
+@pytest.mark.parametrize("which", ["scores", "model"])
+def test_export_refuses_a_file_that_does_not_say_whose_it_is(tmp_path, small_gpu, which):
+    run_files_of(small_gpu, tmp_path / "results", [1])
+    if which == "scores":
+        path = tmp_path / "results" / "en-de" / "scores" / "base.test.json"
+        path.write_text(json.dumps({"system": "base", "testset": "test", "pair": "en-de", "bleu_tok": 12.5}))
+        said = f"{path}: records no preset: whose run it is cannot be told; nothing was exported"
+    else:
+        path = tmp_path / "results" / "en-de" / "models" / "base" / "model.json"
+        path.write_text(json.dumps({"system": "base", "config": {"train": {"seed": 1}}}))
+        said = f"{path}: records no config's preset: whose run it is cannot be told; nothing was exported"
+    refused(export(tmp_path, "small-gpu", "--seed", "1"), said)
+    assert not (tmp_path / "reference").exists()
+
+
+def test_export_refuses_another_trainings_metrics_beside_a_model_json(tmp_path, small_gpu):
+    """model.json records the digest of the epochs its training wrote (nmt.training.records): another system's
+    metrics.jsonl copied beside it is refused, naming it."""
+    run_files_of(small_gpu, tmp_path / "results", [1])
+    models = tmp_path / "results" / "en-de" / "models"
+    ours, theirs = [{"epoch": 1, "lr": 0.002, "dev_ppl": 30.0}], [{"epoch": 1, "lr": 0.002, "dev_ppl": 12.0}]
+    for system, records in (("base", ours), ("global_location", theirs)):
+        meta = json.loads((models / system / "model.json").read_text())
+        (models / system / "model.json").write_text(json.dumps({**meta, DIGEST_KEY: metrics_digest(records)}))
+        (models / system / "metrics.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records))
+    assert export(tmp_path, "small-gpu", "--seed", "1").returncode == 0
+    shutil.rmtree(tmp_path / "reference")
+    shutil.copy(models / "global_location" / "metrics.jsonl", models / "base" / "metrics.jsonl")
+    refused(export(tmp_path, "small-gpu", "--seed", "1"),
+            f"{models / 'base' / 'metrics.jsonl'}: not the epochs the training of {models / 'base' / 'model.json'} "
+            "recorded")
+    assert not (tmp_path / "reference").exists()
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.lists(st.fixed_dictionaries({"epoch": st.integers(1, 30), "lr": st.floats(0, 1),
+                                                "dev_ppl": st.floats(1, 1000)}), min_size=1, max_size=5),
+                min_size=2, max_size=6), st.randoms())
+def test_metrics_shuffled_between_trainings_are_refused_unless_they_are_the_same_epochs(trainings, rng):
+    metas = [{DIGEST_KEY: metrics_digest(records)} for records in trainings]
+    order = list(range(len(trainings)))
+    rng.shuffle(order)
+    for meta, taken in zip(metas, order):
+        records = json.loads(json.dumps(trainings[taken]))  # as read back from metrics.jsonl
+        if records == trainings[metas.index(meta)]:
+            check_metrics(meta, records, Path("m.jsonl"), Path("model.json"))
+        else:
+            with pytest.raises(InputError, match="not the epochs the training of model.json recorded"):
+                check_metrics(meta, records, Path("m.jsonl"), Path("model.json"))
 
 
 def test_export_of_another_presets_results_is_refused(tmp_path):

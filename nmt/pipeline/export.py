@@ -8,9 +8,9 @@ file that is already there with other content means two different runs, and is r
 
 Every file of an export belongs to one run: a scores file names its preset, system, test set and pair, a model.json
 its system, and its config the preset and the training's seed; one that names another (a tiny run's scores file in
-results/demo, a seed-2 model.json where seed 1's belongs) is refused, naming it, and so is a file of the preset's
-other parts already in the destination that names another preset. (metrics.jsonl names nothing: the model.json
-beside it vouches for it.) Nothing is written until every file has passed, and then the destination is replaced
+results/demo, a seed-2 model.json where seed 1's belongs) or none (it cannot be told whose it is) is refused, naming
+it, and so is a file of the preset's other parts already in the destination that names another preset. (metrics.jsonl
+names nothing: the model.json beside it vouches for it by the digest of its epochs, nmt.training.records.) Nothing is written until every file has passed, and then the destination is replaced
 whole (nmt.data.staging): a failure while copying (a full disk, a kill) leaves it as it was.
 """
 from __future__ import annotations
@@ -22,9 +22,10 @@ from ..base import layout
 from ..data.staging import staged_directory
 from ..data.text import write_bytes_atomic
 from ..base.errors import InputError
-from ..base.files import read_json
+from ..base.files import read_json, read_jsonl
 from ..config.schema import validator
 from ..config import plan
+from ..training.records import DIGEST_KEY, check_metrics
 
 
 def run_files(config: dict, root: str | Path, seeds: list[int] | None = None) -> list[str]:
@@ -107,7 +108,9 @@ class _Identity:
             expected = {"preset": self.preset} if preset_only else {"preset": self.preset, "system": name,
                                                                     "testset": testset, "pair": parts[0]}
             for key, want in expected.items():
-                if key in data and data[key] != want:
+                if data.get(key) is None:  # a file that does not say whose it is cannot join a run's part
+                    raise InputError(f"{path}: records no {key}: whose run it is cannot be told; {consequence}")
+                if data[key] != want:
                     raise InputError(f"{path}: its {key} is {data[key]!r}, not {want!r}: another run's scores file; "
                                      f"{consequence}")
         elif len(parts) == 4 and parts[1] == "models" and parts[3] == Path(layout.MODEL_INFO).name:
@@ -120,7 +123,16 @@ class _Identity:
                 found.update(system=data.get("system"), seed=train.get("seed"))
                 want.update(system=parts[2], seed=self.seed(parts[0], parts[2]))
             for key in found:
+                where = {"system": "its system", "seed": "its config's train.seed"}.get(key, f"its config's {key}")
+                if want[key] is not None and found[key] is None:
+                    raise InputError(f"{path}: records no {where.replace('its ', '', 1)}: whose run it is cannot be "
+                                     f"told; {consequence}")
                 if found[key] is not None and want[key] is not None and found[key] != want[key]:
-                    where = {"system": "its system", "seed": "its config's train.seed"}.get(key, f"its config's {key}")
                     raise InputError(f"{path}: {where} is {found[key]!r}, not {want[key]!r}: another run's "
                                      f"model.json; {consequence}")
+        elif len(parts) == 4 and parts[1] == "models" and parts[3] == Path(layout.METRICS).name:
+            model_json = path.with_name(Path(layout.MODEL_INFO).name)
+            meta = read_json(model_json, "a model.json", schema=validator("model")) if model_json.is_file() else {}
+            if meta.get(DIGEST_KEY) is not None:  # the epochs its training recorded, not another training's
+                check_metrics(meta, read_jsonl(path, "a training's metrics", schema=validator("metrics")), path,
+                              model_json)

@@ -29,6 +29,7 @@ from ..base.environment import describe
 from ..base.errors import ConfigError, InputError
 from ..base.files import read_json
 from ..scoring.evaluate import is_lowercased
+from ..training.records import check_metrics
 from .claims import claims_csv, claims_json, kendall_tau
 from .claims_view import claims_markdown, claims_view
 from .cost import environment_data, environment_view, training_seconds, training_time_cell
@@ -609,6 +610,7 @@ class _Report:
             model_json = read_json_object(jfile, "a model.json", validator("model")) if jfile.is_file() else None
             if model_json is not None:
                 self.add_source(jfile, "model")
+                check_metrics(model_json, mrecords, mfile, jfile)  # this training's curve, not another's
             key = (pair, system)
             if key in self.seen_systems:
                 continue

@@ -98,6 +98,7 @@ from ..models.io import (load_checkpoint, plain, read_init_from, read_model_file
                         save_checkpoint, save_model)
 from ..models.registry import build_model, credit_rule
 from .progress import Pace, rate, stamp
+from .records import DIGEST_KEY, metrics_digest
 from ..settings.schedule import Schedule, learning_rate, wants_epoch
 from ..engine.train_step import TrainingStep
 
@@ -544,6 +545,7 @@ class TrainingRun:
             save_model(out_dir / FINAL, self.model, self.src_vocab, self.tgt_vocab, self.config, system=self.system,
                        model_config=self.model_cfg)
         self.meta.update(wall_s=self.wall_s(), processes=self.processes_before + 1)  # model.pt written: the cost
+        self.meta[DIGEST_KEY] = metrics_digest(self.state["metrics"])  # what ties metrics.jsonl to this training
         self._write_meta()
         if self.curves.on:
             self.curves.finished(self.state["updates"], self.final_dev_bleu())
