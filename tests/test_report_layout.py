@@ -146,3 +146,34 @@ def test_the_settings_table_has_a_row_per_training_even_when_two_pairs_train_one
     assert set(context["training"]) == {"en-de/global_location", "de-en/global_location"}
     view = settings_view(context["training"], context["preset_training"], str)
     assert view["count"] == 2 and len(view["groups"]) == 2  # the two trainings differ: not "patience 2 the same"
+
+
+def test_a_report_given_another_runs_data_is_refused_naming_both(tmp_path):
+    """Each training records the fingerprint of the prepared data it read (model.json's data): a report whose --data
+    holds another corpus for that pair (the demo's data given to a tiny report) is one line, not another run's corpus
+    sizes on this run's page."""
+    import json
+    import pytest
+    from nmt import config as cfg
+    from nmt.base.errors import InputError
+    from nmt.data.prepare import prepare, prepared_fingerprint
+    from nmt.data.synth import generate
+    from nmt.report.context import report_context
+    from pipelines import ROOT
+    for name, seed in (("ours", 3), ("theirs", 4)):
+        generate(tmp_path / name / "raw", seed=seed, n_train=60, n_dev=10, n_test=10, n_align=2, max_len=8)
+        prepare(tmp_path / name / "raw", tmp_path / name / "en-de" / "prepared", splits=["train", "dev", "test"],
+                src_lang="en", tgt_lang="de", max_len=8, src_vocab=50, tgt_vocab=50)
+    published = ROOT / "docs/reproductions/small-gpu/results/en-de/models/base/model.json"
+    meta = json.loads(published.read_text())
+    ours = tmp_path / "ours" / "en-de" / "prepared"
+    meta["data"] = {"dir": str(ours), "fingerprint": prepared_fingerprint(ours)}
+    path = tmp_path / "results" / "en-de" / "models" / "base" / "model.json"
+    path.parent.mkdir(parents=True)
+    path.write_text(json.dumps(meta))
+    config = cfg.load_params(ROOT / "params.yaml", "small-gpu")
+    trained = {"en-de": {"base": None}}
+    assert report_context(config, tmp_path / "ours", tmp_path / "results", trained)["training"]
+    with pytest.raises(InputError, match=rf"{path}: trained on the data in {ours} \(fingerprint "
+                                         rf"{prepared_fingerprint(ours)}\), not on {tmp_path / 'theirs'}/en-de/prepared"):
+        report_context(config, tmp_path / "theirs", tmp_path / "results", trained)

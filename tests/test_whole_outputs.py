@@ -569,3 +569,22 @@ def test_compare_refuses_one_preset_trained_otherwise_and_presets_it_cannot_tell
     refused(nmt("compare", old_run, old_reference), "are reports of presets tiny and demo (a report without a run "
                                                     "record: re-render it with `nmt report` to compare recipes)")
     assert nmt("compare", report_dir(tmp_path / "a", "demo"), report_dir(tmp_path / "b", "demo")).returncode == 0
+
+
+def test_the_run_record_describes_the_trainings_by_what_they_recorded(identities):
+    """claims.json's run record is taken from the trainings' model.json where they are there, not from the preset
+    alone: the published small-gpu part (patience 2) is the preset's run; the same trainings recorded with the
+    earlier rule (a plateau without patience: patience 1) are another (`nmt compare` then says how they differ)."""
+    from nmt.report.assemble import recorded_configs
+    config = cfg.load_params(ROOT / "params.yaml", "small-gpu")
+    results = ROOT / "docs/reproductions/small-gpu/results"
+    recorded = recorded_configs(results, plan.collect_systems(config, ROOT))
+    assert len(recorded) == 18
+    assert run_identity(config, ROOT, recorded) == identities["small-gpu"]
+    earlier = {key: {**c, "train": {**c["train"], "plateau": {k: v for k, v in c["train"]["plateau"].items()
+                                                               if k != "patience"}}}
+               for key, c in recorded.items()}
+    differs = run_identity(config, ROOT, earlier)
+    assert differs["corpora"] == identities["small-gpu"]["corpora"]
+    changed = {t for t in differs["tables"] if differs["tables"][t] != identities["small-gpu"]["tables"][t]}
+    assert changed == {"luong2015_table1", "luong2015_table3", "luong2015_table4"}  # Table 2 trains nothing

@@ -28,9 +28,11 @@ def digest(obj: Any) -> str:
     return hashlib.sha256(blob).hexdigest()[:16]
 
 
-def run_identity(config: dict, root: str | Path = ".") -> dict:
+def run_identity(config: dict, root: str | Path = ".", recorded: dict[tuple[str, str], dict] | None = None) -> dict:
     """{"preset", "corpora": {task: {"corpus": name, "digest"}}, "tables": {table id: digest}} of the preset's
-    tables (``config``: params.yaml merged with the preset)."""
+    tables (``config``: params.yaml merged with the preset). ``recorded``: {(task, system): the config its training
+    recorded (model.json)}: a system trained is described by what it was trained with, not by what the preset says
+    now (a run trained under an earlier rule is not "trained alike" with one trained under the current)."""
     root = Path(root)
     systems, ensembles = plan.collect_systems(config, root), plan.collect_ensembles(config, root)
     unavailable = plan.unavailable_tables(config, root)
@@ -44,7 +46,7 @@ def run_identity(config: dict, root: str | Path = ".") -> dict:
     def trained(task: str, name: str) -> dict:
         path = systems[task][name]
         resolved = cfg.system_config(config, table_of(path), name, path)
-        settings = comparable_settings(resolved)
+        settings = comparable_settings((recorded or {}).get((task, name)) or resolved)
         settings["train"].pop("seed", None)
         return {**settings, "translate": resolved.get("translate")}
 

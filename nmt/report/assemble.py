@@ -6,9 +6,11 @@ from pathlib import Path
 
 from .. import config as cfg
 from ..base import layout
+from ..base.files import read_json
 from ..data.tasks import data_task
 from ..config import plan
 from ..config.identity import run_identity
+from ..config.schema import validator
 from ..settings import Params
 from .claims import ClaimJudge, adjust, training_convergence
 from .context import report_context
@@ -26,6 +28,18 @@ def expected_scores(config: dict, root: Path, results: Path) -> dict[tuple[str, 
     return {(task, name, testset): layout.under(results, layout.RESULTS_ROOT, layout.SCORES, pair=task, system=name,
                                                 testset=testset)
             for task, name, testset in wanted}
+
+
+def recorded_configs(results: Path, trained: dict[str, dict]) -> dict[tuple[str, str], dict]:
+    """{(task, system): the config its model.json records} of the trainings there are (what the run record describes
+    them by: nmt.config.identity.run_identity)."""
+    out = {}
+    for task, systems in trained.items():
+        for system in systems:
+            path = layout.under(results, layout.RESULTS_ROOT, layout.MODEL_INFO, pair=task, system=system)
+            if path.is_file():
+                out[(task, system)] = read_json(path, "a model.json", schema=validator("model"))["config"]
+    return out
 
 
 def report_inputs(config: dict, params: str | Path, results: Path, data: Path, *,
@@ -79,7 +93,8 @@ def report_inputs(config: dict, params: str | Path, results: Path, data: Path, *
                           deviations=differ, synthetic=synthetic,
                           trainings=training_convergence(results, trained, rule.converged_within,
                                                          rule.converged_window),
-                          run={**run_identity(config, root), **({"partial": made} if made else {})},
+                          run={**run_identity(config, root, recorded_configs(results, trained)),
+                               **({"partial": made} if made else {})},
                           problems=problems, partial=by_seeds)
     warnings = []
     if missing:

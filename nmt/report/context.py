@@ -10,6 +10,8 @@ from pathlib import Path
 from .. import __version__
 
 from ..base import layout
+from ..base.errors import InputError
+from ..data.prepare import TRAINING_FILES, prepared_fingerprint
 from ..data.synth import describe
 from ..data.tasks import data_task
 from ..base.environment import git_commit
@@ -46,6 +48,22 @@ def corpora_in_words(corpus_of: dict[str, str]) -> str:
     return "; ".join(f"{corpus} (for {', '.join(tasks)})" for corpus, tasks in tasks_of.items())
 
 
+def check_data(meta: dict, model_json: Path, data_dir: Path, pair: str, fingerprints: dict) -> None:
+    """InputError when a training recorded other prepared data than the report's --data holds for its pair (the
+    corpus sizes and vocabularies on the page would be another run's). ``fingerprints``: the pairs' data, computed
+    once. A model.json that records no data (written before it was recorded) is not checked."""
+    recorded = (meta.get("data") or {}).get("fingerprint")
+    prepared = layout.under(data_dir, layout.DATA_ROOT, layout.PREPARED, pair=pair)
+    if recorded is None or not all((prepared / name).is_file() for name in TRAINING_FILES):
+        return
+    if pair not in fingerprints:
+        fingerprints[pair] = prepared_fingerprint(prepared)
+    if fingerprints[pair] != recorded:
+        raise InputError(f"{model_json}: trained on the data in {meta['data'].get('dir')} (fingerprint {recorded}), "
+                         f"not on {prepared} ({fingerprints[pair]}): --data is another run's data; give the data "
+                         f"this run was trained on")
+
+
 def report_context(config: dict, data_dir: Path, results_dir: Path, trained: dict[str, dict]) -> dict:
     """``trained``: {task: {system: ...}}, every training of the plan (nmt.config.plan.collect_systems)."""
     corpora, corpus_of = {}, {}
@@ -68,13 +86,14 @@ def report_context(config: dict, data_dir: Path, results_dir: Path, trained: dic
             "preprocessing": {k: prep.get(k) for k in ("tokenize", "lowercase", "max_len", "train_dropped_by_length")},
         }
 
-    training = {}
+    training, fingerprints = {}, {}
     pairs = sorted(trained)
     for pair, system in sorted((pair, system) for pair in pairs for system in trained[pair]):
         model_json = layout.under(results_dir, layout.RESULTS_ROOT, layout.MODEL_INFO, pair=pair, system=system)
         meta = _read_json(model_json, "a model.json", validator("model", "described"))
         if not meta:
             continue
+        check_data(meta, model_json, data_dir, pair, fingerprints)
         settings = training_settings(meta["config"]["train"], meta["epochs"], meta.get("halve_after"),
                                      meta.get("plateau"))
         # one row per training: a system of one name trained for two pairs is two trainings, and may differ
