@@ -12,7 +12,7 @@ import torch
 from nmt.engine.fast import use
 from nmt.models.registry import build_model
 from nmt.settings import ModelSettings
-from nmt.training.run import save_atomic
+from nmt.data.torch_files import save_torch
 
 # 16 source and 11 target words: with the 4 special tokens, the 20 and 15 entries make_model's vocabularies default to
 SRC_WORDS, TGT_WORDS = [f"s{i}" for i in range(16)], [f"t{i}" for i in range(11)]
@@ -66,9 +66,9 @@ def write_model_file(path: Path, model, src_words: list[str] = SRC_WORDS, tgt_wo
                      config: dict | None = None, system: str | None = None) -> Path:
     """A model file as nmt train writes one (the fields load_models reads), written directly: `config` defaults to
     {"model": the model's config}, `system` to the file's stem."""
-    save_atomic({"model_config": model.settings.as_dict(), "model": model.state_dict(), "src_vocab": src_words,
-                 "tgt_vocab": tgt_words, "config": {"model": model.settings.as_dict()} if config is None else config,
-                 "system": path.stem if system is None else system}, path)
+    save_torch({"model_config": model.settings.as_dict(), "model": model.state_dict(), "src_vocab": src_words,
+                "tgt_vocab": tgt_words, "config": {"model": model.settings.as_dict()} if config is None else config,
+                "system": path.stem if system is None else system}, path)
     return path
 
 

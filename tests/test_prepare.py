@@ -1,5 +1,6 @@
 """Prepare: top-K vocabulary with <unk>, training-only length filter, binarised splits, bucketed batches."""
 import pytest
+import torch
 
 from nmt.data.batches import bucketed_batches, make_batch
 from nmt.data.prepare import load_split, prepare
@@ -72,3 +73,23 @@ def test_make_batch_pads_and_adds_boundary_symbols():
     assert batch.tgt_in.tolist() == [[2, 5, PAD_ID], [2, 5, 6]]
     assert batch.tgt_out.tolist() == [[5, EOS_ID, PAD_ID], [5, 6, EOS_ID]]
     assert batch.n_tokens == 5
+
+
+@pytest.mark.parametrize("room", [0, 3000, 120_000])
+def test_a_split_written_to_a_full_disk_is_an_oserror_naming_it_and_the_old_one_stays(tmp_path, monkeypatch, room):
+    """torch's zip writer turns the disk's ENOSPC into a RuntimeError of its own: the prepared split's save
+    (nmt.data.torch_files.save_torch, as models and checkpoints) raises the disk's OSError naming the file, which
+    `nmt` says in one line, and the split already there is left byte for byte."""
+    import errno
+    import nmt.data.text
+    from nmt.data.torch_files import save_torch
+    from test_model_io import FullDisk
+    path = tmp_path / "train.pt"
+    save_torch({"src": [1, 2, 3]}, path)
+    before = path.read_bytes()
+    monkeypatch.setattr(nmt.data.text, "os", FullDisk(room))
+    blob = {"src": {"data": torch.arange(50_000, dtype=torch.int32)}}
+    with pytest.raises(OSError) as err:
+        save_torch(blob, path)
+    assert err.value.errno == errno.ENOSPC and err.value.filename == str(path)
+    assert path.read_bytes() == before and sorted(p.name for p in tmp_path.iterdir()) == ["train.pt"]

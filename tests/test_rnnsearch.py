@@ -29,7 +29,8 @@ from nmt.models.objectives import alignment_loss
 from nmt.models.rnnsearch import AdditiveAttention, CannotTranslateError, RNNSearch, next_words
 from nmt.models.registry import build_model
 from nmt.settings import ModelSettings
-from nmt.training.run import attention_parameter_names, save_atomic, train
+from nmt.data.torch_files import save_torch
+from nmt.training.run import attention_parameter_names, train
 from nmt.engine.train_step import make_optimizer
 from nmt.decode.translate import beam_search, greedy, translate_ids
 from nmt.models.io import load_models
@@ -520,7 +521,7 @@ def test_nmt_train_translate_and_attention_end_to_end(corpus, tmp_path, capsys):
     blob["model"] = tf.state_dict()
     tf_model = tmp_path / "tf" / "model.pt"
     tf_model.parent.mkdir()
-    save_atomic(blob, tf_model)
+    save_torch(blob, tf_model)
     capsys.readouterr()
     assert main(["translate", "--model", str(tf_model), "--src", str(corpus / "prep" / "test.src"),
                  "--out", str(tmp_path / "tf.txt")]) == 2

@@ -29,7 +29,8 @@ import torch
 from ..base.errors import InputError, first_line
 from .links import check_links, read_links
 from .staging import staged_directory
-from .text import CorpusError, read_lines, read_parallel, write_atomic, write_lines_atomic, write_text_atomic
+from .text import CorpusError, read_lines, read_parallel, write_lines_atomic, write_text_atomic
+from .torch_files import save_torch
 from .vocab import Vocab
 
 LINKS = "train.links"  # the prepared training pairs' links, for guided alignment (train.guided_alignment.file)
@@ -58,7 +59,7 @@ def _save_ids(path: Path, src: list[list[int]], tgt: list[list[int]]) -> None:
         data = torch.tensor([t for s in seqs for t in s], dtype=torch.int32)
         return {"data": data, "lengths": lengths}
     blob = {"src": flat(src), "tgt": flat(tgt)}
-    write_atomic(path, lambda handle: torch.save(blob, handle))
+    save_torch(blob, path)  # whole or not at all; a full disk an OSError naming it
 
 
 #: what a training reads of a prepared directory, and so what identifies the data it was trained on

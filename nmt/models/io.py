@@ -15,10 +15,10 @@ the file (and the key) and says what to do (the command line prints it and exits
 Either can start another system's training (train.init_from): `read_init_from`. Several model.pt decoded together
 (an ensemble, nmt.models.ensemble) are loaded by `load_models`, which checks that they share vocabularies.
 
-Every file is written atomically (nmt.data.text.write_atomic): a kill mid-save never leaves half a file under
+Every file is written atomically (nmt.data.torch_files.save_torch): a kill mid-save never leaves half a file under
 the final name, and a full disk leaves the previous file as it was and is an OSError naming the file (torch's zip
-writer would turn it into a RuntimeError of its own: `_save` raises the disk's error instead). This module uses nmt.models, nmt.data, nmt.base.devices and nmt.base.errors, never nmt.training.run
-(which uses it).
+writer would turn it into a RuntimeError of its own: save_torch raises the disk's error instead). This module uses
+nmt.models, nmt.data, nmt.base.devices and nmt.base.errors, never nmt.training.run (which uses it).
 """
 from __future__ import annotations
 
@@ -32,7 +32,7 @@ from typing import Any
 import torch
 
 from ..base.errors import ConfigError, InputError, first_line
-from ..data.text import write_atomic
+from ..data.torch_files import save_torch
 from ..data.vocab import Vocab
 from ..base.devices import pick_device
 from ..settings import VERSION, ModelSettings
@@ -81,48 +81,6 @@ def _builtin(value):
         if isinstance(value, kind):
             return kind(value)
     return value
-
-
-class _WriteErrors:
-    """A file handle that remembers the OSError its write raised (a full disk, a quota): torch's zip writer turns it
-    into a RuntimeError of its own ("unexpected pos ..."), which says nothing of the disk; `_save` raises the
-    OSError instead."""
-
-    def __init__(self, handle):
-        self.handle, self.error = handle, None
-
-    def write(self, data) -> int:
-        try:
-            return self.handle.write(data)
-        except OSError as err:
-            self.error = self.error or err
-            raise
-
-    def flush(self) -> None:
-        try:
-            self.handle.flush()
-        except OSError as err:
-            self.error = self.error or err
-            raise
-
-    def __getattr__(self, name):
-        return getattr(self.handle, name)
-
-
-def _save(blob: dict, path: Path) -> None:
-    """torch.save into a temporary file beside `path`, moved over it once complete (nmt.data.text.write_atomic): a
-    kill or a full disk leaves the previous file as it was. A write that fails is an OSError naming `path` (never
-    torch's RuntimeError), and the temporary file is gone."""
-    def write(handle) -> None:
-        recording = _WriteErrors(handle)
-        try:
-            torch.save(blob, recording)
-        except RuntimeError:
-            if recording.error is None:
-                raise
-            raise recording.error from None
-
-    write_atomic(path, write)
 
 
 # -- reading ----------------------------------------------------------------------------------------------------
@@ -232,7 +190,7 @@ def save_model(path: str | Path, model: torch.nn.Module, src_vocab: Vocab | list
             "src_vocab": plain(list(getattr(src_vocab, "itos", src_vocab)), "src_vocab"),
             "tgt_vocab": plain(list(getattr(tgt_vocab, "itos", tgt_vocab)), "tgt_vocab"),
             "config": plain(config, "config"), "system": str(system), "config_version": VERSION}
-    _save(blob, Path(path))
+    save_torch(blob, Path(path))
 
 
 MODEL_REMEDY = "give a model.pt that `nmt train` wrote (retrain the system with it)"
@@ -272,7 +230,7 @@ def save_checkpoint(path: str | Path, config: dict, model: torch.nn.Module, opti
                     state: dict) -> None:
     """checkpoint.pt: what a rerun of the same training resumes from. `state` (position, metrics so far, RNG
     states) must be plain data; a value that is not is a TypeError naming it, before anything is written."""
-    _save({"config": plain(config, "config"), "model": model.state_dict(), "optimizer": optimizer.state_dict(),
+    save_torch({"config": plain(config, "config"), "model": model.state_dict(), "optimizer": optimizer.state_dict(),
            "state": plain(state, "state"), "config_version": VERSION}, Path(path))
 
 

@@ -184,12 +184,6 @@ def alignment_credit(model: torch.nn.Module) -> str:
     return credit_rule(model.settings)
 
 
-def save_atomic(obj, path: Path) -> None:
-    """torch.save that never leaves a half-written file under the final name (a kill mid-save is safe). Model and
-    checkpoint files go through nmt.models.io (save_model, save_checkpoint), which keep them plain data."""
-    write_atomic(path, lambda handle: torch.save(obj, handle))
-
-
 class StopRequested:
     """Turns SIGTERM/SIGUSR1 (SLURM pre-emption and time-limit warnings) and SIGINT (Ctrl-C) into a flag checked
     after each update."""
