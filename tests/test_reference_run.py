@@ -82,7 +82,8 @@ def test_parts_are_exported_one_at_a_time_and_never_mixed(tmp_path, small_gpu):
     assert export_run(small_gpu, ROOT, results, dest, seeds=[2]) == {"copied": 0, "unchanged": 96}
     assert not (dest / "en-de/models/base_seed2/model.pt").exists()
     fill(results, run_files(small_gpu, ROOT, [1]))
-    (results / "en-de/scores/base_seed2.test.json").write_text(json.dumps({"preset": "small-gpu", "bleu_tok": 1.0}))
+    (results / "en-de/scores/base_seed2.test.json").write_text(json.dumps({
+        "preset": "small-gpu", "system": "base_seed2", "testset": "test", "pair": "en-de", "bleu_tok": 1.0}))
     with pytest.raises(ValueError, match=r"base_seed2\.test\.json: already there with other content"):
         export_run(small_gpu, ROOT, results, dest, seeds=[1, 2])
     assert not (dest / "en-de/models/base/model.json").exists()  # nothing of seed 1 was copied either
@@ -221,7 +222,8 @@ def test_a_partial_reference_against_a_full_run_compares_what_there_is_with_a_wi
         "partial": {"runs_in": 1, "runs_planned": 3, "text": "a partial run: 1 of its 3 planned runs have scores"}}}))
     assert main(["compare", str(run), str(reference)]) == 0
     lines = capsys.readouterr().out.splitlines()
-    assert lines[0] == (f"note: the reference {reference} is a partial run: 1 of its 3 planned runs have scores; its "
+    assert lines[0].startswith(f"note: {run / 'claims.json'} records no run")  # a hand-made report: said, first
+    assert lines[1] == (f"note: the reference {reference} is a partial run: 1 of its 3 planned runs have scores; its "
                         "rows are the means of 1 of 3 runs; compared on the runs there are")
     band = 2 * 1.0 * math.sqrt(1 + 1 / 3)
     assert f"t1  base [bleu_tok]: run 11.00 (n=3), reference 14.00 (n=1 of 3), difference -3.00, band {band:.2f}: " \

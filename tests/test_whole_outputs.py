@@ -588,3 +588,18 @@ def test_the_run_record_describes_the_trainings_by_what_they_recorded(identities
     assert differs["corpora"] == identities["small-gpu"]["corpora"]
     changed = {t for t in differs["tables"] if differs["tables"][t] != identities["small-gpu"]["tables"][t]}
     assert changed == {"luong2015_table1", "luong2015_table3", "luong2015_table4"}  # Table 2 trains nothing
+
+
+def test_compare_says_when_a_report_records_no_run(tmp_path, identities):
+    """A claims.json without its run record (made before run records, or by hand) is compared, but the first line
+    says that whether the two were trained alike is not checked, naming the file."""
+    run = report_dir(tmp_path / "run", "small-gpu", identities["small-gpu"])
+    reference = report_dir(tmp_path / "reference", "small-gpu")
+    done = nmt("compare", run, reference)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines()[0] == (
+        f"note: {reference / 'claims.json'} records no run (its corpora and settings): whether the two were trained "
+        "alike is not checked; render it again with `nmt report`")
+    both = nmt("compare", report_dir(tmp_path / "a", "small-gpu", identities["small-gpu"]),
+               report_dir(tmp_path / "b", "small-gpu", identities["small-gpu"]))
+    assert not both.stdout.startswith("note:")

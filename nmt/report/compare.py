@@ -219,13 +219,17 @@ def check_comparable(run: Path, reference: Path, across_presets: bool = False) -
     otherwise InputError, one line saying how they differ."""
     a, b = run_of(run), run_of(reference)
     preset_a, preset_b = a.get("preset"), b.get("preset")
+    unrecorded = [str(report / "claims.json") for report, r in ((run, a), (reference, b)) if "tables" not in r]
+    unchecked = (f"note: {' and '.join(unrecorded)} record{'s' if len(unrecorded) == 1 else ''} no run (its corpora "
+                 "and settings): whether the two were trained alike is not checked; render "
+                 f"{'it' if len(unrecorded) == 1 else 'them'} again with `nmt report`") if unrecorded else None
     if preset_a is None or preset_b is None:  # a report made by hand: nothing to tell them apart by
-        return None
-    recorded = "tables" in a and "tables" in b
+        return unchecked
+    recorded = not unrecorded
     differences = _differences(a, b) if recorded else []
     if not differences and (preset_a == preset_b or recorded):
         if preset_a == preset_b:
-            return None
+            return unchecked
         shared = [t for t in a["tables"] if t in b["tables"]]
         return (f"note: presets {preset_a} and {preset_b} differ, but the {len(shared)} tables both reports show "
                 "were trained alike (the same corpora and settings)")
