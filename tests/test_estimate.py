@@ -82,6 +82,12 @@ def test_the_seeds_that_would_decide_a_claim_are_priced_from_its_systems_hours(t
     assert "  9-31" in text and "assumed (single run, ratio 1)" in text and "an assumption, not a measurement" in text
     with pytest.raises(cfg.ConfigError, match="preset 'demo'"):
         claim_costs(result, {**doc, "preset": "demo"})
+    # a claim on a system the preset does not train: another run's claims file, not a system left unmeasured
+    doc["claims"].append({"id": "elsewhere", "seeds_needed": 4, "n_runs": {"a": 1},
+                          "trained": [{"pair": "en-de", "system": "transformer_big"}]})
+    with pytest.raises(cfg.ConfigError, match="claim elsewhere rests on en-de/transformer_big, which preset 'tiny' "
+                                              "does not train"):
+        claim_costs(result, doc)
 
 
 def test_systems_that_differ_only_in_reversal_share_a_measurement(tmp_path):

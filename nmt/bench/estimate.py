@@ -387,6 +387,10 @@ def claim_costs(result: dict, claims_doc: dict) -> dict:
         if not needed:
             continue
         systems = sorted({(t["pair"], t["system"]) for t in claim.get("trained") or []})
+        foreign = [f"{pair}/{system}" for pair, system in systems if (pair, system) not in hours]
+        if foreign:  # not a system left unmeasured: one this preset never trains, so another run's claims file
+            raise cfg.ConfigError(f"the claims file's claim {claim['id']} rests on {', '.join(foreign)}, which preset "
+                                  f"{result['preset']!r} does not train: the claims file is another run's")
         per_run = [hours.get(key) for key in systems]
         trained = max((claim.get("n_runs") or {}).values(), default=1)
         known = bool(systems) and all(h is not None for h in per_run)
