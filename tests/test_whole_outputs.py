@@ -21,7 +21,7 @@ import yaml
 from nmt import config as cfg
 from nmt.data import staging
 from nmt.data.staging import staged_directory
-from nmt.base.errors import InputError
+from nmt.base.errors import InputError, UserError
 from nmt.config import plan
 from nmt.pipeline.export import run_files
 from nmt.config.identity import run_identity
@@ -603,3 +603,51 @@ def test_compare_says_when_a_report_records_no_run(tmp_path, identities):
     both = nmt("compare", report_dir(tmp_path / "a", "small-gpu", identities["small-gpu"]),
                report_dir(tmp_path / "b", "small-gpu", identities["small-gpu"]))
     assert not both.stdout.startswith("note:")
+
+
+@settings(max_examples=15, deadline=None)
+@given(st.data())
+def test_files_shuffled_between_the_runs_of_a_part_are_refused(tmp_path_factory, data):
+    """Any two of a part's scores files or model.json swapped (another system's, another pair's, another seed's) make
+    the export refuse, naming one of them, and nothing is exported."""
+    from nmt.pipeline.export import export_run
+    small_gpu = cfg.load_params(ROOT / "params.yaml", "small-gpu")
+    tmp = tmp_path_factory.mktemp("shuffle")
+    run_files_of(small_gpu, tmp / "results", [1, 2])
+    kind = data.draw(st.sampled_from(["scores", "model.json"]))
+    files = sorted(p for p in (tmp / "results").rglob("*") if p.is_file()
+                   and (p.parent.name == "scores" if kind == "scores" else p.name == "model.json"))
+    a, b = data.draw(st.lists(st.sampled_from(files), min_size=2, max_size=2, unique=True))
+    if a.read_bytes() == b.read_bytes():
+        return
+    text_a, text_b = a.read_text(), b.read_text()
+    a.write_text(text_b), b.write_text(text_a)
+    with pytest.raises(InputError, match="another run's|records no"):
+        export_run(small_gpu, ROOT, tmp / "results", tmp / "reference", seeds=[1, 2])
+    assert not (tmp / "reference").exists()
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.data())
+def test_an_output_naming_any_input_of_its_command_is_refused(tmp_path_factory, data):
+    from nmt.cli.options import check_outputs
+    from nmt.cli.parser import build_parser
+    tmp = tmp_path_factory.mktemp("io")
+    commands = {
+        ("translate", "--preset", "demo", "--task", "en-de", "--system", "base"): ("--src", "--models-dir"),
+        ("evaluate", "--system", "x", "--testset", "t", "--preset-name", "demo", "--pair", "en-de"):
+            ("--hyp", "--ref", "--raw-ref", "--src", "--positions", "--unk-dict"),
+        ("unk", "replace"): ("--hyp", "--positions", "--src", "--dict"),
+    }
+    command = data.draw(st.sampled_from(sorted(commands)))
+    argv = list(command)
+    inputs = {}
+    for option in commands[command]:
+        path = tmp / option.strip("-")
+        path.write_text("x\n")
+        inputs[option] = path
+        argv += [option, str(path)]
+    named = data.draw(st.sampled_from(sorted(inputs)))
+    args = build_parser().parse_args(argv + ["--out", str(inputs[named])])
+    with pytest.raises(UserError, match=f"is also the command's {named}"):
+        check_outputs(args)
