@@ -438,6 +438,20 @@ def test_metrics_shuffled_between_trainings_are_refused_unless_they_are_the_same
                 check_metrics(meta, records, Path("m.jsonl"), Path("model.json"))
 
 
+def test_export_refuses_trainings_of_one_pair_on_different_data(tmp_path, small_gpu):
+    """Each model.json records the fingerprint of the prepared data it trained on: two trainings of one pair on
+    different data (two runs' trainings mixed in one results directory) are refused, naming both."""
+    run_files_of(small_gpu, tmp_path / "results", [1])
+    models = tmp_path / "results" / "en-de" / "models"
+    for system, fingerprint in (("base", "aaaa"), ("base_reverse", "aaaa"), ("global_location", "bbbb")):
+        meta = json.loads((models / system / "model.json").read_text())
+        (models / system / "model.json").write_text(json.dumps({**meta, "data": {"dir": "d", "fingerprint": fingerprint}}))
+    done = export(tmp_path, "small-gpu", "--seed", "1")
+    refused(done, "trained on data bbbb, but ")
+    assert "on aaaa: another run's training; nothing was exported" in done.stderr
+    assert not (tmp_path / "reference").exists()
+
+
 def test_export_of_another_presets_results_is_refused(tmp_path):
     demo = cfg.load_params(ROOT / "params.yaml", "demo")
     run_files_of(demo, tmp_path / "results", [1])

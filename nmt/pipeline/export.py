@@ -88,6 +88,7 @@ class _Identity:
         self.preset, self.config, self.root = config["preset"], config, Path(root)
         self.trained = plan.collect_systems(config, root)
         self._tables: dict[str, dict] = {}
+        self.data: dict[str, tuple[str, Path]] = {}  # pair: the prepared data its first training recorded, and where
 
     def seed(self, task: str, run: str) -> int | None:
         """The seed the plan trains ``run`` of ``task`` with (its train.seed), None for a name it does not train."""
@@ -97,6 +98,17 @@ class _Identity:
         if table_path not in self._tables:
             self._tables[table_path] = cfg.load_table(self.root / table_path)
         return cfg.system_config(self.config, self._tables[table_path], run, table_path)["train"].get("seed")
+
+    def check_data(self, pair: str, meta: dict, path: Path, consequence: str) -> None:
+        """InputError when a training of ``pair`` recorded other prepared data than the pair's other trainings (the
+        part's and the other parts' there): two runs' trainings in one reference. One that records none passes."""
+        fingerprint = (meta.get("data") or {}).get("fingerprint")
+        if fingerprint is None:
+            return
+        first = self.data.setdefault(pair, (fingerprint, path))
+        if first[0] != fingerprint:
+            raise InputError(f"{path}: trained on data {fingerprint}, but {first[1]} of the same pair on {first[0]}: "
+                             f"another run's training; {consequence}")
 
     def check(self, path: Path, relative: str, consequence: str, preset_only: bool = False) -> None:
         """InputError naming ``path`` when what it records contradicts where it is (``relative``: below the results
@@ -122,6 +134,7 @@ class _Identity:
             if not preset_only:
                 found.update(system=data.get("system"), seed=train.get("seed"))
                 want.update(system=parts[2], seed=self.seed(parts[0], parts[2]))
+            self.check_data(parts[0], data, path, consequence)
             for key in found:
                 where = {"system": "its system", "seed": "its config's train.seed"}.get(key, f"its config's {key}")
                 if want[key] is not None and found[key] is None:
