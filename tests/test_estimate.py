@@ -209,3 +209,22 @@ def test_bench_translate_times_greedy_and_beam_at_batch_1_and_64_beside_the_eage
             for search in ("greedy", "beam"):
                 for batch in (1, 64):
                     assert measurement[f"{prefix}{search}_sentences_per_s_batch{batch}"] > 0
+
+
+def test_nmt_estimate_defaults_to_the_presets_committed_throughput(tmp_path):
+    """docs/presets.md's `nmt estimate --preset small` runs as written: the committed
+    benchmarks/throughput-small-cpu.json on a machine without a GPU, said on stderr; a preset without one says what
+    to do in one line."""
+    device = "cuda" if torch.cuda.is_available() else "cpu"
+    done = subprocess.run([sys.executable, "-m", "nmt.cli", "estimate", "--preset", "small"], cwd=ROOT,
+                          capture_output=True, text=True)
+    if device == "cpu":
+        assert done.returncode == 0, done.stderr
+        assert done.stderr == "nmt: throughput from benchmarks/throughput-small-cpu.json (--throughput gives another)\n"
+        given = subprocess.run([sys.executable, "-m", "nmt.cli", "estimate", "--preset", "small", "--throughput",
+                                "benchmarks/throughput-small-cpu.json"], cwd=ROOT, capture_output=True, text=True)
+        assert given.stdout == done.stdout
+    none = subprocess.run([sys.executable, "-m", "nmt.cli", "estimate", "--preset", "small-gpu"], cwd=ROOT,
+                          capture_output=True, text=True)
+    assert none.returncode == 2 and none.stderr.startswith(
+        f"nmt: error: preset 'small-gpu': no benchmarks/throughput-small-gpu-{device}.json")

@@ -25,6 +25,7 @@ from __future__ import annotations
 import datetime
 import platform
 import statistics
+import sys
 import tempfile
 from pathlib import Path
 
@@ -39,6 +40,7 @@ from ..config import plan
 from ..settings import SystemSettings, TrainSettings, comparable_settings
 from ..training.run import train
 from ..engine.update_timing import time_updates
+from ..base import layout
 from ..base.files import read_json
 from ..scoring.difference import seeds_range_text
 from ..config.schema import validator
@@ -312,6 +314,22 @@ REPORT_CLAIMS_SCHEMA = {
             }}},
     },
 }
+
+
+def committed_throughput(preset: str, root: str | Path) -> Path:
+    """The preset's committed throughput file for this machine's kind of device (nmt.base.layout.THROUGHPUT:
+    benchmarks/throughput-PRESET-cuda.json where torch sees a GPU, -cpu.json where not): `nmt estimate`'s default;
+    ConfigError saying what to do where there is none. Said on stderr: the estimate's figures are that file's."""
+    root = Path(root)
+    device = "cuda" if torch.cuda.is_available() else "cpu"
+    relative = layout.path(layout.THROUGHPUT, preset=preset, device=device)
+    if not (root / relative).is_file():
+        others = sorted(p.name for p in root.glob(layout.path(layout.THROUGHPUT, preset=preset, device="*")))
+        raise cfg.ConfigError(f"preset {preset!r}: no {relative} (the {device.upper()} measurement this machine "
+                              f"would use){': there is ' + ', '.join(others) if others else ''}; give one with "
+                              f"--throughput, or measure one with `nmt bench train --preset {preset}`")
+    print(f"nmt: throughput from {relative} (--throughput gives another)", file=sys.stderr)
+    return root / relative
 
 
 def read_throughput(path: str | Path) -> dict:

@@ -67,10 +67,10 @@ def cmd_bench_monotonic(args) -> None:
 
 
 def cmd_estimate(args) -> None:
-    from ..bench.estimate import (claim_costs, estimate, format_claim_costs, format_estimate, read_report_claims,
-                                  read_throughput)
+    from ..bench.estimate import (claim_costs, committed_throughput, estimate, format_claim_costs, format_estimate,
+                                  read_report_claims, read_throughput)
     config = load_config(args)
-    bench = read_throughput(args.throughput)  # nmt.base.files: every problem one line naming the file and the key
+    bench = read_throughput(args.throughput or committed_throughput(config["preset"], Path(args.params).parent))
     claims_doc = read_report_claims(args.claims) if args.claims else None  # both read before anything is said
     result = estimate(config, Path(args.params).parent, _data_root(args, config), bench)
     print(format_estimate(result))

@@ -144,8 +144,8 @@ def _plan_commands(sub) -> None:
                 example="nmt estimate --preset demo --throughput benchmarks/throughput-demo-cpu.json",
                 handler="bench_commands:cmd_estimate")
     add_config_args(p)
-    p.add_argument("--throughput", required=True, help="the JSON file `nmt bench train` wrote (benchmarks/ has "
-                                                       "throughput-PRESET-DEVICE.json files for the presets)")
+    p.add_argument("--throughput", help="the JSON file `nmt bench train` wrote (default: the preset's committed "
+                                        "benchmarks/throughput-PRESET-DEVICE.json, where there is one)")
     p.add_argument("--data", help="prepared data root, for real sizes where it exists (default: data/PRESET)")
     p.add_argument("--claims", help="a report's claims.json (reports/PRESET/claims.json): also what training every "
                                      "inconclusive claim's systems with the seeds that would decide it costs")

@@ -13,6 +13,8 @@ import codecs
 import errno
 import json
 import os
+import stat
+import sys
 import tempfile
 from pathlib import Path
 from typing import Any, Callable, Iterable, IO
@@ -130,19 +132,47 @@ def _default_mode() -> int:
     return 0o666 & ~umask
 
 
+STDOUT = "-"  # an --out of "-": the standard output, as fairseq's and joeynmt's users pipe translations
+
+
 def write_atomic(path: PathLike, write: Callable[[IO[bytes]], None]) -> None:
     """Run ``write`` on a temporary file next to ``path``, fsync it, then rename it over ``path``.
 
     If ``write`` raises, the temporary file is removed and ``path`` is left exactly as it was. The parent directory
     is created if needed. The new file keeps the permission bits of the file it replaces (or the umask default).
+    A symlink is followed (the file it names is replaced, the link kept). What cannot be replaced by a rename is
+    written through: ``-`` (the standard output) and a target that is not a regular file (/dev/stdout, a terminal, a
+    named pipe), which a reader takes as it comes.
     """
-    final = Path(path)
+    if os.fspath(path) == STDOUT:
+        _write_through(sys.stdout.buffer, write)
+        return
+    try:
+        kind = os.stat(path).st_mode  # through a symlink: /dev/stdout names the process's own output
+    except OSError:
+        kind = None
+    if kind is not None and not stat.S_ISREG(kind) and not stat.S_ISDIR(kind):  # a device, a pipe, a socket
+        with open(path, "wb") as handle:
+            _write_through(handle, write)
+        return
+    final = Path(os.path.realpath(path)) if os.path.islink(path) else Path(path)
     try:
         _write_atomic(final, write)
     except OSError as err:  # name the file asked for, not the temporary one (a full disk names none)
         if err.filename is not None and Path(err.filename).parent != final.parent:
             raise
         raise OSError(err.errno, err.strerror or str(err), str(final)) from None
+
+
+def _write_through(handle: IO[bytes], write: Callable[[IO[bytes]], None]) -> None:
+    try:
+        write(handle)
+        handle.flush()
+    except BrokenPipeError:  # the reader stopped (`| head`): what it took is what it wanted
+        try:
+            os.dup2(os.open(os.devnull, os.O_WRONLY), handle.fileno())  # no second error at exit
+        except (OSError, ValueError):
+            pass
 
 
 def _write_atomic(final: Path, write: Callable[[IO[bytes]], None]) -> None:
