@@ -451,6 +451,12 @@ def preset_seeds(config: dict) -> list[int]:
     return list(config["train"].get("seeds") or [config["train"]["seed"]])
 
 
+def seed_of(run: str, seeds: list[int]) -> int:
+    """The seed a run was made with: N for NAME_seedN, else the preset's first seed (the system itself)."""
+    match = SEED_RUN.match(run)
+    return int(match["seed"]) if match else seeds[0]
+
+
 def seed_part(config: dict, root: str | Path, seed: int) -> list[str]:
     """Every file of the run that belongs to one seed (a whole part of a run made piece by piece: one seed on one
     machine, the next later): the trainings' model.json and metrics, and the translations, attention maps and

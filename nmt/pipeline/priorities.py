@@ -27,7 +27,7 @@ from .. import config as cfg
 from ..base import layout
 from ..base.errors import UserError
 from ..base.files import read_jsonl
-from ..config.plan import preset_seeds
+from ..config.plan import preset_seeds, seed_of
 
 SEED_SPAN = 1000  # more than the trainings of one seed: the cost ranks of a seed never reach the next seed's
 SHARED_STEPS = ("corpus", "prepare", "unk_dictionary", "align_training_data")
@@ -49,11 +49,6 @@ def reference_costs(preset: str, root: str | Path) -> dict[tuple[str, str], floa
     return costs
 
 
-def _run_seed(run: str, seeds: list[int]) -> int:
-    match = cfg.SEED_RUN.match(run)
-    return int(match["seed"]) if match and int(match["seed"]) in seeds else seeds[0]
-
-
 def _base_system(run: str) -> str:
     match = cfg.SEED_RUN.match(run)
     return match["system"] if match else run
@@ -73,7 +68,7 @@ def prioritised(jobs: Iterable, config: dict, root: str | Path) -> list:
     trainings = [job for job in jobs if job.step.name == "train"]
     rank = {}
     for seed in seeds:
-        of_seed = [job for job in trainings if _run_seed(dict(job.fields)["system"], seeds) == seed]
+        of_seed = [job for job in trainings if seed_of(dict(job.fields)["system"], seeds) == seed]
         # the cheapest rank 1, the dearest len(of_seed); ties keep the plan's order
         for position, job in enumerate(sorted(of_seed, key=cost), start=1):
             rank[job.name] = position
@@ -84,6 +79,6 @@ def prioritised(jobs: Iterable, config: dict, root: str | Path) -> list:
         if job.step.name in LAST_STEPS:
             return 0
         system = dict(job.fields).get("system")
-        later = len(seeds) - 1 - seeds.index(_run_seed(system, seeds)) if system else 0
+        later = len(seeds) - 1 - seeds.index(seed_of(system, seeds)) if system else 0
         return SEED_SPAN * (later + 1) + rank.get(job.name, 0)
     return [dataclasses.replace(job, priority=priority(job)) for job in jobs]

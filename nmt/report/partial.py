@@ -8,7 +8,7 @@ k of its n planned runs that were scored (nmt.report.tables.build_table), a clai
 """
 from __future__ import annotations
 
-from ..config import SEED_RUN
+from ..config.plan import seed_of
 
 
 def scored_runs(expected: dict[tuple[str, str, str], bool]) -> set[tuple[str, str]]:
@@ -26,12 +26,6 @@ def runs_in(runs: dict[str, dict[str, list[str]]], scored: set[tuple[str, str]])
             present = [run for run in planned if (task, run) in scored]
             out.setdefault(task, {})[name] = present or planned
     return out
-
-
-def seed_of(run: str, seeds: list[int]) -> int:
-    """The seed a run was made with: N for NAME_seedN, else the preset's first seed (the system itself)."""
-    match = SEED_RUN.match(run)
-    return int(match["seed"]) if match else seeds[0]
 
 
 def partial_record(expected: dict[tuple[str, str, str], bool], seeds: list[int]) -> dict | None:
