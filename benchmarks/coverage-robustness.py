@@ -1,4 +1,4 @@
-"""What docs/statistics.md says of the claims' interval beyond tests/test_coverage.py's tables.
+"""What docs/statistics.md says of the claims' interval beyond tests/studies/test_coverage.py's tables.
 
 1. Coverage of the 95% interval when the systems of a pool vary unlike each other between seeds: each system's seed
    variance is the ratio times e^N(0, spread), so that the prior the pool fits has less to go on (the test's
@@ -11,19 +11,20 @@
 
 Run from the repository root: `python benchmarks/coverage-robustness.py` (a few minutes).
 """
+
 import sys
 from pathlib import Path
 
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
-import test_coverage as study  # noqa: E402  (the simulation's own functions)
-
 from scipy import stats  # noqa: E402
 
-from nmt.scoring.difference import NO_PRIOR, SystemPart, estimate  # noqa: E402
 from nmt.report.claims import claim_p_values  # noqa: E402
+from nmt.scoring.difference import NO_PRIOR, SystemPart, estimate  # noqa: E402
 from nmt.scoring.significance import holm  # noqa: E402
+
+import coverage_simulation as study  # noqa: E402  (the simulation's own functions)
 
 
 def coverage(n_runs: int, ratio: float, spread: float, pool: int, replicates: int = 1000, seed: int = 0) -> float:
@@ -40,7 +41,7 @@ def coverage(n_runs: int, ratio: float, spread: float, pool: int, replicates: in
 
 
 def odd_coverage_untested(n_runs: int, ratio: float, odd: float, replicates: int = 2000, seed: int = 0) -> float:
-    """Coverage of the odd system's comparisons (tests/test_coverage.py's odd_coverage) without the test before
+    """Coverage of the odd system's comparisons (tests/studies/test_coverage.py's odd_coverage) without the test before
     pooling: every system moderated by the prior fitted to all of the pool, as before the test existed."""
     rng = np.random.default_rng([seed, n_runs, int(ratio * 100), int(odd * 10), 17])
     counts = study.resample_counts(rng)
@@ -57,8 +58,10 @@ def coverage_unmoderated(n_runs: int, ratio: float, replicates: int = 1000, seed
     covered = 0
     for _ in range(replicates):
         runs = study.simulate_runs(rng, 2, n_runs, ratio, levels=[0.5, 0.0])
-        parts = [SystemPart(full=p.full, resampled=p.resampled, prior=NO_PRIOR)
-                 for p in study.Pool(runs, counts, [0, 1]).parts([0, 1], [1, -1])]
+        parts = [
+            SystemPart(full=p.full, resampled=p.resampled, prior=NO_PRIOR)
+            for p in study.Pool(runs, counts, [0, 1]).parts([0, 1], [1, -1])
+        ]
         low, high = estimate(parts).interval
         covered += low <= 0.5 <= high
     return covered / replicates
@@ -71,7 +74,7 @@ def satterthwaite_p(parts: list[SystemPart]) -> tuple[float, float]:
     diff = estimate(parts)  # for delta and the shared sentence variance
     seed_parts = [float(np.var(p.full, ddof=1)) / p.n_runs for p in parts]
     variance = diff.shared + sum(seed_parts)
-    df = variance ** 2 / sum(v * v / (p.n_runs - 1) for v, p in zip(seed_parts, parts))
+    df = variance**2 / sum(v * v / (p.n_runs - 1) for v, p in zip(seed_parts, parts))
     t = diff.delta / np.sqrt(variance)
     return min(1.0, float(2 * stats.t.sf(t, df))), min(1.0, float(2 * stats.t.cdf(t, df)))
 
@@ -112,8 +115,10 @@ def main() -> None:
             cells = " | ".join(f"{100 * odd_coverage_untested(n_runs, ratio, odd):.1f}%" for odd in study.ODD_FACTORS)
             print(f"| {n_runs} | {ratio:g} | {cells} |")
     print()
-    print("Without moderation, coverage at 3 seeds (1,000 runs per cell): " + ", ".join(
-        f"ratio {r:g} {100 * coverage_unmoderated(3, r):.1f}%" for r in study.RATIOS))
+    print(
+        "Without moderation, coverage at 3 seeds (1,000 runs per cell): "
+        + ", ".join(f"ratio {r:g} {100 * coverage_unmoderated(3, r):.1f}%" for r in study.RATIOS)
+    )
     print()
     print("Welch-Satterthwaite, Holm's family-wise error with no true difference (500 ledgers per cell)")
     print("| seeds | " + " | ".join(f"ratio {r:g}" for r in study.RATIOS) + " |")

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Does a CUDA-graphed training end where an ungraphed one does? Graphed updates equal ungraphed ones to float
-# rounding (tests/test_cuda.py), but over a whole training those roundings, and the dropout masks a graph draws from
+# rounding (tests/cli/test_cuda.py), but over a whole training those roundings, and the dropout masks a graph draws from
 # its own generator, move the result as another seed would. This trains the tiny preset's en-de systems with
 # train.cuda_graphs false and true, once per seed and precision, and prints each run's final dev perplexity: the
 # two columns' means should differ by less than their seed spread.

@@ -13,6 +13,7 @@ reproduction's results/) or metrics.jsonl files:
     python benchmarks/gate-agreement.py docs/reproductions/small-gpu/results
     python benchmarks/gate-agreement.py results/demo
 """
+
 from __future__ import annotations
 
 import argparse
@@ -73,12 +74,17 @@ def main() -> None:
             stopped += 1
             passed += gate["converged"]
         last = "-" if gate["last_improvement"] is None else f"{100 * gate['last_improvement']:+.2f}%"
-        left = ("- (too few evaluations)" if gate["projected_left"] is None else
-                f"{100 * gate['projected_left']:.2f}% (epochs {gate['fit_from']}-{gate['epochs']}, "
-                f"{100 * gate['slope']:+.2f}%/ep)")
+        left = (
+            "- (too few evaluations)"
+            if gate["projected_left"] is None
+            else f"{100 * gate['projected_left']:.2f}% (epochs {gate['fit_from']}-{gate['epochs']}, "
+            f"{100 * gate['slope']:+.2f}%/ep)"
+        )
         name = f"{path.parent.parent.parent.name}/{path.parent.name}"
-        print(f"{name:44s} {gate['epochs']:6d}  {end:16s} {last:>10}  {left:32s} "
-              f"{'pass' if gate['converged'] else 'FAIL'}")
+        print(
+            f"{name:44s} {gate['epochs']:6d}  {end:16s} {last:>10}  {left:32s} "
+            f"{'pass' if gate['converged'] else 'FAIL'}"
+        )
     print(f"{passed} of {stopped} stopped by the rule pass the gate ({len(files)} trainings)")
 
 

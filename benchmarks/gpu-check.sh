@@ -5,7 +5,7 @@
 #   bash benchmarks/gpu-check.sh OUTDIR [SECONDS_PER_STEP_SCALE]
 #   GPU_CHECK_SKIP="bench-train-paper bench-translate-paper" bash benchmarks/gpu-check.sh OUTDIR  (steps left out)
 #
-# 1. tests/test_cuda.py: the fast path against the eager path on CUDA (loss, gradients, attention weights; losses of
+# 1. tests/cli/test_cuda.py: the fast path against the eager path on CUDA (loss, gradients, attention weights; losses of
 #    20 updates to 1e-5 in fp32), CUDA against the CPU, batched search against the CPU's and one sentence at a time,
 #    bf16 against fp32, CUDA-graphed updates against ungraphed ones, and `nmt train --device cuda` (with and without
 #    CUDA graphs) twice and after SIGKILL to the same numbers.
@@ -44,8 +44,8 @@ step() {  # step NAME SECONDS COMMAND...: run COMMAND with a time limit, its out
   nproc; } >> "$summary" 2>&1
 
 # (-m 'not slow': test_cuda_graphs' slow tests compile the graphed step on the CPU, two minutes that check no GPU)
-step pytest-cuda 110 python3 -m pytest -q -p no:cacheprovider -m "not slow" tests/test_cuda.py \
-    tests/test_cuda_graphs.py tests/test_devices.py
+step pytest-cuda 110 python3 -m pytest -q -p no:cacheprovider -m "not slow" tests/cli/test_cuda.py \
+    tests/unit/test_cuda_graphs.py tests/unit/test_devices.py
 
 luong="base base_reverse base_reverse_dropout global_location global_location_feed local_p_general_feed
        global_dot_feed global_general_feed local_m_dot_feed local_m_general_feed local_p_dot_feed global_concat_feed

@@ -9,6 +9,7 @@ niceness is its own, so the pipeline threads already started, and what they star
 that, the unit tests' torch threads took most of both cores and `dvc repro` crawled past its time limit. A run whose tool is missing is skipped with the reason, except in CI
 (NMT_REQUIRE_ALL=1, set by .ci/run, which installs snakemake, DVC and SLURM): then it is a failure (tests/required.py).
 """
+
 from __future__ import annotations
 
 import importlib.util
@@ -18,10 +19,16 @@ import tempfile
 import threading
 from pathlib import Path
 
+import numpy  # noqa: F401  (loaded here so that its BLAS can be limited)
 import pytest
+import scipy.linalg  # noqa: F401  (scipy's own BLAS, likewise)
+from threadpoolctl import threadpool_limits
 
 import pipelines
 import required
+
+# Fixtures several test files use, wherever their folder (tests/training_runs.py: `workspace`).
+pytest_plugins = ["training_runs"]
 
 
 class TinyRuns:
@@ -44,16 +51,18 @@ class TinyRuns:
                 self.cluster = pipelines.SlurmCluster(self.directory / "cluster", nice=10).start()
                 slurm = pipelines.slurm_pipeline(self.directory / "slurm", self.cluster).start()
                 self.pipelines["slurm"] = slurm
-                threading.Thread(target=pipelines.requeue_one_training_job, args=(self.cluster, slurm, self.requeued),
-                                 daemon=True).start()
+                threading.Thread(
+                    target=pipelines.requeue_one_training_job, args=(self.cluster, slurm, self.requeued), daemon=True
+                ).start()
         if "snakemake" in wanted and "snakemake" not in self.unavailable:
             self.pipelines["snakemake"] = pipelines.snakemake_pipeline(self.directory / "snakemake", nice=10).start()
         if "interrupted" in wanted:
             if importlib.util.find_spec("snakemake") is None:
                 self.unavailable["interrupted"] = "snakemake is not installed"
             else:
-                self.pipelines["interrupted"] = pipelines.interrupted_pipeline(self.directory / "interrupted",
-                                                                               nice=10).start()
+                self.pipelines["interrupted"] = pipelines.interrupted_pipeline(
+                    self.directory / "interrupted", nice=10
+                ).start()
         if "reference" in wanted:
             mirror = pipelines.ROOT.parent / "shared" / "data"
             if importlib.util.find_spec("snakemake") is None:
@@ -61,8 +70,9 @@ class TinyRuns:
             elif not (mirror / "multi30k").is_dir():
                 self.unavailable["reference"] = f"{mirror / 'multi30k'} is absent"
             else:
-                self.pipelines["reference"] = pipelines.reference_pipeline(self.directory / "reference", mirror,
-                                                                           nice=10).start()
+                self.pipelines["reference"] = pipelines.reference_pipeline(
+                    self.directory / "reference", mirror, nice=10
+                ).start()
         if "dvc" in wanted and "dvc" not in self.unavailable:
             self.pipelines["dvc"] = pipelines.dvc_pipeline(self.directory / "dvc").start()
 
@@ -86,6 +96,11 @@ class TinyRuns:
 
 
 _RUNS = TinyRuns()
+
+# BLAS on one thread in this process: beside the pipelines the tests run, a second OpenBLAS thread spins for a busy
+# core and a small matrix product took seven times as long (the coverage simulation: 9 s against 1.3 s for 60
+# replicates). Processes the tests start keep their own settings.
+_ONE_BLAS_THREAD = threadpool_limits(limits=1, user_api="blas")
 
 
 def pytest_collection_modifyitems(session, config, items):

@@ -6,6 +6,7 @@ The command runs in a session of its own; once its output says that STEPS of its
 "N of M steps" lines), SIGNAL goes to its whole process group: SIGINT is Ctrl-C in a terminal, SIGKILL a killed
 run and its jobs (a lost node). Exits 0 once the command has ended, however it ended, and says how; 1 when the
 command ended before the point of interruption (then nothing was tested)."""
+
 from __future__ import annotations
 
 import os
@@ -24,8 +25,9 @@ def main(argv: list[str]) -> int:
     # would never see the SIGINT sent below.
     for ignored in (signal.SIGINT, signal.SIGQUIT):
         signal.signal(ignored, signal.SIG_DFL)
-    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                               start_new_session=True)
+    process = subprocess.Popen(
+        command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True
+    )
     sent = False
     for line in process.stdout:
         sys.stdout.write(line)

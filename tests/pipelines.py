@@ -6,6 +6,7 @@ stage at a time and the cluster run waits on its scheduler between jobs, so toge
 busy and take little longer than the slowest alone. Each run is a list of commands, stopped at the first that
 fails; the tests then read what the commands wrote.
 """
+
 from __future__ import annotations
 
 import json
@@ -34,10 +35,15 @@ LOCAL_SLURM = ROOT / "tests" / "cluster" / "local_slurm.sh"
 # alignment extraction, merging and scoring, heat maps, both benchmarks, the report and its claims) and half of its
 # jobs: what those two runs check is their engine, and each job costs them most in starting processes (the cluster
 # run starts Snakemake itself twice per job). The full DAG runs in the Snakemake run on one machine, and both
-# engines' plans of the full DAG are compared job by job in tests/test_workflow.py.
-PART = {"tables": ["workflow/tables/peter2017_table1.yaml", "workflow/tables/peter2017_guided_bleu.yaml",
-                   "workflow/tables/raffel2017_table4.yaml"],
-        "figures": ["workflow/figures/peter2017.yaml"]}
+# engines' plans of the full DAG are compared job by job in tests/pipeline/test_workflow.py.
+PART = {
+    "tables": [
+        "workflow/tables/peter2017_table1.yaml",
+        "workflow/tables/peter2017_guided_bleu.yaml",
+        "workflow/tables/raffel2017_table4.yaml",
+    ],
+    "figures": ["workflow/figures/peter2017.yaml"],
+}
 
 
 def scratch_copy(dest: Path, part: bool = False) -> Path:
@@ -62,13 +68,16 @@ def scratch_copy(dest: Path, part: bool = False) -> Path:
 def run(cmd, cwd, timeout=900, env=None) -> subprocess.CompletedProcess:
     """A command that must succeed; its output tails are in the assertion message."""
     result = subprocess.run(cmd, cwd=cwd, capture_output=True, text=True, timeout=timeout, env=env)
-    assert result.returncode == 0, f"{' '.join(map(str, cmd))} failed:\n{result.stdout[-3000:]}\n{result.stderr[-5000:]}"
+    assert result.returncode == 0, (
+        f"{' '.join(map(str, cmd))} failed:\n{result.stdout[-3000:]}\n{result.stderr[-5000:]}"
+    )
     return result
 
 
 @dataclass
 class Pipeline:
     """Commands run one after the other in `workdir`, in a thread; `wait()` returns once they are done."""
+
     name: str
     workdir: Path
     commands: list[list[str]]
@@ -91,15 +100,21 @@ class Pipeline:
                 left = self.timeout - (time.monotonic() - started)
                 if self.nice:
                     cmd = ["nice", "-n", str(self.nice), *cmd]
-                result = subprocess.run(cmd, cwd=self.workdir, capture_output=True, text=True, env=self.env,
-                                        timeout=max(left, 1))
+                result = subprocess.run(
+                    cmd, cwd=self.workdir, capture_output=True, text=True, env=self.env, timeout=max(left, 1)
+                )
                 self.results.append(result)
                 if result.returncode != 0:
                     # the commands before it too: a run interrupted and resumed fails by what an earlier one did
-                    before = "".join(f"before it, {' '.join(map(str, r.args))} exited with {r.returncode}, ending:\n"
-                                     f"{r.stdout[-1500:]}\n{r.stderr[-1500:]}\n" for r in self.results[:-1])
-                    self.error = (f"{' '.join(map(str, cmd))} exited with {result.returncode}:\n"
-                                  f"{result.stdout[-3000:]}\n{result.stderr[-5000:]}\n{before}")
+                    before = "".join(
+                        f"before it, {' '.join(map(str, r.args))} exited with {r.returncode}, ending:\n"
+                        f"{r.stdout[-1500:]}\n{r.stderr[-1500:]}\n"
+                        for r in self.results[:-1]
+                    )
+                    self.error = (
+                        f"{' '.join(map(str, cmd))} exited with {result.returncode}:\n"
+                        f"{result.stdout[-3000:]}\n{result.stderr[-5000:]}\n{before}"
+                    )
                     break
         except subprocess.TimeoutExpired as err:
             self.error = f"{self.name}: {' '.join(map(str, err.cmd))} ran past {self.timeout:.0f} s"
@@ -120,8 +135,9 @@ class Pipeline:
 
 def snakemake_pipeline(workdir: Path, nice: int = 0) -> Pipeline:
     scratch_copy(workdir)
-    return Pipeline("snakemake", workdir, [["snakemake", "-n", "--cores", "2"], ["snakemake", "--cores", "2"]],
-                    nice=nice)
+    return Pipeline(
+        "snakemake", workdir, [["snakemake", "-n", "--cores", "2"], ["snakemake", "--cores", "2"]], nice=nice
+    )
 
 
 def interrupted_pipeline(workdir: Path, nice: int = 0) -> Pipeline:
@@ -130,8 +146,12 @@ def interrupted_pipeline(workdir: Path, nice: int = 0) -> Pipeline:
     scratch_copy(workdir)
     interrupt = [sys.executable, str(ROOT / "tests" / "interrupt.py")]
     run_all = ["snakemake", "--cores", "2"]
-    return Pipeline("interrupted", workdir, [[*interrupt, "SIGINT", "25", *run_all],
-                                             [*interrupt, "SIGKILL", "40", *run_all], run_all], nice=nice)
+    return Pipeline(
+        "interrupted",
+        workdir,
+        [[*interrupt, "SIGINT", "25", *run_all], [*interrupt, "SIGKILL", "40", *run_all], run_all],
+        nice=nice,
+    )
 
 
 def dvc_pipeline(workdir: Path) -> Pipeline:
@@ -157,8 +177,9 @@ def reference_pipeline(workdir: Path, mirror: Path, nice: int = 0) -> Pipeline:
         task["max_train"] = 300
     preset["prepare"].update(src_vocab=300, tgt_vocab=300)
     preset["model"].update(layers=1, hidden=16, embed=16)
-    preset["train"].update(plateau={"within": 0.01, "halvings": 1, "patience": 2, "max_epochs": 1},
-                           seeds=list(REFERENCE_SEEDS))
+    preset["train"].update(
+        plateau={"within": 0.01, "halvings": 1, "patience": 2, "max_epochs": 1}, seeds=list(REFERENCE_SEEDS)
+    )
     preset["translate"] = {"beam": 1, "batch_size": 500}
     preset["eflomal"] = {"samplers": 1}
     preset_file.write_text(yaml.safe_dump(preset, sort_keys=False))
@@ -166,17 +187,35 @@ def reference_pipeline(workdir: Path, mirror: Path, nice: int = 0) -> Pipeline:
     common = ["--preset", REFERENCE_PRESET]
     commands = []
     for seed in REFERENCE_SEEDS:
-        commands.append(["bash", "-c", f"snakemake $({' '.join(nmt)} seed-targets {' '.join(common)} --seed {seed}) "
-                                       f"--cores 2 --config preset={REFERENCE_PRESET}"])
+        commands.append(
+            [
+                "bash",
+                "-c",
+                f"snakemake $({' '.join(nmt)} seed-targets {' '.join(common)} --seed {seed}) "
+                f"--cores 2 --config preset={REFERENCE_PRESET}",
+            ]
+        )
         commands.append([*nmt, "export-run", *common, "--seed", str(seed), "--out", "reference/results"])
-    commands += [["mv", f"results/{REFERENCE_PRESET}", "results/moved"],
-                 [*nmt, "report", *common, "--results", "reference/results", "--data", f"data/{REFERENCE_PRESET}",
-                  "--out", "reference"],
-                 [*nmt, "compare", "reference", "reference", "--json", "compare-itself.json"]]
+    commands += [
+        ["mv", f"results/{REFERENCE_PRESET}", "results/moved"],
+        [
+            *nmt,
+            "report",
+            *common,
+            "--results",
+            "reference/results",
+            "--data",
+            f"data/{REFERENCE_PRESET}",
+            "--out",
+            "reference",
+        ],
+        [*nmt, "compare", "reference", "reference", "--json", "compare-itself.json"],
+    ]
     return Pipeline("reference", workdir, commands, nice=nice)
 
 
 # -- the SLURM cluster ------------------------------------------------------------------------------------------
+
 
 def slurm_unavailable() -> str | None:
     """Why a test cluster cannot be started here, or None."""
@@ -186,8 +225,9 @@ def slurm_unavailable() -> str | None:
     if os.geteuid() != 0:
         return "the test cluster's slurmd must run as root"
     conf = Path("/etc/slurm/slurm.conf")
-    if (conf.exists() or conf.is_symlink()) and not (conf.is_symlink()
-                                                    and (Path(os.readlink(conf)).parent / "local_slurm.dir").exists()):
+    if (conf.exists() or conf.is_symlink()) and not (
+        conf.is_symlink() and (Path(os.readlink(conf)).parent / "local_slurm.dir").exists()
+    ):
         return "/etc/slurm/slurm.conf belongs to a real cluster: not starting a test cluster beside it"
     try:
         import snakemake_executor_plugin_slurm  # noqa: F401
@@ -207,8 +247,12 @@ class SlurmCluster:
         self.env = {**os.environ, "SLURM_CONF": str(directory / "slurm.conf")}
 
     def start(self) -> "SlurmCluster":
-        run(["nice", "-n", str(self.nice), "bash", str(LOCAL_SLURM), "start", str(self.directory)], ROOT,
-            timeout=120, env={**os.environ, "FAKE_GPUS": "2", "MIN_JOB_AGE": "3600"})
+        run(
+            ["nice", "-n", str(self.nice), "bash", str(LOCAL_SLURM), "start", str(self.directory)],
+            ROOT,
+            timeout=120,
+            env={**os.environ, "FAKE_GPUS": "2", "MIN_JOB_AGE": "3600"},
+        )
         return self
 
     def stop(self) -> None:
@@ -229,8 +273,19 @@ def slurm_pipeline(workdir: Path, cluster: SlurmCluster) -> Pipeline:
     accounting database needs (job states from squeue) and quick status checks; under `timeout -k`, since a
     Snakemake waiting on a job that never ends does not stop on SIGTERM alone."""
     scratch_copy(workdir, part=True)
-    cmd = ["timeout", "-k", "30", "2400", "snakemake", "--workflow-profile", "profiles/slurm",
-           "--slurm-status-command", "squeue", "--slurm-init-seconds-before-status-checks", "2"]
+    cmd = [
+        "timeout",
+        "-k",
+        "30",
+        "2400",
+        "snakemake",
+        "--workflow-profile",
+        "profiles/slurm",
+        "--slurm-status-command",
+        "squeue",
+        "--slurm-init-seconds-before-status-checks",
+        "2",
+    ]
     return Pipeline("slurm", workdir, [cmd], env=cluster.env, timeout=2500, nice=cluster.nice)
 
 
@@ -256,20 +311,24 @@ def requeue_one_training_job(cluster: SlurmCluster, pipeline: Pipeline, requeued
 
 # -- what the tests compare -------------------------------------------------------------------------------------
 
+
 def preset_config(workdir: Path = ROOT):
     """The tiny preset as the run in `workdir` has it (its params.yaml: all tables, or PART)."""
     from nmt import config as cfg
+
     return cfg.load_params(workdir / "params.yaml", PRESET)
 
 
 def systems(workdir: Path = ROOT) -> dict:
     """{task: [trained systems]} of every table of the run's preset."""
     from nmt.config import plan
+
     return {task: list(s) for task, s in plan.collect_systems(preset_config(workdir), ROOT).items()}
 
 
 def evaluations(workdir: Path = ROOT) -> list:
     from nmt.config import plan
+
     return plan.collect_evaluations(preset_config(workdir), ROOT)
 
 
@@ -289,8 +348,9 @@ def table_files(workdir: Path, ids: list[str] | None = None) -> dict[str, bytes]
     # each claim as judged on its own: the adjusted verdict depends on every claim the report judges (Holm), and a
     # run of part of the DAG judges fewer
     family = ("p_adjusted", "verdict_adjusted", "verdict", "verdict_label")
-    out["claims.json"] = json.dumps([{k: v for k, v in c.items() if k not in family} for c in claims
-                                     if c["table"] in (ids or table_ids(workdir))]).encode()
+    out["claims.json"] = json.dumps(
+        [{k: v for k, v in c.items() if k not in family} for c in claims if c["table"] in (ids or table_ids(workdir))]
+    ).encode()
     return out
 
 
@@ -312,25 +372,37 @@ def check_report(workdir: Path) -> dict:
     for path in config["tables"]:
         table = yaml.safe_load((ROOT / path).read_text())
         rows = json.loads((report / f"{table['id']}.json").read_text())
-        assert [r["status"] for r in rows] == ["reference" if spec["system"] is None else "measured"
-                                               for spec in table["rows"]]
+        assert [r["status"] for r in rows] == [
+            "reference" if spec["system"] is None else "measured" for spec in table["rows"]
+        ]
         for row, spec in zip(rows, table["rows"]):
             if row["status"] != "measured":
                 continue
             played_by = data_task(config, table["task"])  # e.g. de-en-europarl, played by de-en (same_as)
-            scores = json.loads((workdir / f"results/{PRESET}/{played_by}/scores/"
-                                           f"{row['system']}.{table['testset']}.json").read_text())
+            scores = json.loads(
+                (workdir / f"results/{PRESET}/{played_by}/scores/{row['system']}.{table['testset']}.json").read_text()
+            )
             for column in table["columns"]:
                 field_name = {column: column, **spec.get("values_from", {})}[column]
-                assert row[f"ours_{column}"] == (scores[field_name] if field_name else None), (table["id"], row["label"])
+                assert row[f"ours_{column}"] == (scores[field_name] if field_name else None), (
+                    table["id"],
+                    row["label"],
+                )
                 shown[(table["id"], row["label"], column)] = row[f"ours_{column}"]
             if "ppl" in table["columns"] and row["ours_ppl"] is not None:
                 assert f"{row['ours_ppl']:.2f}" in html
     claims = json.loads((report / "claims.json").read_text())
     judged = [c for c in claims["claims"] if c["table"] in table_ids(workdir) or c["kind"] == "speedup"]
     tally = claims["summary"]
-    assert judged and (f"of {tally['judged']} judged claims reproduced on {PRESET}" if tally["family"] else
-                       f"No claim tested on {PRESET}: {tally['single_run']} of its {tally['claims']} claims") in html
+    assert (
+        judged
+        and (
+            f"of {tally['judged']} judged claims reproduced on {PRESET}"
+            if tally["family"]
+            else f"No claim tested on {PRESET}: {tally['single_run']} of its {tally['claims']} claims"
+        )
+        in html
+    )
     assert '<section id="deviations">' in html and "synth in place of wmt14_en_de_stanford" in html
     for claim in judged:  # every claim on a table the run made has a verdict and an interval
         assert claim["verdict"] in ("reproduced", "contradicted", "inconclusive", "single run"), claim
@@ -355,19 +427,32 @@ def check_report(workdir: Path) -> dict:
     # Raffel Table 4: each monotonic system decoded greedily by its expected alignment and by the hard process;
     # the perplexity is the trained model's either way
     for energy in ("eq16", "eq17"):
-        soft, hard = (json.loads((workdir / f"results/{PRESET}/en-vi/scores/monotonic_{energy}_{mode}.test.json")
-                                 .read_text()) for mode in ("soft", "hard"))
+        soft, hard = (
+            json.loads((workdir / f"results/{PRESET}/en-vi/scores/monotonic_{energy}_{mode}.test.json").read_text())
+            for mode in ("soft", "hard")
+        )
         assert soft["ppl"] == hard["ppl"] is not None and hard["bleu_tok"] is not None
     unk = json.loads((workdir / f"results/{PRESET}/en-de/scores/local_p_general_feed.test.json").read_text())["unk"]
     assert unk["unks"] == unk["from_dictionary"] + unk["copied"] > 0  # the tiny vocabulary leaves <unk>s to replace
     assert json.loads((workdir / f"results/{PRESET}/en-de/scores/base.test.json").read_text())["unk"] is None
     # the figures: learning curves (Figure 5), BLEU by length (6), attention maps with gold (7), samples (Table 5)
-    for section in ("luong2015_figure5", "luong2015_figure6", "luong2015_figure7", "luong2015_table5",
-                    "luong2015_table6_alignments", "peter2017_figure3"):
+    for section in (
+        "luong2015_figure5",
+        "luong2015_figure6",
+        "luong2015_figure7",
+        "luong2015_table5",
+        "luong2015_table6_alignments",
+        "peter2017_figure3",
+    ):
         assert f'id="{section}"' in html
     assert "Not drawn" not in html
-    for png in ("luong2015_table1_learning_curves.png", "luong2015_figure6.png", "luong2015_figure7.png",
-                "luong2015_table6_alignments.png", "peter2017_figure3.png"):
+    for png in (
+        "luong2015_table1_learning_curves.png",
+        "luong2015_figure6.png",
+        "luong2015_figure7.png",
+        "luong2015_table6_alignments.png",
+        "peter2017_figure3.png",
+    ):
         assert (report / png).read_bytes().startswith(b"\x89PNG")
 
     return shown

@@ -1,6 +1,7 @@
 """What CI must have. Outside CI a test whose tool, compiled helper or shared data is missing skips with the reason;
 with NMT_REQUIRE_ALL=1 (set by .ci/run, which installs every tool and has ../shared beside the clone) the same test
 fails instead, so a skip can never hide a failure in CI."""
+
 from __future__ import annotations
 
 import importlib

@@ -1,5 +1,6 @@
 """A training step's settings in a test: params.yaml's `train` section (every key: nmt.settings) with the test's own
 values over it; CUDA graphs off unless the test asks for them."""
+
 from pathlib import Path
 
 import yaml
