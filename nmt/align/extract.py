@@ -1,33 +1,20 @@
 """Word alignments from a trained translation model, by forced decoding of the reference.
+Details: docs/internals/align.md."""
 
-The reference translation y_1 .. y_T is fed to the decoder (<s> y_1 .. y_T) and the attention weights of every
-step are kept: a soft alignment matrix with one row per reference word and one column per source word, in the
-order the source is written (a reversed encoder is undone by the model itself).
-
-Which step's weights belong to which target word (Luong et al. 2015, footnote 14) is the model's credit rule
-(nmt.models.registry.credit_rule): "predicted" (the step that predicts y_t: location-based scores, RNNsearch) or
-"read" (the step that reads y_t: content-based scores, monotonic attention); nmt.models.variants explains why.
-Hard links are one per target word: the source word with the largest weight (Luong et al.'s one-to-one protocol;
-Peter et al. then merge both translation directions, see nmt.align.symmetrize). An ensemble's matrix is the
-average of its members' credited matrices.
-
-Vocabularies are word-level, so a position in the model's input is the position of the word as written: words
-outside the vocabulary are read as <unk> in place, and no subword mapping is needed.
-"""
 from __future__ import annotations
-
 
 import numpy as np
 import torch
 
+from ..base.errors import InputError
 from ..data.alignments import write_pharaoh
 from ..data.batches import bucketed_batches, make_batch
 from ..data.text import read_parallel
-from ..base.errors import InputError
 from ..engine.fast import load_for_decoding
 from ..models.registry import credit_rule
 from ..models.variants import CREDIT_RULES
 from .soft import save_soft
+
 
 def members_of(model) -> list:
     """The models whose attention is averaged: an ensemble's members, or the model itself."""
@@ -35,8 +22,15 @@ def members_of(model) -> list:
 
 
 @torch.inference_mode()
-def soft_alignments(model, sources: list[list[int]], targets: list[list[int]], *, batch_size: int = 32,
-                    device: torch.device | str = "cpu", credit: str | None = None) -> list[np.ndarray]:
+def soft_alignments(
+    model,
+    sources: list[list[int]],
+    targets: list[list[int]],
+    *,
+    batch_size: int = 32,
+    device: torch.device | str = "cpu",
+    credit: str | None = None,
+) -> list[np.ndarray]:
     """One [T, S] matrix per sentence pair (T reference words, S source words), in input order.
 
     `model` is a trained model or an ensemble (nmt.models.io.load_models), in eval mode; every member must have
@@ -67,19 +61,31 @@ def soft_alignments(model, sources: list[list[int]], targets: list[list[int]], *
     return out  # type: ignore[return-value]
 
 
-def credited_positions(model, sources: list[list[int]], targets: list[list[int]], *, credit: str | None = None,
-                       batch_size: int = 32, device: torch.device | str = "cpu") -> list[list[int]]:
+def credited_positions(
+    model,
+    sources: list[list[int]],
+    targets: list[list[int]],
+    *,
+    credit: str | None = None,
+    batch_size: int = 32,
+    device: torch.device | str = "cpu",
+) -> list[list[int]]:
     """For each target word, the source word (written order) whose attention weight is largest in the step
     credited to it: the rows of :func:`soft_alignments` (each member's own rule, footnote 14, or ``credit``), so
     that unk replacement looks at the word alignment extraction links. A row without weight (hard monotonic
     attention that ran past the sentence's end) gives the last source word, the one the process saw last, as the
     search's own positions do (nmt.decode.translate.attended_words). Empty lists for a model without attention."""
-    if any(getattr(m, "attention", None) is None and m.settings.arch == "luong"
-           for m in members_of(model)):
+    if any(getattr(m, "attention", None) is None and m.settings.arch == "luong" for m in members_of(model)):
         return [[] for _ in targets]
     keep = [i for i, t in enumerate(targets) if t]  # an empty translation has nothing to credit
-    matrices = soft_alignments(model, [sources[i] for i in keep], [targets[i] for i in keep], batch_size=batch_size,
-                               device=device, credit=credit)
+    matrices = soft_alignments(
+        model,
+        [sources[i] for i in keep],
+        [targets[i] for i in keep],
+        batch_size=batch_size,
+        device=device,
+        credit=credit,
+    )
     out: list[list[int]] = [[] for _ in targets]
     for i, matrix in zip(keep, matrices):
         out[i] = [int(s) if row.sum() > 0 else len(sources[i]) - 1 for s, row in zip(matrix.argmax(axis=1), matrix)]
@@ -93,8 +99,18 @@ def hard_links(matrix: np.ndarray) -> set[tuple[int, int]]:
     return {(int(s), t) for t, s in enumerate(matrix.argmax(axis=1))}
 
 
-def extract_files(model_paths: list[str], src_path, tgt_path, links_out, soft_out=None, *, combine: str = "prob",
-                  batch_size: int = 32, device: str | None = None, predicted_out=None) -> dict:
+def extract_files(
+    model_paths: list[str],
+    src_path,
+    tgt_path,
+    links_out,
+    soft_out=None,
+    *,
+    combine: str = "prob",
+    batch_size: int = 32,
+    device: str | None = None,
+    predicted_out=None,
+) -> dict:
     """`nmt align extract`: hard links (Pharaoh, source index first, one line per sentence pair) and, with
     `soft_out`, the soft matrices (nmt.align.soft) of one model or an ensemble on a tokenised parallel file
     pair; with `predicted_out`, also the hard links with every step credited to the word it predicts (for a
@@ -109,8 +125,10 @@ def extract_files(model_paths: list[str], src_path, tgt_path, links_out, soft_ou
     for number, (s, t, m) in enumerate(zip(src_lines, tgt_lines, matrices), start=1):
         # the model must have read every word as written (word-level vocabularies: one id per token)
         if m.shape != (len(t.split()), len(s.split())):
-            raise InputError(f"{src_path}:{number}: the model read {m.shape[1]} source and {m.shape[0]} target "
-                             f"tokens, the line has {len(s.split())} and {len(t.split())}")
+            raise InputError(
+                f"{src_path}:{number}: the model read {m.shape[1]} source and {m.shape[0]} target "
+                f"tokens, the line has {len(s.split())} and {len(t.split())}"
+            )
     links = [hard_links(m) for m in matrices]
     write_pharaoh(links_out, links)
     if soft_out is not None:
@@ -118,7 +136,8 @@ def extract_files(model_paths: list[str], src_path, tgt_path, links_out, soft_ou
     credited = sorted({credit_rule(m.settings) for m in members_of(model)})
     if predicted_out is not None:
         if credited != ["predicted"]:  # else the same matrices
-            matrices = soft_alignments(model, sources, targets, batch_size=batch_size, device=device,
-                                       credit="predicted")
+            matrices = soft_alignments(
+                model, sources, targets, batch_size=batch_size, device=device, credit="predicted"
+            )
         write_pharaoh(predicted_out, [hard_links(m) for m in matrices])
     return {"sentences": len(links), "links": sum(len(x) for x in links), "credited": credited}

@@ -1,23 +1,6 @@
 """Alignment quality against a gold standard of sure (S) and possible (P) links, S ⊆ P.
+Details: docs/internals/align.md."""
 
-AER (Och & Ney 2003) of a hypothesis A:   1 - (|A∩S| + |A∩P|) / (|A| + |S|)
-precision = |A∩P| / |A|,  recall = |A∩S| / |S|
-SAER (Tu et al. 2016) of a soft matrix M_A (e.g. attention weights), with 0/1 matrices M_S, M_P of the
-gold links:  1 - (sum(M_A*M_S) + sum(M_A*M_P)) / (sum(M_A) + sum(M_S)).
-
-All of them are corpus-level: the counts (or masses) are summed over the sentences first and divided once,
-as Och & Ney and the papers that report on the RWTH set do. The mean of per-sentence rates would weight a
-two-word sentence like a forty-word one, and is not computed here.
-
-Hypothesis links are all links of the hypothesis (sure and possible alike: an aligner's output has only one
-kind). Gold P is taken as P ∪ S even when a caller's sets forget that S ⊆ P.
-
-Degenerate cases, chosen to fail loudly rather than to invent a number:
-- |A| + |S| = 0 (no hypothesis link and no sure gold link in the whole corpus): AER is 0/0; `score` raises
-  `MetricError`. A sentence without links is fine as long as the corpus has some.
-- |A| = 0: precision is undefined and reported as None (JSON null); |S| = 0: recall is None.
-- SAER with sum(M_A) + sum(M_S) = 0 raises `MetricError`.
-"""
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass
@@ -37,12 +20,12 @@ class MetricError(UserError, ValueError):
 class AlignmentScores:
     aer: float
     precision: float | None  # None when the hypothesis has no link
-    recall: float | None     # None when the gold standard has no sure link
+    recall: float | None  # None when the gold standard has no sure link
     sentences: int
-    hypothesis: int           # |A|
-    sure: int                 # |S|
-    possible: int             # |P| (sure included)
-    hypothesis_sure: int      # |A∩S|
+    hypothesis: int  # |A|
+    sure: int  # |S|
+    possible: int  # |P| (sure included)
+    hypothesis_sure: int  # |A∩S|
     hypothesis_possible: int  # |A∩P|
 
     def to_dict(self) -> dict:
@@ -56,9 +39,9 @@ class AlignmentScores:
 class SoftScores:
     saer: float
     sentences: int
-    mass: float              # sum(M_A)
-    sure: int                # sum(M_S) = |S|
-    mass_on_sure: float      # sum(M_A*M_S)
+    mass: float  # sum(M_A)
+    sure: int  # sum(M_S) = |S|
+    mass_on_sure: float  # sum(M_A*M_S)
     mass_on_possible: float  # sum(M_A*M_P)
 
     def to_dict(self) -> dict:
@@ -78,8 +61,9 @@ def _pairs(gold: Sequence[Alignment], hypotheses: Sequence) -> None:
         raise MetricError(f"{len(hypotheses)} hypothesis sentences for {len(gold)} gold sentences")
 
 
-def sentence_counts(gold: Sequence[Alignment], hypotheses: Sequence[Alignment | Iterable[Link]]
-                    ) -> list[tuple[int, int, int, int]]:
+def sentence_counts(
+    gold: Sequence[Alignment], hypotheses: Sequence[Alignment | Iterable[Link]]
+) -> list[tuple[int, int, int, int]]:
     """(|A|, |S|, |A∩S|, |A∩P|) of each sentence: what corpus AER sums, and what a bootstrap over sentences
     resamples (nmt.scoring.significance)."""
     _pairs(gold, hypotheses)
@@ -97,17 +81,26 @@ def score(gold: Sequence[Alignment], hypotheses: Sequence[Alignment | Iterable[L
     n_a, n_s, a_s, a_p = (sum(column) for column in zip(*sentence_counts(gold, hypotheses))) if gold else (0,) * 4
     n_p = sum(len(set(reference.possible) | set(reference.sure)) for reference in gold)
     if n_a + n_s == 0:
-        raise MetricError("AER is undefined: neither the hypothesis nor the gold standard has a link "
-                          f"(|A| + |S| = 0 over {len(gold)} sentences)")
-    return AlignmentScores(aer=1.0 - (a_s + a_p) / (n_a + n_s),
-                           precision=a_p / n_a if n_a else None,
-                           recall=a_s / n_s if n_s else None,
-                           sentences=len(gold), hypothesis=n_a, sure=n_s, possible=n_p,
-                           hypothesis_sure=a_s, hypothesis_possible=a_p)
+        raise MetricError(
+            "AER is undefined: neither the hypothesis nor the gold standard has a link "
+            f"(|A| + |S| = 0 over {len(gold)} sentences)"
+        )
+    return AlignmentScores(
+        aer=1.0 - (a_s + a_p) / (n_a + n_s),
+        precision=a_p / n_a if n_a else None,
+        recall=a_s / n_s if n_s else None,
+        sentences=len(gold),
+        hypothesis=n_a,
+        sure=n_s,
+        possible=n_p,
+        hypothesis_sure=a_s,
+        hypothesis_possible=a_p,
+    )
 
 
-def soft_sentence_counts(gold: Sequence[Alignment], matrices: Sequence[np.ndarray]
-                         ) -> list[tuple[float, int, float, float]]:
+def soft_sentence_counts(
+    gold: Sequence[Alignment], matrices: Sequence[np.ndarray]
+) -> list[tuple[float, int, float, float]]:
     """(sum(M_A), |S|, sum(M_A*M_S), sum(M_A*M_P)) of each sentence: what corpus SAER sums.
 
     A matrix (rows = target words, columns = source words: entry [j, i] is the weight of link (i, j)) must be
@@ -125,10 +118,18 @@ def soft_sentence_counts(gold: Sequence[Alignment], matrices: Sequence[np.ndarra
         possible = set(reference.possible) | sure
         for i, j in sorted(possible):
             if not (0 <= i < n_src and 0 <= j < n_tgt):
-                raise MetricError(f"sentence {k + 1}: gold link {i}-{j} lies outside the soft alignment "
-                                  f"({n_tgt} target x {n_src} source words)")
-        counts.append((float(matrix.sum()), len(sure), sum(float(matrix[j, i]) for i, j in sure),
-                       sum(float(matrix[j, i]) for i, j in possible)))
+                raise MetricError(
+                    f"sentence {k + 1}: gold link {i}-{j} lies outside the soft alignment "
+                    f"({n_tgt} target x {n_src} source words)"
+                )
+        counts.append(
+            (
+                float(matrix.sum()),
+                len(sure),
+                sum(float(matrix[j, i]) for i, j in sure),
+                sum(float(matrix[j, i]) for i, j in possible),
+            )
+        )
     return counts
 
 
@@ -143,7 +144,15 @@ def score_soft(gold: Sequence[Alignment], matrices: Sequence[np.ndarray]) -> Sof
         on_sure += on_s
         on_possible += on_p
     if mass + n_s == 0:
-        raise MetricError("SAER is undefined: the soft alignments carry no weight and the gold standard has no "
-                          f"sure link (over {len(gold)} sentences)")
-    return SoftScores(saer=1.0 - (on_sure + on_possible) / (mass + n_s), sentences=len(gold), mass=mass,
-                      sure=n_s, mass_on_sure=on_sure, mass_on_possible=on_possible)
+        raise MetricError(
+            "SAER is undefined: the soft alignments carry no weight and the gold standard has no "
+            f"sure link (over {len(gold)} sentences)"
+        )
+    return SoftScores(
+        saer=1.0 - (on_sure + on_possible) / (mass + n_s),
+        sentences=len(gold),
+        mass=mass,
+        sure=n_s,
+        mass_on_sure=on_sure,
+        mass_on_possible=on_possible,
+    )

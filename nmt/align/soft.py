@@ -5,15 +5,15 @@ weights, as `nmt align extract` writes them and `nmt align score --soft` reads t
   writes;
 - ``.json``: a list of matrices, each a list of rows of numbers.
 """
+
 from __future__ import annotations
 
-import os
-import tempfile
 from pathlib import Path
 from typing import Iterable
 
 import numpy as np
 
+from ..base.atomic import write_atomic
 from ..base.errors import InputError
 from ..base.files import read_json
 from ..data.text import CorpusError
@@ -21,16 +21,8 @@ from ..data.text import CorpusError
 
 def save_soft(path: str | Path, matrices) -> None:
     """Write the matrices as .npz (arr_0, arr_1, ...), atomically: a temporary file renamed over `path`."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".npz")
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            np.savez(fh, *[np.asarray(m, dtype=np.float64) for m in matrices])
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    arrays = [np.asarray(m, dtype=np.float64) for m in matrices]
+    write_atomic(Path(path), lambda fh: np.savez(fh, *arrays))
 
 
 def load_soft(path: str | Path) -> list:
@@ -48,13 +40,18 @@ def load_soft(path: str | Path) -> list:
         expected = [f"arr_{k}" for k in range(len(arrays))]
         if sorted(arrays) != sorted(expected):
             odd = sorted(set(arrays) - set(expected))[:3]
-            raise CorpusError(path, None, f"arrays must be named arr_0 .. arr_{len(arrays) - 1} (as "
-                                          f"numpy.savez(path, *matrices) names them); found {odd}")
+            raise CorpusError(
+                path,
+                None,
+                f"arrays must be named arr_0 .. arr_{len(arrays) - 1} (as "
+                f"numpy.savez(path, *matrices) names them); found {odd}",
+            )
         return [arrays[name] for name in expected]
     if path.endswith(".json"):
         # nmt.base.files: strict UTF-8, bad JSON one line naming the file, line and column
-        data = read_json(path, "soft alignments (a JSON list of matrices, one per sentence pair)", top=list,
-                         error=InputError)
+        data = read_json(
+            path, "soft alignments (a JSON list of matrices, one per sentence pair)", top=list, error=InputError
+        )
         matrices = []
         for k, item in enumerate(data, start=1):
             try:
@@ -68,8 +65,7 @@ def load_soft(path: str | Path) -> list:
     raise CorpusError(path, None, "soft alignments must be a .npz or a .json file")
 
 
-def hard_matrix(links: Iterable[tuple[int, int]], src_len: int, tgt_len: int, *, normalise: bool = False
-                ) -> np.ndarray:
+def hard_matrix(links: Iterable[tuple[int, int]], src_len: int, tgt_len: int, *, normalise: bool = False) -> np.ndarray:
     """The [T, S] matrix of (source, target) links: 1 per link, or with `normalise` each target word's links
     sharing its unit of mass (rows sum to 1, like attention; unaligned words stay 0)."""
     matrix = np.zeros((tgt_len, src_len))

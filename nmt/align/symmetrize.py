@@ -1,45 +1,13 @@
 """Merging the two directions of an asymmetric aligner (or of attention) into one alignment.
+Details: docs/internals/align.md."""
 
-A directional alignment model links every word of one side to at most one word of the other, so neither
-direction alone can express many-to-many links; the merge decides which links of the two directions to
-trust. Both inputs are link sets in the same (source, target) orientation: the caller swaps a direction that
-was written target-first before calling (eflomal writes both of its directions source-first already).
-
-Methods (F = forward links, R = reverse links; "covered": the word has a link in the current alignment):
-
-intersection  F ∩ R: only links both directions agree on (high precision).
-union         F ∪ R (high recall).
-grow-diag     Koehn et al.'s growing, as Moses' `symal` runs it: start from F ∩ R; scan the current links in
-              (target, source) order, links added during the scan included when they come later in that
-              order; for each, look at its neighbours in the order left, up, right, down (target -1/0,
-              source -1/0, target +1, source +1), then the diagonals (-1,-1), (-1,+1), (+1,-1), (+1,+1) as
-              (target, source) offsets; add a neighbour that is in F ∪ R and leaves at most one of its two
-              words covered beforehand (i.e. not both already covered). Repeat the scan until it adds nothing.
-grow-diag-final      grow-diag, then FINAL(F), then FINAL(R): in (target, source) order, add a link of that
-                     direction if at least one of its two words is still uncovered. symal runs FINAL first over
-                     the direction that links each target word to at most one source word: pass that one as F
-                     (eflomal's forward file is that direction).
-grow-diag-final-and  the same, but a FINAL link is added only if both of its words are uncovered.
-refined       Och & Ney (2003), section 4.5: start from A = F ∩ R. Then, repeatedly, consider every link
-              (i, j) that is in only one of F and R (in (target, source) order; A grows during a pass) and add
-              it to A if
-                (a) neither word i nor word j has a link in A, or
-                (b) both: (i, j) has a horizontal neighbour (i-1, j), (i+1, j) or a vertical neighbour
-                    (i, j-1), (i, j+1) already in A, and A ∪ {(i, j)} contains no link that has both a
-                    horizontal and a vertical neighbour (no link sits at the corner of an L of links).
-              Passes are repeated until one adds nothing. (Peter et al. 2017 merge the argmax links of the
-              two translation directions this way.)
-
-The scan order only matters where two candidate links compete for the same uncovered word; it is fixed and
-stated so that results are reproducible and comparable with Moses.
-"""
 from __future__ import annotations
 
 from bisect import insort
 from typing import Iterable, Sequence
 
-from ..data.alignments import DEFAULT_SYMMETRIZE, SYMMETRIZE_METHODS, Link
 from ..base.errors import ConfigError, InputError
+from ..data.alignments import DEFAULT_SYMMETRIZE, SYMMETRIZE_METHODS, Link
 
 METHODS = SYMMETRIZE_METHODS
 
@@ -80,12 +48,16 @@ def _grow_diag(forward: set[Link], reverse: set[Link]) -> tuple[set[Link], set[i
     return current, src_covered, tgt_covered
 
 
-def _final(current: set[Link], src_covered: set[int], tgt_covered: set[int], direction: set[Link],
-           both_uncovered: bool) -> None:
+def _final(
+    current: set[Link], src_covered: set[int], tgt_covered: set[int], direction: set[Link], both_uncovered: bool
+) -> None:
     for link in sorted(direction, key=_key):
         i, j = link
-        ok = (i not in src_covered and j not in tgt_covered) if both_uncovered else \
-             (i not in src_covered or j not in tgt_covered)
+        ok = (
+            (i not in src_covered and j not in tgt_covered)
+            if both_uncovered
+            else (i not in src_covered or j not in tgt_covered)
+        )
         if ok:
             current.add(link)
             src_covered.add(i)
@@ -123,8 +95,7 @@ def _refined(forward: set[Link], reverse: set[Link]) -> set[Link]:
     return current
 
 
-def symmetrize(forward: Iterable[Link], reverse: Iterable[Link], method: str = DEFAULT_SYMMETRIZE
-               ) -> set[Link]:
+def symmetrize(forward: Iterable[Link], reverse: Iterable[Link], method: str = DEFAULT_SYMMETRIZE) -> set[Link]:
     """The merged links of one sentence pair (see the module doc for the methods)."""
     forward, reverse = set(forward), set(reverse)
     if method == "intersection":
@@ -143,8 +114,9 @@ def symmetrize(forward: Iterable[Link], reverse: Iterable[Link], method: str = D
     raise ConfigError(f"unknown symmetrisation method {method!r} (known: {', '.join(METHODS)})")
 
 
-def symmetrize_corpus(forward: Sequence[Iterable[Link]], reverse: Sequence[Iterable[Link]],
-                      method: str = DEFAULT_SYMMETRIZE) -> list[set[Link]]:
+def symmetrize_corpus(
+    forward: Sequence[Iterable[Link]], reverse: Sequence[Iterable[Link]], method: str = DEFAULT_SYMMETRIZE
+) -> list[set[Link]]:
     """`symmetrize` sentence by sentence; both directions must have the same number of sentences."""
     if len(forward) != len(reverse):
         raise InputError(f"{len(forward)} sentences of forward links but {len(reverse)} of reverse links")

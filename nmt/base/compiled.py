@@ -5,6 +5,7 @@ AMD processors (nmt.engine.mkl_on_amd) are compiled by the system's C compiler (
 packages and eflomal's build use) into the cache directory (NMT_CACHE_DIR, else $XDG_CACHE_HOME/nmt or ~/.cache/nmt).
 This module imports nothing heavy (no torch), so that it can run before torch is loaded.
 """
+
 from __future__ import annotations
 
 import fcntl

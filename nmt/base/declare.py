@@ -1,19 +1,9 @@
-"""How a setting is declared: once, as a field of a frozen dataclass that carries its type (the annotation), its
-default, its help text and its constraints (fairseq's `field(default=..., metadata={"help": ...})`). The JSON schema
-that validates params.yaml, the presets and the tables' overrides is derived from these classes
-(:func:`json_schema`), and the typed objects the code reads are built from them (:meth:`Section.from_dict`,
-:meth:`Section.of`).
+"""How a setting is declared: once, as a field of a frozen dataclass (a :class:`Section`) that carries its type, its
+default, its help text and its constraints (fairseq's `field(default=..., metadata={"help": ...})`, see
+:func:`setting`). The JSON schema that validates params.yaml, the presets and the tables' overrides is derived from
+these classes (:func:`json_schema`), and the typed objects the code reads are built from them
+(:meth:`Section.from_dict`, :meth:`Section.of`)."""
 
-A field's metadata (see :func:`setting`):
-  help       what the setting means (`nmt config --describe` prints it; the schema's description)
-  optional   the key may be left out of a configuration (its default then applies where it is read); the others
-             are required where the section is given, and params.yaml gives each its default
-  before     for a key added after version 1 of the model/train sections: the value that means what files written
-             before it did (nmt.settings.sections' upgrade)
-  within     for a mapping-valued setting that gained keys: those keys and their "as before" values
-  schema     the schema of a value no annotation describes (a union of shapes, a nested mapping); otherwise derived
-  the rest   JSON-schema keywords for the value (minimum, exclusiveMinimum, maximum, multipleOf, minItems, pattern, ...)
-"""
 from __future__ import annotations
 
 import collections.abc
@@ -30,11 +20,37 @@ _NO_DEFAULT = dataclasses.MISSING
 _NOT_ADDED = object()
 
 
-def setting(default=_NO_DEFAULT, help: str = "", *, optional: bool = False, before=_NOT_ADDED,
-            within: Mapping | None = None, schema: dict | None = None, **constraints) -> Any:
-    """A declared setting (a dataclass field; see the module's docstring). Mutable defaults are frozen."""
-    metadata = {"help": help, "optional": optional, "before": before, "within": dict(within or {}),
-                "schema": schema, "constraints": constraints}
+def setting(
+    default=_NO_DEFAULT,
+    help: str = "",
+    *,
+    optional: bool = False,
+    before=_NOT_ADDED,
+    within: Mapping | None = None,
+    schema: dict | None = None,
+    **constraints,
+) -> Any:
+    """A declared setting: a dataclass field whose type is its annotation. Mutable defaults are frozen.
+
+    help       what the setting means: the schema's description (`nmt config --schema` prints it) and params.yaml's
+               comment (`nmt params-yaml` writes it)
+    optional   the key may be left out of a configuration (its default then applies where it is read); the others
+               are required where the section is given, and params.yaml gives each its default
+    before     for a key added after version 1 of the model/train sections: the value that means what files written
+               before it did (nmt.settings.recorded.upgrade)
+    within     for a mapping-valued setting that gained keys: those keys and their "as before" values
+    schema     the schema of a value no annotation describes (a union of shapes, a nested mapping); otherwise derived
+    the rest   JSON-schema keywords for the value (minimum, exclusiveMinimum, maximum, multipleOf, minItems, pattern,
+               ...)
+    """
+    metadata = {
+        "help": help,
+        "optional": optional,
+        "before": before,
+        "within": dict(within or {}),
+        "schema": schema,
+        "constraints": constraints,
+    }
     if default is _NO_DEFAULT:
         return dataclasses.field(metadata=metadata)
     frozen = freeze(default)
@@ -85,6 +101,7 @@ class Section:
     """A configuration section as a frozen dataclass (subclasses are `@dataclass(frozen=True)`): SECTION names it
     in params.yaml, RETIRED lists keys since removed with the value that meant what the settings now mean without
     them."""
+
     SECTION = ""
     RETIRED: Mapping[str, Any] = MappingProxyType({})
 
@@ -97,8 +114,9 @@ class Section:
         for key, value in values.items():
             if key in cls.RETIRED:
                 if value != cls.RETIRED[key]:
-                    raise ConfigError(f"{cls.SECTION}.{key}: {value!r} is a retired setting; retrain with the "
-                                      "current ones")
+                    raise ConfigError(
+                        f"{cls.SECTION}.{key}: {value!r} is a retired setting; retrain with the current ones"
+                    )
                 continue
             upgraded[key] = cls.upgraded_value(key, value)
         return upgraded
@@ -122,10 +140,14 @@ class Section:
         missing = cls._missing(values)
         unknown = sorted(set(values) - set(names))
         if missing or unknown:
-            what = "; ".join(part for part in (missing and f"no {', '.join(missing)}",
-                                               unknown and f"unknown {', '.join(unknown)}") if part)
-            raise ConfigError(f"{cls.SECTION}: {what} (a resolved config has every key of params.yaml's "
-                              f"{cls.SECTION} section)")
+            what = "; ".join(
+                part
+                for part in (missing and f"no {', '.join(missing)}", unknown and f"unknown {', '.join(unknown)}")
+                if part
+            )
+            raise ConfigError(
+                f"{cls.SECTION}: {what} (a resolved config has every key of params.yaml's {cls.SECTION} section)"
+            )
         return cls(**{name: freeze(values[name]) for name in names if name in values})
 
     @classmethod

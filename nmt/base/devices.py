@@ -1,16 +1,7 @@
 """Which device a job computes on: the one it was told, else a GPU that no other `nmt` job on this machine is
 using, else the CPU.
+Details: docs/internals/base.md."""
 
-A process that computes on CUDA claims one GPU for as long as it runs, with an exclusive lock on a file named
-after the physical device (its entry in CUDA_VISIBLE_DEVICES as the scheduler set it, else its index) in
-NMT_GPU_LOCK_DIR (default: <tmp>/nmt-gpu-locks). Jobs started side by side on one machine (Snakemake with
---resources gpu=N, or by hand) therefore land on different GPUs, and a job finding every GPU taken waits for one.
-Under SLURM with --gpus=1 each job sees only the GPU it was given, whose lock is always free. The lock goes with
-the process: a killed job frees its GPU. Each claim is a line in claims.log there (time, process, device, command).
-
-NMT_JOBS_PER_GPU=K (default 1) lets K jobs share each GPU (K lock files a device): for small models (the tiny and
-demo presets) that use a fraction of a large GPU, with Snakemake's --resources gpu=K*GPUs.
-"""
 from __future__ import annotations
 
 import fcntl
@@ -65,8 +56,11 @@ def lock_names(count: int, slots: int = 1) -> list[tuple[int, str]]:
     """(device index, lock file name) of each of the `slots` places on each of the `count` visible devices, every
     device's first place before any device's second (jobs spread over the GPUs before they share one)."""
     names = [re.sub(r"[^A-Za-z0-9_.-]", "_", p) for p in physical_ids(count)]
-    return [(index, f"gpu-{name}.lock" if slot == 0 else f"gpu-{name}.{slot}.lock")
-            for slot in range(slots) for index, name in enumerate(names)]
+    return [
+        (index, f"gpu-{name}.lock" if slot == 0 else f"gpu-{name}.{slot}.lock")
+        for slot in range(slots)
+        for index, name in enumerate(names)
+    ]
 
 
 def claim_gpu(count: int | None = None, *, poll_seconds: float = 10.0, log=None) -> torch.device:

@@ -4,6 +4,7 @@ second one aimed at it stops at once instead of mixing its files with the first'
 The lock is an advisory lock (flock) on ``DIR/.lock``, which the kernel releases when the holding process ends,
 however it ends: a lock file left by a killed process holds nothing and is simply taken over. The file records the
 holder (pid, host) for the message the next process gives."""
+
 from __future__ import annotations
 
 import fcntl
@@ -34,8 +35,10 @@ class DirectoryLock:
         except BlockingIOError:
             holder = self._holder()
             os.close(self._fd)
-            raise DirectoryBusy(f"{self.directory}: another {what} is writing here ({holder}); wait for it to end "
-                                "or stop it, then run this again") from None
+            raise DirectoryBusy(
+                f"{self.directory}: another {what} is writing here ({holder}); wait for it to end "
+                "or stop it, then run this again"
+            ) from None
         os.ftruncate(self._fd, 0)
         os.write(self._fd, json.dumps({"pid": os.getpid(), "host": socket.gethostname()}).encode())
 

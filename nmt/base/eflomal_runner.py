@@ -1,14 +1,6 @@
 """Run the eflomal word aligner (PyPI) reproducibly.
+Details: docs/internals/base.md."""
 
-eflomal's sampler has no seed option: its C core seeds itself from /dev/urandom and runs its samplers in
-OpenMP threads, so two runs on the same corpus give different links. This project promises that seeded runs
-give identical numbers, so eflomal runs here
-  - with one OpenMP thread (the samplers then run in a fixed order), and
-  - with a tiny preloaded library that answers the core's one read of /dev/urandom with our seed.
-The library is compiled on the fly with the C compiler that building eflomal itself required (Linux/glibc,
-LD_PRELOAD). Where that is not possible the alignment still runs, unseeded, and the caller is told so: the
-result is then recorded as not reproducible.
-"""
 from __future__ import annotations
 
 import argparse
@@ -90,12 +82,23 @@ def samplers_argument(text: str) -> int:
 
 def add_samplers_argument(parser: argparse.ArgumentParser) -> None:
     """--samplers of the commands that run eflomal (nmt align eflomal, nmt unk dict)."""
-    parser.add_argument("--samplers", type=samplers_argument, default=DEFAULT_SAMPLERS,
-                        help="eflomal's independent samplers, averaged; each costs a full run (default: %(default)s)")
+    parser.add_argument(
+        "--samplers",
+        type=samplers_argument,
+        default=DEFAULT_SAMPLERS,
+        help="eflomal's independent samplers, averaged; each costs a full run (default: %(default)s)",
+    )
 
 
-def align(src_lines: list[str], tgt_lines: list[str], workdir: Path, *, seed: int = 1, model: int = DEFAULT_MODEL,
-          samplers: int = DEFAULT_SAMPLERS) -> tuple[Path, Path, bool]:
+def align(
+    src_lines: list[str],
+    tgt_lines: list[str],
+    workdir: Path,
+    *,
+    seed: int = 1,
+    model: int = DEFAULT_MODEL,
+    samplers: int = DEFAULT_SAMPLERS,
+) -> tuple[Path, Path, bool]:
     """Forward and reverse Pharaoh link files of eflomal, and whether the run was seeded (reproducible).
     `samplers`: eflomal's independent samplers (its default 3), whose link marginals it averages; each one costs a
     full run."""
@@ -111,6 +114,7 @@ def align(src_lines: list[str], tgt_lines: list[str], workdir: Path, *, seed: in
             env.update(NMT_EFLOMAL_SEED=str(seed), LD_PRELOAD=f"{shim}:{preload}" if preload else str(shim))
         with _environment(**env):  # eflomal runs its core as a child process, which inherits this
             aligner = eflomal.Aligner(model=model, n_samplers=samplers)
-            aligner.align(src_lines, tgt_lines, links_filename_fwd=str(forward), links_filename_rev=str(reverse),
-                          quiet=True)
+            aligner.align(
+                src_lines, tgt_lines, links_filename_fwd=str(forward), links_filename_rev=str(reverse), quiet=True
+            )
     return forward, reverse, shim is not None

@@ -1,21 +1,6 @@
 """Where code runs, as plain JSON-able data: the machine, the software and the commit of the code.
+Details: docs/internals/base.md."""
 
-`describe()` is what model.json's `environment` (the machine a training ran on, with its `device`) and the report's
-"Environment and cost" section (the machine that rendered it) record:
-
-  hardware   cpu (the model name in /proc/cpuinfo, else platform.processor()), cpu_count (logical CPUs),
-             machine (the architecture), gpus: per visible CUDA GPU its name and the NVIDIA driver version
-             (`nvidia-smi --query-gpu=driver_version`), [] without CUDA
-  software   os, python, torch with the CUDA (torch.version.cuda) and cuDNN (torch.backends.cudnn.version()) it
-             runs with, sacrebleu, sacremoses, eflomal, numpy and nmt-repro (importlib.metadata; null when absent)
-  code       commit (git HEAD of the checkout the nmt package is imported from; null outside a git checkout) and
-             dirty (whether its tracked files had uncommitted changes, modified or staged: what the commit does
-             not say of the code; untracked files, such as logs, plots or a tool's outputs, do not count)
-  device     only when asked for: "cpu", or the CUDA device's name
-
-It never fails: whatever it cannot read (a probe that raises, a command that is missing or hangs) is null. It reads
-no clock. Base layer: it uses nothing of nmt.
-"""
 from __future__ import annotations
 
 import os
@@ -26,8 +11,14 @@ from pathlib import Path
 from typing import Any, Callable
 
 CODE_DIR = Path(__file__).resolve().parents[1]  # the nmt package: the code whose commit is recorded
-PACKAGES = {"torch": "torch", "sacrebleu": "sacrebleu", "sacremoses": "sacremoses", "eflomal": "eflomal",
-            "numpy": "numpy", "nmt": "nmt-repro"}  # key in `software` -> distribution name
+PACKAGES = {
+    "torch": "torch",
+    "sacrebleu": "sacrebleu",
+    "sacremoses": "sacremoses",
+    "eflomal": "eflomal",
+    "numpy": "numpy",
+    "nmt": "nmt-repro",
+}  # key in `software` -> distribution name
 TIMEOUT_S = 10  # for each command run (git, nvidia-smi)
 
 
@@ -42,8 +33,9 @@ def _safe(probe: Callable[[], Any]) -> Any:
 def _run(command: list[str], cwd: Path | None = None) -> str | None:
     """The command's stdout, or None when it is missing, fails or takes longer than TIMEOUT_S."""
     try:
-        out = subprocess.run(command, cwd=cwd, capture_output=True, text=True, timeout=TIMEOUT_S,
-                             stdin=subprocess.DEVNULL)
+        out = subprocess.run(
+            command, cwd=cwd, capture_output=True, text=True, timeout=TIMEOUT_S, stdin=subprocess.DEVNULL
+        )
     except (OSError, subprocess.SubprocessError):
         return None
     return out.stdout if out.returncode == 0 else None
@@ -73,16 +65,20 @@ def nvidia_driver() -> str | None:
 def gpus() -> list[dict]:
     """Each visible CUDA GPU (torch's numbering, CUDA_VISIBLE_DEVICES applied): name and driver; [] without CUDA."""
     import torch
+
     if not torch.cuda.is_available():
         return []
     driver = _safe(nvidia_driver)
-    return [{"name": _safe(lambda index=index: torch.cuda.get_device_name(index)), "driver": driver}
-            for index in range(torch.cuda.device_count())]
+    return [
+        {"name": _safe(lambda index=index: torch.cuda.get_device_name(index)), "driver": driver}
+        for index in range(torch.cuda.device_count())
+    ]
 
 
 def device_name(device: Any) -> str | None:
-    """"cpu", or a CUDA device's name (e.g. "NVIDIA H100 80GB HBM3"), or the device as torch spells it."""
+    """ "cpu", or a CUDA device's name (e.g. "NVIDIA H100 80GB HBM3"), or the device as torch spells it."""
     import torch
+
     device = torch.device(device)
     if device.type == "cuda":
         return torch.cuda.get_device_name(device)
@@ -100,12 +96,14 @@ def package_version(distribution: str) -> str | None:
 def torch_cuda() -> str | None:
     """The CUDA version torch was built with (None: a CPU build)."""
     import torch
+
     return torch.version.cuda
 
 
 def cudnn_version() -> int | None:
     """cuDNN's version as torch reports it (e.g. 90100), None without cuDNN."""
     import torch
+
     return torch.backends.cudnn.version() if torch.backends.cudnn.is_available() else None
 
 
@@ -131,13 +129,20 @@ def describe(device: Any = None) -> dict:
     """Where this process runs (module docstring); with `device` (a torch device or its name) also `device`."""
     commit = _safe(git_commit)
     out = {
-        "hardware": {"cpu": _safe(cpu_model), "cpu_count": _safe(os.cpu_count), "machine": _safe(platform.machine)
-                     or None, "gpus": _safe(gpus)},
-        "software": {"os": _safe(platform.platform) or None, "python": _safe(platform.python_version) or None,
-                     "torch": _safe(lambda: package_version("torch")), "cuda": _safe(torch_cuda),
-                     "cudnn": _safe(cudnn_version),
-                     **{key: _safe(lambda name=name: package_version(name))
-                        for key, name in PACKAGES.items() if key != "torch"}},
+        "hardware": {
+            "cpu": _safe(cpu_model),
+            "cpu_count": _safe(os.cpu_count),
+            "machine": _safe(platform.machine) or None,
+            "gpus": _safe(gpus),
+        },
+        "software": {
+            "os": _safe(platform.platform) or None,
+            "python": _safe(platform.python_version) or None,
+            "torch": _safe(lambda: package_version("torch")),
+            "cuda": _safe(torch_cuda),
+            "cudnn": _safe(cudnn_version),
+            **{key: _safe(lambda name=name: package_version(name)) for key, name in PACKAGES.items() if key != "torch"},
+        },
         "code": {"commit": commit, "dirty": _safe(git_dirty) if commit is not None else None},
     }
     if device is not None:

@@ -4,6 +4,7 @@ nmt.data.text, FetchError in nmt.data.fetch, ...; ConfigError is here, as every 
 message names the file, line or key and the problem.
 
 It depends on nothing, so that every layer may raise one."""
+
 from __future__ import annotations
 
 

@@ -1,26 +1,8 @@
 """One reader per file format: every text, YAML, JSON and JSON Lines file a command reads is decoded and checked
 here, at the boundary, so that a malformed file is one line (exit status 2 through `nmt`'s main) that names the file,
 the line or key, and the problem, never a traceback deep inside the command that uses it.
+Details: docs/internals/base.md."""
 
-- ``read_text(path, what)``: the file as text, strictly UTF-8 (a leading byte order mark dropped); an invalid byte
-  is ``PATH:LINE: invalid UTF-8 (byte 0x.. at column C, byte offset N; ...)``, as nmt.data.text says it of corpora.
-- ``read_yaml(path, what, allow_empty=False, schema=None)``: YAML whose mappings may not give a key twice
-  (``PATH:LINE:COLUMN: duplicate key 'lr' (first on line L)``), refused when empty (0 bytes, only comments, or
-  ``null``) unless ``allow_empty``; a syntax error is ``PATH:LINE:COLUMN: invalid YAML: REASON``.
-- ``read_json(path, what, schema=None, top=dict)``: one JSON document (``PATH:LINE:COLUMN: invalid JSON: REASON``)
-  whose top level is ``top`` (a dict: an object; a list: an array; None: anything).
-- ``read_jsonl(path, what, schema=None, allow_empty=False)``: JSON Lines, one object per non-blank line, each
-  problem ``PATH:LINE: ...``; a file without a record is refused unless ``allow_empty``.
-
-With ``schema`` (a JSON schema as a dict, a jsonschema validator, or the path of a YAML schema file such as
-nmt/config/schemas/NAME.schema.yaml) the data must be valid against it: the first violation is named by its key path,
-list positions counted from 1 as the files' rows are numbered in messages (``PATH: claims[3].id: 3 is not of type
-'string'``, ``PATH: claims[4]: 'id' is a required property``). What a schema cannot say stays the caller's to check.
-
-The errors are ``error`` (InputError unless the caller asks for another UserError, e.g. ConfigError for
-configuration files). This module sits at the base of the layers (.importlinter) so that every layer reads through
-it; it knows no file of the pipeline, only formats.
-"""
 from __future__ import annotations
 
 import functools
@@ -68,9 +50,11 @@ def decode_utf8(data: bytes, path: str | Path, error: type[UserError] = InputErr
         offset = start + err.start
         line = data.count(b"\n", 0, offset) + 1
         line_start = data.rfind(b"\n", 0, offset) + 1
-        column = len(data[max(line_start, start):offset].decode("utf-8", errors="replace")) + 1
-        raise error(f"{path}:{line}: invalid UTF-8 (byte 0x{data[offset]:02x} at column {column}, byte offset "
-                    f"{offset}; not a UTF-8 text file?)") from None
+        column = len(data[max(line_start, start) : offset].decode("utf-8", errors="replace")) + 1
+        raise error(
+            f"{path}:{line}: invalid UTF-8 (byte 0x{data[offset]:02x} at column {column}, byte offset "
+            f"{offset}; not a UTF-8 text file?)"
+        ) from None
 
 
 def read_text(path: str | Path, what: str = "the file", *, error: type[UserError] = InputError) -> str:
@@ -123,8 +107,15 @@ def yaml_error_line(path: str | Path, err: yaml.YAMLError, text: str | None = No
     return f"{where}: invalid YAML: {problem}" + (f" ({context})" if context else "")
 
 
-def parse_yaml(text: str, path: str | Path, what: str = "the file", *, allow_empty: bool = False,
-               schema: Schema = None, error: type[UserError] = InputError) -> Any:
+def parse_yaml(
+    text: str,
+    path: str | Path,
+    what: str = "the file",
+    *,
+    allow_empty: bool = False,
+    schema: Schema = None,
+    error: type[UserError] = InputError,
+) -> Any:
     """``text`` (the content of ``path``) as YAML, by the rules of :func:`read_yaml`."""
     try:
         data = yaml.load(text, Loader=UniqueKeyLoader)
@@ -135,16 +126,25 @@ def parse_yaml(text: str, path: str | Path, what: str = "the file", *, allow_emp
     except (ValueError, OverflowError) as err:  # a value its constructor refuses: 2024-13-01, a 5000-digit int
         raise error(f"{path}: invalid YAML: {first_line(err)}") from None
     if data is None and not allow_empty:
-        raise error(f"{path}: {what} is empty" + (" (0 bytes)" if not text else " (no value in it: only blanks, "
-                                                                                "comments or null)"))
+        raise error(
+            f"{path}: {what} is empty"
+            + (" (0 bytes)" if not text else " (no value in it: only blanks, comments or null)")
+        )
     return checked(data, path, schema, error)
 
 
-def read_yaml(path: str | Path, what: str = "the file", *, allow_empty: bool = False, schema: Schema = None,
-              error: type[UserError] = InputError) -> Any:
+def read_yaml(
+    path: str | Path,
+    what: str = "the file",
+    *,
+    allow_empty: bool = False,
+    schema: Schema = None,
+    error: type[UserError] = InputError,
+) -> Any:
     """The YAML file at ``path`` (see the module doc); None for an empty one when ``allow_empty``."""
-    return parse_yaml(read_text(path, what, error=error), path, what, allow_empty=allow_empty, schema=schema,
-                      error=error)
+    return parse_yaml(
+        read_text(path, what, error=error), path, what, allow_empty=allow_empty, schema=schema, error=error
+    )
 
 
 # -- JSON ---------------------------------------------------------------------------------------------------------
@@ -152,12 +152,27 @@ _TOP_NAMES = {dict: "an object", list: "an array"}
 
 
 def _type_name(value: Any) -> str:
-    return {dict: "an object", list: "an array", str: "a string", bool: "a boolean", type(None): "null",
-            int: "a number", float: "a number"}.get(type(value), type(value).__name__)
+    return {
+        dict: "an object",
+        list: "an array",
+        str: "a string",
+        bool: "a boolean",
+        type(None): "null",
+        int: "a number",
+        float: "a number",
+    }.get(type(value), type(value).__name__)
 
 
-def parse_json(text: str, where: str, what: str = "the file", *, schema: Schema = None, top: type | None = dict,
-               error: type[UserError] = InputError, line: int | None = None) -> Any:
+def parse_json(
+    text: str,
+    where: str,
+    what: str = "the file",
+    *,
+    schema: Schema = None,
+    top: type | None = dict,
+    error: type[UserError] = InputError,
+    line: int | None = None,
+) -> Any:
     """``text`` as one JSON document; ``where`` is the file (``line``: the line of a JSON Lines file it is)."""
     try:
         data = json.loads(text)
@@ -175,14 +190,26 @@ def parse_json(text: str, where: str, what: str = "the file", *, schema: Schema 
     return checked(data, prefix, schema, error)
 
 
-def read_json(path: str | Path, what: str = "the file", *, schema: Schema = None, top: type | None = dict,
-              error: type[UserError] = InputError) -> Any:
+def read_json(
+    path: str | Path,
+    what: str = "the file",
+    *,
+    schema: Schema = None,
+    top: type | None = dict,
+    error: type[UserError] = InputError,
+) -> Any:
     """The JSON file at ``path`` (see the module doc)."""
     return parse_json(read_text(path, what, error=error), str(path), what, schema=schema, top=top, error=error)
 
 
-def read_jsonl(path: str | Path, what: str = "the file", *, schema: Schema = None, allow_empty: bool = False,
-               error: type[UserError] = InputError) -> list[dict]:
+def read_jsonl(
+    path: str | Path,
+    what: str = "the file",
+    *,
+    schema: Schema = None,
+    allow_empty: bool = False,
+    error: type[UserError] = InputError,
+) -> list[dict]:
     """The records of the JSON Lines file at ``path``: one JSON object per line, blank lines skipped; each checked
     against ``schema``. Lines are split on ``\\n`` only (``\\r\\n`` too), as JSON text escapes every other line
     break."""
@@ -191,8 +218,9 @@ def read_jsonl(path: str | Path, what: str = "the file", *, schema: Schema = Non
     for number, raw in enumerate(text.split("\n"), start=1):
         if not raw.strip():
             continue
-        records.append(parse_json(raw, str(path), f"each line of {what}", schema=schema, top=dict, error=error,
-                                  line=number))
+        records.append(
+            parse_json(raw, str(path), f"each line of {what}", schema=schema, top=dict, error=error, line=number)
+        )
     if not records and not allow_empty:
         raise error(f"{path}: {what} is empty" + (" (0 bytes)" if not text else " (no JSON line in it)"))
     return records
@@ -213,7 +241,9 @@ def _whole_integer(checker, value) -> bool:
 StrictValidator = jsonschema.validators.extend(
     jsonschema.Draft202012Validator,
     type_checker=jsonschema.Draft202012Validator.TYPE_CHECKER.redefine_many(
-        {"number": _finite_number, "integer": _whole_integer}))
+        {"number": _finite_number, "integer": _whole_integer}
+    ),
+)
 
 
 def strict_validator(schema: dict) -> jsonschema.protocols.Validator:

@@ -1,11 +1,7 @@
 """Where every file of a run lives: the one layout that the Snakemake rules, the generated dvc.yaml, training's
 inputs and the report share.
+Details: docs/internals/base.md."""
 
-Each path is a template whose fields are the Snakemake wildcards of the rules that write it ({preset}, {pair}:
-the table task, {system}, {split} or {testset}), so a rule names its output with the template itself and Python
-code fills it with :func:`path`. Data of a task lives under data/{preset}/{pair}; what the pipeline computes
-from it under results/{preset}/{pair}; the report under reports/{preset}.
-"""
 from __future__ import annotations
 
 from pathlib import Path
@@ -33,6 +29,7 @@ MODEL_INFO = MODEL_DIR + "/model.json"
 CHECKPOINT = MODEL_DIR + "/checkpoint.pt"
 METRICS = MODEL_DIR + "/metrics.jsonl"
 METRICS_CSV = MODEL_DIR + "/metrics.csv"
+EVALUATIONS = MODEL_DIR + "/evaluations.jsonl"  # every dev evaluation, with train.eval_every
 
 TRANSLATION = RESULTS + "/translations/{system}.{testset}.txt"
 POSITIONS = RESULTS + "/translations/{system}.{testset}.pos"
@@ -55,7 +52,12 @@ JOB_TIMING = RESULTS_ROOT + "/benchmarks/{pair}/{step}/{name}.tsv"  # a Snakemak
 REPORT = "reports/{preset}"
 REPORT_PAGE = REPORT + "/index.html"
 REPORT_SUMMARY = REPORT + "/summary.json"
-REPORT_CLAIMS = REPORT + "/claims.json"  # the claims' verdicts; its counts are DVC metrics
+REPORT_CLAIMS = REPORT + "/claims.json"  # the claims' verdicts
+# DVC's metrics: one small file per scored translation (its BLEU, chrF, perplexity) and the verdict counts, since
+# `dvc metrics show` prints one row per file and one column per key of them all
+REPORT_HEADLINE = REPORT + "/metrics.{pair}.{system}.{testset}.json"
+REPORT_VERDICTS = REPORT + "/metrics.claims.json"
+REPORT_LEARNING_CURVES = REPORT + "/{table}_learning_curves.png"  # DVC's plots (images: `dvc plots show` offline)
 DVC_PLAN_STAMP = RESULTS_ROOT + "/dvc-plan.txt"
 
 DOWNLOADS = "data/downloads"  # fetched corpus files, one directory per corpus
@@ -88,7 +90,7 @@ def relative(root: str, template: str, **fields: str) -> str:
     """The template's path below ``root``, a template it starts with (e.g. RESULTS_ROOT), fields filled in."""
     if not template.startswith(root + "/"):
         raise ValueError(f"{template} does not lie under {root}")
-    return path(template[len(root) + 1:], **fields)
+    return path(template[len(root) + 1 :], **fields)
 
 
 def under(directory: str | Path, root: str, template: str, **fields: str) -> Path:

@@ -1,26 +1,17 @@
 """`nmt bench attention`: time per decoder step of global vs local attention as the source grows.
+Details: docs/internals/bench.md."""
 
-Luong et al.'s case for local attention is cost: global attention scores every source position at every target
-step, O(S); local attention gathers a window of 2D+1 positions, O(D). This benchmark measures exactly that on this
-code: one decoder step (a batch of queries, one per sentence) against encoder memories of S positions, for each S
-of the grid. Two times per step are kept:
-  context  computing the alignment weights and the context vector c_t (what differs between the variants);
-  layer    the whole attention layer, i.e. c_t plus the attentional state tanh(W_c [c_t; h_t]) that every
-           variant shares.
-The keys W_a hbar_s (general score) are computed once per sentence before decoding, as in `nmt translate`, so
-they are not part of a step. Times are medians over repeated calls after warm-up, in inference mode; the
-three methods are called in turn, so a busy moment of the machine slows them alike.
-"""
 from __future__ import annotations
 
 import datetime
+from functools import partial
 
 import torch
 
+from ..base.timing import interleaved_medians
 from ..models.attention import GlobalAttention
 from ..models.local_attention import LocalAttention
 from .estimate import device_description
-from ..base.timing import interleaved_medians
 
 METHODS = ("global", "local-m", "local-p")
 
@@ -32,8 +23,18 @@ def build_layer(method: str, hidden: int, score: str, window: int, src_len: int)
 
 
 @torch.inference_mode()
-def bench_attention(*, lengths: list[int], hidden: int, batch: int, window: int, score: str, min_time: float,
-                    device: torch.device, seed: int = 1, progress=print) -> dict:
+def bench_attention(
+    *,
+    lengths: list[int],
+    hidden: int,
+    batch: int,
+    window: int,
+    score: str,
+    min_time: float,
+    device: torch.device,
+    seed: int = 1,
+    progress=print,
+) -> dict:
     """Per-step times of every method at every source length; see the module docstring."""
     torch.manual_seed(seed)
     rows = []
@@ -46,22 +47,38 @@ def bench_attention(*, lengths: list[int], hidden: int, batch: int, window: int,
         layers = {method: build_layer(method, hidden, score, window, src_len).to(device).eval() for method in METHODS}
         keys = shared_keys(layers, memory)
         context = interleaved_medians(
-            {m: (lambda m=m: layers[m].context(query, memory, keys[m], mask, steps)) for m in METHODS},
-            min_time=min_time, device=device)
+            {m: partial(layers[m].context, query, memory, keys[m], mask, steps) for m in METHODS},
+            min_time=min_time,
+            device=device,
+        )
         whole = interleaved_medians(
-            {m: (lambda m=m: layers[m](query, memory, keys[m], mask, steps)) for m in METHODS},
-            min_time=min_time, device=device)
+            {m: partial(layers[m], query, memory, keys[m], mask, steps) for m in METHODS},
+            min_time=min_time,
+            device=device,
+        )
         for method in METHODS:
             (context_ms, calls), (layer_ms, _) = context[method], whole[method]
-            rows.append({"src_len": src_len, "method": method, "context_ms": context_ms, "layer_ms": layer_ms,
-                         "calls": calls})
+            rows.append(
+                {"src_len": src_len, "method": method, "context_ms": context_ms, "layer_ms": layer_ms, "calls": calls}
+            )
             progress(f"S={src_len:>5} {method:<8} context {context_ms:9.3f} ms/step   layer {layer_ms:9.3f} ms/step")
         del layers, keys
         del memory, mask, query
-    return {"benchmark": "attention", "device": device_description(device), "device_type": device.type,
-            "torch": torch.__version__, "threads": torch.get_num_threads(), "date": datetime.date.today().isoformat(),
-            "hidden": hidden, "batch": batch, "window": window, "score": score, "min_time_s": min_time,
-            "rows": rows, "speedups": speedups(rows)}
+    return {
+        "benchmark": "attention",
+        "device": device_description(device),
+        "device_type": device.type,
+        "torch": torch.__version__,
+        "threads": torch.get_num_threads(),
+        "date": datetime.date.today().isoformat(),
+        "hidden": hidden,
+        "batch": batch,
+        "window": window,
+        "score": score,
+        "min_time_s": min_time,
+        "rows": rows,
+        "speedups": speedups(rows),
+    }
 
 
 def shared_keys(layers: dict[str, torch.nn.Module], memory: torch.Tensor) -> dict[str, torch.Tensor | None]:
@@ -72,8 +89,10 @@ def shared_keys(layers: dict[str, torch.nn.Module], memory: torch.Tensor) -> dic
     reference = first.state_dict()
     for layer in others:
         own = layer.state_dict()
-        layer.load_state_dict({name: value for name, value in reference.items()
-                               if name in own and own[name].shape == value.shape}, strict=False)
+        layer.load_state_dict(
+            {name: value for name, value in reference.items() if name in own and own[name].shape == value.shape},
+            strict=False,
+        )
     keys = first.keys(memory)  # (local layers are global ones with a window: the same keys method)
     return dict.fromkeys(layers, keys)
 

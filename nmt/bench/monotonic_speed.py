@@ -1,45 +1,6 @@
 """`nmt bench monotonic`: softmax attention vs Raffel et al.'s (2017) hard monotonic attention at test time.
+Details: docs/internals/bench.md."""
 
-Raffel et al.'s case for hard monotonic attention at test time is cost: softmax attention scores every one of the
-T memory entries at each of the U output steps, O(TU) energies; the hard process (their algorithm 1) walks a
-pointer through the memory once, left to right, and stops at the first entry whose selection probability
-sigmoid(e_ij) reaches 0.5, so it computes at most T + U energies, and none once the memory is exhausted (c_i = 0
-then, for that step and every later one). Their appendix F measures this on the attention mechanisms alone: C++
-with Eigen, one thread, dot-product energy e_ij = s_i . h_j, d = 256, memory and decoder states uniform in
-[-1, 1], T and U from 4 to 128, time to produce all U context vectors; hard monotonic was 4x-40x faster, most for
-short inputs and long outputs (the memory runs out and the rest is free).
-
-Two measurements here:
-
-contexts  Their benchmark, per cell (T, U) of a grid: the time to compute all U context vectors with each
-          method, from a random memory [T, d] and random decoder states [U, d] (uniform in [-1, 1], seeded). Both
-          kernels are written at the same level, on the same primitives: numpy float32 on one sequence, one
-          output step after the other, one numpy call per vector operation. Softmax: per step, one matrix-vector
-          product for the T energies, max / exp / sum / divide over them, one vector-matrix product for the
-          context. Hard: per step, one dot product of d per energy it computes, the sigmoid of it, and a copy of
-          the memory row it stops at. Neither kernel is batched over steps (a decoder produces its states one
-          at a time). Note that the per-call cost of numpy (about a microsecond) is paid per energy by the hard
-          process but per step by softmax, which favours softmax against a compiled implementation like
-          theirs. With random states about half the energies are >= 0, so the pointer advances about one entry
-          per step (the number of entries skipped is geometric); that is their setting too. The paper's code
-          tests the energy's sign; computing the sigmoid, as algorithm 1 does, costs the hard side a little more.
-decoding  Whole greedy decoding with real models of this project (`nmt.models.registry.build_model`, random
-          weights, eval mode, batch 1): encode a source of L words, then exactly U = L decoder steps (argmax, </s>
-          ignored), for each L of a list. Softmax's attention then costs O(L^2) per sentence and the hard
-          process' O(L); the LSTM steps, the output layer and the encoder cost O(L) for both. The growth from
-          L_max / 2 to L_max (ratio of times and its log-log slope, about 1 for linear time, 2 for quadratic) and
-          a least-squares line through the times make "grows linearly" a measured statement. The models are the
-          preset's model config with DECODERS' overrides; the monotonic one's bias r starts at 0 rather than the
-          preset's, see DECODERS. A decoder without attention is measured beside them: the others' time minus
-          its time is the attention's own cost, which is where O(L^2) and O(L) should show. What the attention
-          did (steps that attended, energies computed) is recorded from one more, untimed, decoding.
-
-All times are medians of samples taken in turn (nmt.base.timing): a grid cell gets about min_time seconds per
-method, in 10 samples of back-to-back calls; every (decoder, length) pair is decoded once per round, so a slow
-spell of the machine hits every length alike. Everything runs on one thread: torch's (the command sets it)
-and numpy's BLAS (set here, with threadpoolctl if it is installed, else through OpenBLAS' own call; an environment
-variable would come too late once numpy is imported). The threads in force are written into the result.
-"""
 from __future__ import annotations
 
 import contextlib
@@ -51,6 +12,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
+from ..base.timing import interleaved_medians
 from ..data.vocab import BOS_ID, SPECIALS
 from ..engine.decoding_cache import decoding_cache
 from ..engine.fast import use
@@ -58,7 +20,6 @@ from ..models.monotonic import set_monotonic_mode
 from ..models.registry import build_model
 from ..settings import ModelSettings
 from .estimate import device_description
-from ..base.timing import interleaved_medians
 
 SAMPLES_PER_CELL = 10  # timed samples per method and grid cell: each lasts about min_time / 10 (nmt.base.timing)
 # The decoders of the decoding measurement: (name, overrides of the preset's model config, monotonic mode).
@@ -69,8 +30,11 @@ SAMPLES_PER_CELL = 10  # timed samples per method and grid cell: each lasts abou
 BASELINE = "no-attention"
 DECODERS = (
     ("softmax", {"attention": "global", "score": "general", "reverse": False, "input_feed": True}, None),
-    ("hard-monotonic", {"attention": "monotonic", "energy": "eq17", "energy_bias": 0.0, "reverse": False,
-                        "input_feed": True}, "hard"),
+    (
+        "hard-monotonic",
+        {"attention": "monotonic", "energy": "eq17", "energy_bias": 0.0, "reverse": False, "input_feed": True},
+        "hard",
+    ),
     (BASELINE, {"attention": "none", "reverse": False, "input_feed": False}, None),
 )
 
@@ -125,10 +89,12 @@ def attended_positions(memory: np.ndarray, states: np.ndarray) -> list[int]:
 
 
 # -- one thread for numpy's BLAS ----------------------------------------------------------------------------------
-_OPENBLAS_CALLS = (("openblas_get_num_threads", "openblas_set_num_threads"),
-                   ("openblas_get_num_threads64_", "openblas_set_num_threads64_"),
-                   ("scipy_openblas_get_num_threads", "scipy_openblas_set_num_threads"),
-                   ("scipy_openblas_get_num_threads64_", "scipy_openblas_set_num_threads64_"))
+_OPENBLAS_CALLS = (
+    ("openblas_get_num_threads", "openblas_set_num_threads"),
+    ("openblas_get_num_threads64_", "openblas_set_num_threads64_"),
+    ("scipy_openblas_get_num_threads", "scipy_openblas_set_num_threads"),
+    ("scipy_openblas_get_num_threads64_", "scipy_openblas_set_num_threads64_"),
+)
 
 
 def _loaded_openblas() -> list[tuple]:
@@ -138,8 +104,13 @@ def _loaded_openblas() -> list[tuple]:
         maps = Path("/proc/self/maps").read_text()
     except OSError:
         return []
-    paths = sorted({line.split()[-1] for line in maps.splitlines()
-                    if "/" in line and "openblas" in line.rsplit("/", 1)[-1].lower()})
+    paths = sorted(
+        {
+            line.split()[-1]
+            for line in maps.splitlines()
+            if "/" in line and "openblas" in line.rsplit("/", 1)[-1].lower()
+        }
+    )
     calls = []
     for path in paths:
         try:
@@ -178,8 +149,9 @@ def blas_threads(threads: int):
 
 
 # -- the context benchmark ---------------------------------------------------------------------------------------
-def bench_contexts(*, input_lengths: list[int], output_lengths: list[int], dim: int, min_time: float, seed: int = 1,
-                   progress=print) -> list[dict]:
+def bench_contexts(
+    *, input_lengths: list[int], output_lengths: list[int], dim: int, min_time: float, seed: int = 1, progress=print
+) -> list[dict]:
     """Per cell (T, U): median ms to compute all U contexts with each method, and what the hard process did."""
     rng = np.random.default_rng(seed)
     cells = []
@@ -187,37 +159,62 @@ def bench_contexts(*, input_lengths: list[int], output_lengths: list[int], dim: 
         for steps in output_lengths:
             memory = rng.uniform(-1.0, 1.0, (length, dim)).astype(np.float32)
             states = rng.uniform(-1.0, 1.0, (steps, dim)).astype(np.float32)
-            timed = interleaved_medians({"softmax": lambda: softmax_contexts(memory, states),
-                                         "hard": lambda: hard_monotonic_contexts(memory, states)},
-                                        min_time=min_time, sample_time=min_time / SAMPLES_PER_CELL)
+            timed = interleaved_medians(
+                {
+                    "softmax": lambda: softmax_contexts(memory, states),
+                    "hard": lambda: hard_monotonic_contexts(memory, states),
+                },
+                min_time=min_time,
+                sample_time=min_time / SAMPLES_PER_CELL,
+            )
             positions = attended_positions(memory, states)
             attended = sum(1 for j in positions if j >= 0)
             pointer = length if attended < steps else positions[-1]
             (softmax_ms, softmax_calls), (hard_ms, hard_calls) = timed["softmax"], timed["hard"]
-            cells.append({"T": length, "U": steps, "softmax_ms": softmax_ms, "hard_ms": hard_ms,
-                          "speedup": softmax_ms / hard_ms, "softmax_calls": softmax_calls, "hard_calls": hard_calls,
-                          "attended_steps": attended, "softmax_energies": length * steps,
-                          "hard_energies": pointer + attended})
-            progress(f"T={length:>5} U={steps:>5} softmax {softmax_ms:9.3f} ms  hard {hard_ms:9.3f} ms  "
-                     f"{softmax_ms / hard_ms:6.1f}x  (memory lasted {attended}/{steps} steps)")
+            cells.append(
+                {
+                    "T": length,
+                    "U": steps,
+                    "softmax_ms": softmax_ms,
+                    "hard_ms": hard_ms,
+                    "speedup": softmax_ms / hard_ms,
+                    "softmax_calls": softmax_calls,
+                    "hard_calls": hard_calls,
+                    "attended_steps": attended,
+                    "softmax_energies": length * steps,
+                    "hard_energies": pointer + attended,
+                }
+            )
+            progress(
+                f"T={length:>5} U={steps:>5} softmax {softmax_ms:9.3f} ms  hard {hard_ms:9.3f} ms  "
+                f"{softmax_ms / hard_ms:6.1f}x  (memory lasted {attended}/{steps} steps)"
+            )
     return cells
 
 
 # -- the decoding benchmark --------------------------------------------------------------------------------------
-def decoder_model(base: dict, overrides: dict, mode: str | None, *, hidden: int, layers: int, vocab: int,
-                  max_len: int) -> torch.nn.Module:
+def decoder_model(
+    base: dict, overrides: dict, mode: str | None, *, hidden: int, layers: int, vocab: int, max_len: int
+) -> torch.nn.Module:
     """A model of this project from the preset's model config, at the benchmark's size, random weights, eval
     mode; `mode` switches a monotonic model's attention to that process (hard: the linear-time one)."""
-    config = {**base, "arch": "luong", "hidden": hidden, "embed": hidden, "layers": layers, "dropout": 0.0,
-              "max_src_len": max_len, **overrides}
+    config = {
+        **base,
+        "arch": "luong",
+        "hidden": hidden,
+        "embed": hidden,
+        "layers": layers,
+        "dropout": 0.0,
+        "max_src_len": max_len,
+        **overrides,
+    }
     model = use(build_model(ModelSettings.from_dict(config), vocab, vocab), "fast").eval()
     if mode is not None:
         set_monotonic_mode(model, mode)
     return model
 
 
-def greedy_decode(model: torch.nn.Module, src: torch.Tensor, steps: int, weights: list | None = None
-                  ) -> torch.Tensor:
+def greedy_decode(model: torch.nn.Module, src: torch.Tensor, steps: int, weights: list | None = None) -> torch.Tensor:
     """Encode src [1, L] and take exactly `steps` greedy steps (argmax; </s> does not stop it); the last word.
     The attention weights of each step are appended to `weights` when a list is given. The decoder's rearranged
     weights are made once per decoding, as `nmt translate` makes them (nmt.engine.decoding_cache)."""
@@ -247,8 +244,11 @@ def attention_walk(model: torch.nn.Module, src: torch.Tensor, steps: int) -> dic
         energies = sum(m.energy_evaluations for m in counters)
     else:
         energies = 0 if all(w is None for w in weights) else src.size(1) * steps
-    return {"attended_steps": len(attended),
-            "last_position": int(attended[-1].argmax()) if attended else None, "energies": energies}
+    return {
+        "attended_steps": len(attended),
+        "last_position": int(attended[-1].argmax()) if attended else None,
+        "energies": energies,
+    }
 
 
 def growth(rows: list[dict]) -> dict:
@@ -262,50 +262,88 @@ def growth(rows: list[dict]) -> dict:
         slope, intercept = np.polyfit(lengths, times, 1)
         residual = times - (intercept + slope * lengths)
         spread = ((times - times.mean()) ** 2).sum()
-        out.update(slope_ms_per_word=float(slope), intercept_ms=float(intercept),
-                   r2=float(1 - (residual ** 2).sum() / spread) if spread > 0 else 1.0)
+        out.update(
+            slope_ms_per_word=float(slope),
+            intercept_ms=float(intercept),
+            r2=float(1 - (residual**2).sum() / spread) if spread > 0 else 1.0,
+        )
     by = {r["length"]: r["ms"] for r in rows}
     top = max(by)
     halves = [length for length in by if length <= top / 2]
     if halves and by[max(halves)] > 0 and by[top] > 0:
         half = max(halves)
         ratio = by[top] / by[half]
-        out.update({"from_length": half, "to_length": top, "ratio": ratio,
-                    "exponent": math.log(ratio) / math.log(top / half)})
+        out.update(
+            {"from_length": half, "to_length": top, "ratio": ratio, "exponent": math.log(ratio) / math.log(top / half)}
+        )
     return out
 
 
 @torch.inference_mode()
-def bench_decoding(*, base_model: dict, lengths: list[int], hidden: int, layers: int, vocab: int, repeats: int,
-                   seed: int = 1, decoders=DECODERS, progress=print) -> dict:
+def bench_decoding(
+    *,
+    base_model: dict,
+    lengths: list[int],
+    hidden: int,
+    layers: int,
+    vocab: int,
+    repeats: int,
+    seed: int = 1,
+    decoders=DECODERS,
+    progress=print,
+) -> dict:
     """Median ms of whole greedy decoding (encode + L steps) per source length L and decoder. Every (decoder,
     length) pair is decoded once per round, so a slow spell of the machine hits every length alike and the growth
     with L is not an artefact of when each length was measured."""
     torch.manual_seed(seed)
-    models = {name: decoder_model(base_model, overrides, mode, hidden=hidden, layers=layers, vocab=vocab,
-                                  max_len=max(lengths))
-              for name, overrides, mode in decoders}
+    models = {
+        name: decoder_model(
+            base_model, overrides, mode, hidden=hidden, layers=layers, vocab=vocab, max_len=max(lengths)
+        )
+        for name, overrides, mode in decoders
+    }
     generator = torch.Generator().manual_seed(seed)
     sources = {length: torch.randint(len(SPECIALS), vocab, (1, length), generator=generator) for length in lengths}
     shortest = min(lengths)
     for model in models.values():  # warm-up: the first calls of a model set up its kernels
         greedy_decode(model, sources[shortest], shortest)
-    timed = interleaved_medians({(name, length): (lambda m=model, n=length: greedy_decode(m, sources[n], n))
-                                 for length in lengths for name, model in models.items()},
-                                min_time=0.0, min_samples=repeats, warmup=0)
+    timed = interleaved_medians(
+        {
+            (name, length): (lambda m=model, n=length: greedy_decode(m, sources[n], n))
+            for length in lengths
+            for name, model in models.items()
+        },
+        min_time=0.0,
+        min_samples=repeats,
+        warmup=0,
+    )
     rows = []
     for length in lengths:
         for name, model in models.items():
             ms, calls = timed[(name, length)]
-            rows.append({"length": length, "method": name, "ms": ms, "ms_per_word": ms / length, "calls": calls,
-                         **attention_walk(model, sources[length], length)})
+            rows.append(
+                {
+                    "length": length,
+                    "method": name,
+                    "ms": ms,
+                    "ms_per_word": ms / length,
+                    "calls": calls,
+                    **attention_walk(model, sources[length], length),
+                }
+            )
             progress(f"L=U={length:>5} {name:<15} {ms:10.2f} ms  {ms / length:7.3f} ms/word")
-    return {"hidden": hidden, "layers": layers, "vocab": vocab, "repeats": repeats, "methods": list(models),
-            "models": {name: {**overrides, **({"mode": mode} if mode else {})} for name, overrides, mode in decoders},
-            "rows": rows,
-            "growth": {name: growth([r for r in rows if r["method"] == name]) for name in models},
-            "baseline": BASELINE if BASELINE in models else None,
-            "attention_growth": attention_growth(rows, list(models))}
+    return {
+        "hidden": hidden,
+        "layers": layers,
+        "vocab": vocab,
+        "repeats": repeats,
+        "methods": list(models),
+        "models": {name: {**overrides, **({"mode": mode} if mode else {})} for name, overrides, mode in decoders},
+        "rows": rows,
+        "growth": {name: growth([r for r in rows if r["method"] == name]) for name in models},
+        "baseline": BASELINE if BASELINE in models else None,
+        "attention_growth": attention_growth(rows, list(models)),
+    }
 
 
 def attention_growth(rows: list[dict], methods: list[str]) -> dict:
@@ -314,28 +352,71 @@ def attention_growth(rows: list[dict], methods: list[str]) -> dict:
     if BASELINE not in methods:
         return {}
     base = {r["length"]: r["ms"] for r in rows if r["method"] == BASELINE}
-    return {name: growth([{"length": r["length"], "ms": r["ms"] - base[r["length"]]}
-                          for r in rows if r["method"] == name])
-            for name in methods if name != BASELINE}
+    return {
+        name: growth([{"length": r["length"], "ms": r["ms"] - base[r["length"]]} for r in rows if r["method"] == name])
+        for name in methods
+        if name != BASELINE
+    }
 
 
-def bench_monotonic(*, input_lengths: list[int], output_lengths: list[int], dim: int, min_time: float,
-                    decode_lengths: list[int], decode_hidden: int, decode_layers: int, decode_vocab: int,
-                    decode_repeats: int, base_model: dict, threads: int = 1, seed: int = 1, decoders=DECODERS,
-                    progress=print) -> dict:
+def bench_monotonic(
+    *,
+    input_lengths: list[int],
+    output_lengths: list[int],
+    dim: int,
+    min_time: float,
+    decode_lengths: list[int],
+    decode_hidden: int,
+    decode_layers: int,
+    decode_vocab: int,
+    decode_repeats: int,
+    base_model: dict,
+    threads: int = 1,
+    seed: int = 1,
+    decoders=DECODERS,
+    progress=print,
+) -> dict:
     """Both measurements of the module docstring, numpy's BLAS limited to `threads` threads (torch's threads are
     the caller's)."""
     with blas_threads(threads) as blas:
-        contexts = bench_contexts(input_lengths=input_lengths, output_lengths=output_lengths, dim=dim,
-                                  min_time=min_time, seed=seed, progress=progress)
-        decoding = bench_decoding(base_model=base_model, lengths=decode_lengths, hidden=decode_hidden,
-                                  layers=decode_layers, vocab=decode_vocab, repeats=decode_repeats, seed=seed,
-                                  decoders=decoders, progress=progress)
+        contexts = bench_contexts(
+            input_lengths=input_lengths,
+            output_lengths=output_lengths,
+            dim=dim,
+            min_time=min_time,
+            seed=seed,
+            progress=progress,
+        )
+        decoding = bench_decoding(
+            base_model=base_model,
+            lengths=decode_lengths,
+            hidden=decode_hidden,
+            layers=decode_layers,
+            vocab=decode_vocab,
+            repeats=decode_repeats,
+            seed=seed,
+            decoders=decoders,
+            progress=progress,
+        )
     cpu = torch.device("cpu")
-    return {"benchmark": "monotonic", "device": device_description(cpu), "device_type": cpu.type,
-            "torch": torch.__version__, "numpy": np.__version__, "threads": torch.get_num_threads(),
-            "blas_threads": blas, "date": datetime.date.today().isoformat(), "seed": seed,
-            "contexts": {"dim": dim, "dtype": "float32", "energy": "dot", "min_time_s": min_time,
-                         "input_lengths": list(input_lengths), "output_lengths": list(output_lengths),
-                         "cells": contexts},
-            "decoding": decoding}
+    return {
+        "benchmark": "monotonic",
+        "device": device_description(cpu),
+        "device_type": cpu.type,
+        "torch": torch.__version__,
+        "numpy": np.__version__,
+        "threads": torch.get_num_threads(),
+        "blas_threads": blas,
+        "date": datetime.date.today().isoformat(),
+        "seed": seed,
+        "contexts": {
+            "dim": dim,
+            "dtype": "float32",
+            "energy": "dot",
+            "min_time_s": min_time,
+            "input_lengths": list(input_lengths),
+            "output_lengths": list(output_lengths),
+            "cells": contexts,
+        },
+        "decoding": decoding,
+    }

@@ -1,12 +1,10 @@
-"""A whole run's training throughput: the target tokens its trainings have trained on, read from their metrics.jsonl
+"""A whole run's training throughput: the target tokens its trainings have trained on, read from their metrics files
 (each finished epoch's ``tgt_tokens_per_s`` times its ``elapsed_s``), and the training processes' seconds. Taken
 before and after a stretch of a run (benchmarks/reference-gpu.sh: one Snakemake call on a GPU shared by many
 trainings), the difference over that stretch's wall time is the aggregate tokens/s of every training at once, the
 figure by which sharing one GPU between small models is judged.
+Details: docs/internals/bench.md."""
 
-    python -m nmt.bench.run_throughput RESULTS > before.json
-    python -m nmt.bench.run_throughput RESULTS --since before.json --seconds S    # one line: the stretch's figures
-"""
 from __future__ import annotations
 
 import argparse
@@ -15,22 +13,23 @@ import sys
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from ..base import layout
 from ..base.errors import UserError
-from ..base.files import read_json, read_jsonl
-from ..config.schema import validator
+from ..base.files import read_json
+from ..records.metrics import metrics_files, read_epochs
 
-_METRICS_BELOW_RESULTS = layout.relative(layout.RESULTS_ROOT, layout.METRICS, pair="*", system="*")
-_TOTALS_SCHEMA = {"type": "object", "additionalProperties": False,
-                  "required": ["trainings", "epochs", "tokens", "training_s"],
-                  "properties": {key: {"type": "number", "minimum": 0}
-                                 for key in ("trainings", "epochs", "tokens", "training_s")}}
+_TOTALS_SCHEMA = {
+    "type": "object",
+    "additionalProperties": False,
+    "required": ["trainings", "epochs", "tokens", "training_s"],
+    "properties": {key: {"type": "number", "minimum": 0} for key in ("trainings", "epochs", "tokens", "training_s")},
+}
 
 
 @dataclass(frozen=True)
 class Trained:
     """What a run's trainings have done so far: finished epochs, the target tokens trained on in them, and the
     seconds of training they took (evaluation and start-up not counted)."""
+
     trainings: int = 0
     epochs: int = 0
     tokens: float = 0.0
@@ -38,13 +37,12 @@ class Trained:
 
 
 def trained(results: str | Path) -> Trained:
-    """The totals over every training's metrics.jsonl under ``results`` (results/PRESET); epochs recorded without
+    """The totals over every training's metrics file under ``results`` (results/PRESET); epochs recorded without
     ``tgt_tokens_per_s`` or ``elapsed_s`` add nothing but their count."""
-    check = validator("metrics")
     trainings = epochs = 0
     tokens = seconds = 0.0
-    for path in sorted(Path(results).glob(_METRICS_BELOW_RESULTS)):
-        records = read_jsonl(path, "a training's metrics", schema=check, allow_empty=True)
+    for path in metrics_files(results):
+        records = read_epochs(path, allow_empty=True)
         trainings += bool(records)
         for record in records:
             epochs += 1
@@ -58,9 +56,11 @@ def stretch_line(before: Trained, after: Trained, wall_s: float) -> str:
     """One line: what the trainings did in ``wall_s`` seconds of a run, and the aggregate target tokens/s."""
     tokens, seconds = after.tokens - before.tokens, after.training_s - before.training_s
     rate = f"{tokens / wall_s:,.0f}" if wall_s > 0 else "-"
-    return (f"trained: {after.epochs - before.epochs} epochs, {tokens:,.0f} target tokens in {wall_s:,.0f} s of wall "
-            f"time: {rate} target tokens/s aggregate; {seconds:,.0f} s of training in all (on average "
-            f"{seconds / wall_s if wall_s > 0 else 0:.1f} trainings at once); {after.trainings} trainings with an epoch")
+    return (
+        f"trained: {after.epochs - before.epochs} epochs, {tokens:,.0f} target tokens in {wall_s:,.0f} s of wall "
+        f"time: {rate} target tokens/s aggregate; {seconds:,.0f} s of training in all (on average "
+        f"{seconds / wall_s if wall_s > 0 else 0:.1f} trainings at once); {after.trainings} trainings with an epoch"
+    )
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -1,13 +1,8 @@
 """`nmt bench translate`: decoding speed of each distinct model of a preset, greedy and beam search, in sentences per
 second at batch 1 and batch 64, on the device it runs on; with --compare-eager the plain path beside it (the eager
 engine and the step-by-step reference searches of nmt.decode.search_reference), timed in turn (nmt.base.timing).
+Details: docs/internals/bench.md."""
 
-The models are freshly initialised (the preset's architecture and vocabulary sizes, no training needed), so they
-rarely end a sentence early: every hypothesis runs to its length limit (2 x source length + 10), the most work a
-sentence can cost. The source sentences are the first ones of the task's prepared test split (their real lengths),
-or random sentences of the training data's mean length before the data is prepared. Target foresight models, which
-cannot translate, are left out.
-"""
 from __future__ import annotations
 
 import datetime
@@ -16,15 +11,15 @@ from pathlib import Path
 import torch
 
 from .. import config as cfg
+from ..base.timing import interleaved_medians
 from ..data.batches import make_batch
 from ..data.prepare import load_split
-from ..engine.fast import use
-from ..models.registry import build_model
 from ..decode.search_reference import beam_search_reference, greedy_reference
 from ..decode.translate import beam_search, greedy
+from ..engine.fast import use
+from ..models.registry import build_model
 from ..settings import ModelSettings, comparable_settings
 from .estimate import _SPECIALS, device_description, preset_systems
-from ..base.timing import interleaved_medians
 
 BATCHES = (1, 64)
 
@@ -35,8 +30,9 @@ def decode_key(entry: dict) -> str:
     return cfg.fingerprint({"model": model, "vocab": [entry["size"]["src_vocab"], entry["size"]["tgt_vocab"]]})
 
 
-def test_sources(task: str, data_root: str | Path | None, count: int, mean_length: int, src_vocab: int,
-                 seed: int = 1) -> list[list[int]]:
+def test_sources(
+    task: str, data_root: str | Path | None, count: int, mean_length: int, src_vocab: int, seed: int = 1
+) -> list[list[int]]:
     """`count` source sentences (ids): the prepared test split's first ones, else random of the mean length."""
     path = Path(data_root) / task / "prepared" / "test.pt" if data_root is not None else None
     if path is not None and path.is_file():
@@ -47,9 +43,18 @@ def test_sources(task: str, data_root: str | Path | None, count: int, mean_lengt
     return [torch.randint(_SPECIALS, src_vocab, (mean_length,), generator=gen).tolist() for _ in range(count)]
 
 
-def bench_translate(config: dict, root: str | Path, data_root: str | Path | None, *, device: torch.device,
-                    beam: int | None = None, compare_eager: bool = False, systems: list[str] | None = None,
-                    min_time: float = 1.0, progress=print) -> dict:
+def bench_translate(
+    config: dict,
+    root: str | Path,
+    data_root: str | Path | None,
+    *,
+    device: torch.device,
+    beam: int | None = None,
+    compare_eager: bool = False,
+    systems: list[str] | None = None,
+    min_time: float = 1.0,
+    progress=print,
+) -> dict:
     beam = beam or config["translate"]["beam"]
     ratio = config["translate"]["max_len_ratio"]
     measured: dict[str, dict] = {}
@@ -82,23 +87,35 @@ def bench_translate(config: dict, root: str | Path, data_root: str | Path | None
                 result[f"{name}_sentences_per_s_batch{batch_size}"] = batch_size / (ms / 1000)
         for search in ("greedy", "beam"):
             line = f"  {search}: " + ", ".join(
-                f"batch {b} {result[f'{search}_sentences_per_s_batch{b}']:.1f}" for b in BATCHES)
+                f"batch {b} {result[f'{search}_sentences_per_s_batch{b}']:.1f}" for b in BATCHES
+            )
             if compare_eager:
                 line += " sentences/s; eager " + ", ".join(
-                    f"{result[f'eager_{search}_sentences_per_s_batch{b}']:.1f}" for b in BATCHES)
+                    f"{result[f'eager_{search}_sentences_per_s_batch{b}']:.1f}" for b in BATCHES
+                )
             progress(line)
         measured[key] = result
-    return {"preset": config["preset"], "device": device_description(device), "device_type": device.type,
-            "torch": torch.__version__, "date": datetime.date.today().isoformat(), "compare_eager": compare_eager,
-            "beam": beam, "max_len_ratio": ratio, "measurements": measured}
+    return {
+        "preset": config["preset"],
+        "device": device_description(device),
+        "device_type": device.type,
+        "torch": torch.__version__,
+        "date": datetime.date.today().isoformat(),
+        "compare_eager": compare_eager,
+        "beam": beam,
+        "max_len_ratio": ratio,
+        "measurements": measured,
+    }
 
 
 def _runner(model, batch, search: str, beam: int, ratio: float, engine: str):
     """One decoding of the batch with `search` on `engine` (eager: the reference searches too)."""
+
     def run():
         use(model, engine)
         if search == "greedy":
             (greedy if engine == "fast" else greedy_reference)(model, batch.src, batch.src_len, ratio)
         else:
             (beam_search if engine == "fast" else beam_search_reference)(model, batch.src, batch.src_len, beam, ratio)
+
     return run

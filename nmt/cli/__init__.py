@@ -2,17 +2,13 @@
 nmt.cli.align_parser), what each command does in the module of its command group (nmt.cli.data_commands,
 bench_commands, plan_commands, model_commands, unk_commands, scoring_commands, align), imported only when the command
 runs (nmt.cli.options.resolve).
+Details: docs/internals/cli.md."""
 
-`main` is the console script's entry. As the process's entry point (no argv given), it first lets nmt.engine.mkl_on_amd
-execute the process again where that makes MKL's products faster (an AMD processor), before the commands' modules
-are imported, so that the re-execution costs no more than the interpreter's start. It is also the one place that
-turns the failures a user can cause into one line and exit status 2.
-"""
 import sys
 import traceback
 
-from ..engine import mkl_on_amd
 from ..base.errors import UserError
+from ..engine import mkl_on_amd
 from .options import check_outputs, resolve
 from .parser import build_parser
 
@@ -35,8 +31,10 @@ def main(argv: list[str] | None = None) -> int:
         return 130
     except Exception:  # not something a user can cause: our bug, shown whole
         traceback.print_exc()
-        print("nmt: internal error: the traceback above is a bug in nmt; please report it with the command that "
-              "gave it", file=sys.stderr)
+        print(
+            "nmt: internal error: the traceback above is a bug in nmt; please report it with the command that gave it",
+            file=sys.stderr,
+        )
         return 1
     return 0
 

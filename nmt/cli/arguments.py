@@ -1,5 +1,6 @@
 """What several `nmt` commands share when they run: the config, a table named by its id or its file, and a system's
 models named with --system."""
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -20,8 +21,10 @@ def table_file(config: dict, root: Path, table: str) -> str:
     by_id = {cfg.load_table(root / path)["id"]: str(root / path) for path in config["tables"]}
     if table in by_id:
         return by_id[table]
-    raise cfg.ConfigError(f"--table {table}: neither a table of preset {config['preset']!r} nor a file; its tables: "
-                          f"{', '.join(sorted(by_id))}")
+    raise cfg.ConfigError(
+        f"--table {table}: neither a table of preset {config['preset']!r} nor a file; its tables: "
+        f"{', '.join(sorted(by_id))}"
+    )
 
 
 def system_models(args, command: str) -> tuple[list[str], str]:
@@ -31,6 +34,7 @@ def system_models(args, command: str) -> tuple[list[str], str]:
         return args.model, args.combine
     if not args.task:
         raise cfg.ConfigError(f"{command} --system needs --task (and --models-dir)")
-    paths, ensemble_combine = plan.decoding_models(load_config(args), Path(args.params).parent, args.task, args.system,
-                                                  args.models_dir)
+    paths, ensemble_combine = plan.decoding_models(
+        load_config(args), Path(args.params).parent, args.task, args.system, args.models_dir
+    )
     return [str(p) for p in paths], ensemble_combine or args.combine

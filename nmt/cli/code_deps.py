@@ -1,13 +1,7 @@
 """The source files an `nmt` command runs: what a DVC stage that calls it must depend on, so that a code change
 reruns every stage it can change (a missing one is a silent reproducibility bug).
+Details: docs/internals/cli.md."""
 
-Read off the code, never listed by hand: the nmt modules the command line loads for the command (its entry, the
-parser and the module of the command's handler, with what they import at their top), plus those the command's
-handler imports when it runs (the per-command imports of nmt.cli), each with everything it imports in turn, at any
-depth and also inside functions (grimp, the import graph import-linter checks), plus the data files those modules
-read (``READS``). The command line itself is left out: how a command is spelled changes no result, and DVC already
-reruns a stage whose command changes.
-"""
 from __future__ import annotations
 
 import argparse
@@ -26,25 +20,27 @@ from .options import resolve
 ENTRY = ("nmt.cli", "nmt.cli.parser")  # what every `nmt` command loads before its handler's module
 
 PACKAGE_ROOT = Path(__file__).resolve().parents[1]  # .../nmt
-# Files a module reads besides its own source (tests/test_dvc_pipeline.py checks that every such file of the
-# package is named here).
-READS = {"nmt.config.figure_files": ["nmt/config/schemas/figures.schema.yaml"],
-         "nmt.config.table_files": ["nmt/config/schemas/tables.schema.yaml"],
-         "nmt.config.claim_files": ["nmt/config/schemas/claims.schema.yaml"],
-         "nmt.data.corpus_registry": ["nmt/data/corpora.yaml"], "nmt.data.fetch": ["nmt/data/checksums.tsv"],
-         "nmt.engine.native": ["nmt/engine/native/kernels.c"],
-         "nmt.report.render": ["nmt/report/templates/index.html.j2", "nmt/config/schemas/model.schema.yaml"],
-         # the formats of the files the report, the export and the estimate read (nmt.config.schema.validator)
-         "nmt.report.plots": ["nmt/config/schemas/metrics.schema.yaml"],
-         "nmt.report.speed": ["nmt/config/schemas/benchmark.schema.yaml"],
-         "nmt.report.tables": ["nmt/config/schemas/scores.schema.yaml"],
-         "nmt.report.claims": ["nmt/config/schemas/model.schema.yaml", "nmt/config/schemas/benchmark.schema.yaml"],
-         "nmt.report.cost": ["nmt/config/schemas/model.schema.yaml"],
-         "nmt.report.figures": ["nmt/config/schemas/attention.schema.yaml"],
-         "nmt.report.context": ["nmt/config/schemas/data-stats.schema.yaml", "nmt/config/schemas/model.schema.yaml"],
-         "nmt.pipeline.export": ["nmt/config/schemas/scores.schema.yaml", "nmt/config/schemas/model.schema.yaml"],
-         "nmt.bench.estimate": ["nmt/config/schemas/data-stats.schema.yaml",
-                                "nmt/config/schemas/throughput.schema.yaml"]}
+# Files a module reads besides its own source (tests/pipeline/test_dvc_pipeline.py checks that every such file of
+# the package is named here).
+READS = {
+    "nmt.config.figure_files": ["nmt/config/schemas/figures.schema.yaml"],
+    "nmt.config.table_files": ["nmt/config/schemas/tables.schema.yaml"],
+    "nmt.config.claim_files": ["nmt/config/schemas/claims.schema.yaml"],
+    "nmt.data.corpus_registry": ["nmt/data/corpora.yaml"],
+    "nmt.data.fetch": ["nmt/data/checksums.tsv"],
+    "nmt.engine.native": ["nmt/engine/native/kernels.c"],
+    "nmt.report.render": ["nmt/report/templates/index.html.j2", "nmt/config/schemas/model.schema.yaml"],
+    # the formats of the files the report, the export and the estimate read (nmt.config.schema.validator)
+    "nmt.report.plots": ["nmt/config/schemas/metrics.schema.yaml"],
+    "nmt.report.speed": ["nmt/config/schemas/benchmark.schema.yaml"],
+    "nmt.report.tables": ["nmt/config/schemas/scores.schema.yaml"],
+    "nmt.report.claims": ["nmt/config/schemas/model.schema.yaml", "nmt/config/schemas/benchmark.schema.yaml"],
+    "nmt.report.cost": ["nmt/config/schemas/model.schema.yaml"],
+    "nmt.report.figures": ["nmt/config/schemas/attention.schema.yaml"],
+    "nmt.report.context": ["nmt/config/schemas/data-stats.schema.yaml", "nmt/config/schemas/model.schema.yaml"],
+    "nmt.pipeline.export": ["nmt/config/schemas/scores.schema.yaml", "nmt/config/schemas/model.schema.yaml"],
+    "nmt.bench.estimate": ["nmt/config/schemas/data-stats.schema.yaml", "nmt/config/schemas/throughput.schema.yaml"],
+}
 
 
 @lru_cache(maxsize=1)
@@ -72,8 +68,10 @@ def imported_at_load(module) -> set[str]:
 def imported_at_run_time(function) -> set[str]:
     """The nmt modules a command handler imports in its body (`from ..x import y` inside nmt.cli)."""
     package = function.__module__.rsplit(".", 1)[0]
-    return {_absolute(package, len(dots), name or None)
-            for dots, name in re.findall(r"^\s+from (\.+)([\w.]*) import", inspect.getsource(function), re.M)}
+    return {
+        _absolute(package, len(dots), name or None)
+        for dots, name in re.findall(r"^\s+from (\.+)([\w.]*) import", inspect.getsource(function), re.M)
+    }
 
 
 def handler(parser: argparse.ArgumentParser, words: list[str]):
@@ -97,7 +95,9 @@ def cli_modules(function) -> list:
 
 def module_file(module: str) -> str:
     path = PACKAGE_ROOT.parent / Path(*module.split("."))
-    return (path / "__init__.py" if path.is_dir() else path.with_suffix(".py")).relative_to(PACKAGE_ROOT.parent).as_posix()
+    return (
+        (path / "__init__.py" if path.is_dir() else path.with_suffix(".py")).relative_to(PACKAGE_ROOT.parent).as_posix()
+    )
 
 
 def command_files(function) -> list[str]:
@@ -109,7 +109,7 @@ def command_files(function) -> list[str]:
     modules = {m for m in modules if m in graph.modules and m.split(".")[:2] != ["nmt", "cli"]}
     for module in list(modules):
         modules |= graph.find_upstream_modules(module)
-    # importing nmt.a.b runs nmt/__init__.py and nmt/a/__init__.py first
+    # importing nmt.data.text runs nmt/__init__.py and nmt/data/__init__.py first
     modules |= {module.rsplit(".", depth)[0] for module in modules for depth in range(1, module.count(".") + 1)}
     # none of them is the command line's: nothing below it imports it (the layers contract in .importlinter)
     files = {module_file(module) for module in modules}

@@ -5,6 +5,7 @@ named with --system), a command's parser with its one example, and the function 
 Nothing heavy is imported here or by the modules that build the parser (nmt.cli.parser and the other *_parser
 modules): `nmt --help` builds every command's options, and pays only for argparse.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -33,8 +34,14 @@ class Formatter(argparse.HelpFormatter):
 def command(sub, name: str, *, help: str, example: str, handler: str, **kwargs) -> argparse.ArgumentParser:
     """The parser of `nmt ... NAME`: its --help says what it does and ends with ``example`` (a command line that works
     at the demo or tiny preset); running it calls ``handler`` ("MODULE:FUNCTION" of nmt.cli)."""
-    parser = sub.add_parser(name, help=help, description=kwargs.pop("description", help),
-                            epilog=f"example: {example}", formatter_class=Formatter, **kwargs)
+    parser = sub.add_parser(
+        name,
+        help=help,
+        description=kwargs.pop("description", help),
+        epilog=f"example: {example}",
+        formatter_class=Formatter,
+        **kwargs,
+    )
     parser.set_defaults(func=handler)
     return parser
 
@@ -54,8 +61,11 @@ def resolve(handler: str):
 
 def add_config_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--params", default="params.yaml", help="the params file (default: %(default)s)")
-    p.add_argument("--preset", default=None, help="preset name, e.g. demo, tiny, small, paper (default: the one the "
-                                                   "params file names)")
+    p.add_argument(
+        "--preset",
+        default=None,
+        help="preset name, e.g. demo, tiny, small, paper (default: the one the params file names)",
+    )
 
 
 def add_system_args(p: argparse.ArgumentParser) -> None:
@@ -63,17 +73,29 @@ def add_system_args(p: argparse.ArgumentParser) -> None:
     system_models)."""
     add_config_args(p)
     p.add_argument("--task", help="with --system: the task (e.g. en-de)")
-    p.add_argument("--models-dir", default=".", help="with --system: the directory of the trained systems, e.g. "
-                                                     "results/demo/en-de/models (default: %(default)s)")
-    p.add_argument("--combine", choices=("prob", "logprob"), default="prob",
-                   help="ensemble: average the probabilities (default) or the log-probabilities (does not change "
-                        "an averaged attention)")
+    p.add_argument(
+        "--models-dir",
+        default=".",
+        help="with --system: the directory of the trained systems, e.g. "
+        "results/demo/en-de/models (default: %(default)s)",
+    )
+    p.add_argument(
+        "--combine",
+        choices=("prob", "logprob"),
+        default="prob",
+        help="ensemble: average the probabilities (default) or the log-probabilities (does not change "
+        "an averaged attention)",
+    )
 
 
 def add_table_arg(p: argparse.ArgumentParser, **kwargs) -> None:
     """--table, as the report and the docs name a table (its id) or as the workflow does (its file)."""
-    p.add_argument("--table", help="a table of the preset: its id (e.g. luong2015_table1) or its file "
-                                   "(workflow/tables/luong2015_table1.yaml)", **kwargs)
+    p.add_argument(
+        "--table",
+        help="a table of the preset: its id (e.g. luong2015_table1) or its file "
+        "(workflow/tables/luong2015_table1.yaml)",
+        **kwargs,
+    )
 
 
 #: the options a command writes to (the others name what it reads): --out, --json and every --*-out
@@ -95,5 +117,7 @@ def check_outputs(args: argparse.Namespace) -> None:
         value, option = getattr(args, name, None), "--" + name.replace("_", "-")
         if isinstance(value, str) and value and os.path.realpath(value) in inputs:
             read_as = "--" + inputs[os.path.realpath(value)].replace("_", "-")
-            raise UserError(f"{option} {value}: is also the command's {read_as}: it would be written over while it "
-                            f"is read; give another {option}")
+            raise UserError(
+                f"{option} {value}: is also the command's {read_as}: it would be written over while it "
+                f"is read; give another {option}"
+            )

@@ -1,5 +1,6 @@
-"""`nmt systems`, `nmt seed-targets`, `nmt export-run`, `nmt dvc-yaml`, `nmt config`: what the preset plans (their
-options: nmt.cli.parser). Each command imports the modules that do its work when it runs."""
+"""`nmt systems`, `nmt seed-targets`, `nmt export-run`, `nmt dvc-yaml`, `nmt params-yaml`, `nmt config`: what the
+preset plans (their options: nmt.cli.parser). Each command imports the modules that do its work when it runs."""
+
 from __future__ import annotations
 
 import functools
@@ -8,8 +9,8 @@ from pathlib import Path
 
 from .. import config as cfg
 from ..base import layout
-from ..data.tasks import data_task
 from ..config import plan
+from ..data.tasks import data_task
 from ..settings import SystemSettings
 from .arguments import load_config, table_file
 from .parser import build_parser
@@ -30,6 +31,7 @@ def cmd_seed_targets(args) -> None:
 
 def cmd_export_run(args) -> None:
     from ..pipeline.export import export_run
+
     config = load_config(args)
     results = Path(args.results or layout.path(layout.RESULTS_ROOT, preset=config["preset"]))
     done = export_run(config, Path(args.params).parent, results, Path(args.out), seeds=args.seed, replace=args.replace)
@@ -37,9 +39,10 @@ def cmd_export_run(args) -> None:
 
 
 def cmd_dvc_yaml(args) -> None:
-    from ..data.text import write_text_atomic
+    from ..base.atomic import write_text_atomic
     from ..pipeline.dvc_yaml import DEFAULT_PATH, planned_preset, render, stale_files
     from . import code_deps  # grimp: only this command reads the import graph
+
     config = load_config(args)
     root = Path(args.params).parent
     parser = build_parser()
@@ -55,16 +58,22 @@ def cmd_dvc_yaml(args) -> None:
         # errors="replace": a damaged stage file (a byte that is not UTF-8) just does not match, and is said so
         planned = planned_preset(top.read_text(encoding="utf-8", errors="replace") if top.is_file() else "")
         if planned and planned != config["preset"]:
-            raise cfg.ConfigError(f"{top}: plans preset {planned!r}, params.yaml names {config['preset']!r}; "
-                                  "regenerate it with `nmt dvc-yaml`, then run `dvc repro` again")
+            raise cfg.ConfigError(
+                f"{top}: plans preset {planned!r}, params.yaml names {config['preset']!r}; "
+                "regenerate it with `nmt dvc-yaml`, then run `dvc repro` again"
+            )
         for path, text in files.items():
             current = (root / path).read_text(encoding="utf-8", errors="replace") if (root / path).is_file() else None
             if current != text:
-                raise cfg.ConfigError(f"{root / path}: does not match the preset's table and figure files or the "
-                                      "code's imports; regenerate it with `nmt dvc-yaml`, then run `dvc repro` again")
+                raise cfg.ConfigError(
+                    f"{root / path}: does not match the preset's table and figure files or the "
+                    "code's imports; regenerate it with `nmt dvc-yaml`, then run `dvc repro` again"
+                )
         if stale:
-            raise cfg.ConfigError(f"{root / stale[0]}: a step the preset's plan does not have; regenerate the stage "
-                                  "files with `nmt dvc-yaml`, then run `dvc repro` again")
+            raise cfg.ConfigError(
+                f"{root / stale[0]}: a step the preset's plan does not have; regenerate the stage "
+                "files with `nmt dvc-yaml`, then run `dvc repro` again"
+            )
         if args.stamp:
             write_text_atomic(args.stamp, f"dvc.yaml plans preset {config['preset']}\n")
         print(f"{root / DEFAULT_PATH} and the {len(files) - 1} step files under it are current")
@@ -75,6 +84,25 @@ def cmd_dvc_yaml(args) -> None:
     for path in stale:
         (root / path).unlink()
     print(f"{root / DEFAULT_PATH} and {len(files) - 1} step files: the stages of preset {config['preset']}")
+
+
+def cmd_params_yaml(args) -> None:
+    from ..base.atomic import write_text_atomic
+    from ..base.files import read_text
+    from ..pipeline.params_yaml import render
+
+    current = read_text(args.params)
+    text = render(current)
+    if args.check:
+        if text != current:
+            raise cfg.ConfigError(
+                f"{args.params}: its comments differ from the settings' declared help "
+                "(nmt/settings/sections.py); rewrite them with `nmt params-yaml`"
+            )
+        print(f"{args.params}: its comments are the settings' declared help")
+        return
+    write_text_atomic(args.params, text)
+    print(f"{args.params}: comments written from the settings' declared help")
 
 
 def cmd_config(args) -> None:
@@ -96,8 +124,11 @@ def cmd_config(args) -> None:
         return
     if args.table:
         config = layers.values
-        config["task"] = {"name": table["task"], "played_by": data_task(config, table["task"]),
-                          "corpus": cfg.corpus_for_task(config, table["task"])["corpus"]}
+        config["task"] = {
+            "name": table["task"],
+            "played_by": data_task(config, table["task"]),
+            "corpus": cfg.corpus_for_task(config, table["task"])["corpus"],
+        }
         # its settings as training reads them (typed, every key), and what it trains by, whichever keys that comes
         # from (train.epochs gives way to the others)
         config.update(SystemSettings.from_config(config).as_dict())

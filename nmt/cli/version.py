@@ -1,4 +1,5 @@
 """`nmt --version`: the package's version and, where the package is a git checkout, the commit of its source."""
+
 from __future__ import annotations
 
 import nmt

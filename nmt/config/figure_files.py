@@ -1,18 +1,6 @@
 """Paper figure files (``workflow/figures/*.yaml``): parse and validate.
+Details: docs/internals/config.md."""
 
-A figure file says which of a paper's figures (and figure-like tables, e.g. sample translations) the report
-draws, and from which systems. The systems themselves are trained by the table files; a figure only reads what
-the DAG wrote for them. Kinds:
-
-- ``learning_curves``: the learning-curve figure of one table (``table``: its id);
-- ``bleu_by_length``: tokenised BLEU per source-length bucket, one line per system (``lines``; ``unk: true``
-  takes the unk-replaced translation) on ``testset``;
-- ``attention_maps``: attention weights from forcing the reference through each system (``maps``) for one
-  sentence of ``split``: the first whose source length is within ``length`` [min, max]; ``gold: true`` adds the
-  split's gold alignment (when the corpus has one);
-- ``samples``: ``count`` test sentences (source, reference, one column per system) taken at even intervals among
-  those whose source length is within ``length``.
-"""
 from __future__ import annotations
 
 from pathlib import Path

@@ -1,32 +1,18 @@
 """The plan: what the preset's table and figure files ask the workflow to make, read by both engines (the
 Snakefile's rules and the generated DVC stages), the report and the estimates, so that neither keeps a list.
+Details: docs/internals/config.md."""
 
-collect_systems       {task: {system: table file}}: every model trained (a system's runs with its other
-                      train.seeds too: SYSTEM_seedN)
-collect_runs          {task: {name: [name, name_seedN, ...]}}: what a table row's value is the mean of (a system's,
-                      an ensemble's, a decoding's or a statistical aligner's runs, one per seed)
-collect_ensembles     {task: {name: members, combine, decode}}: ensembles and tables' decodings of one system (and
-                      each one's seed runs: NAME_seedN of the members' seed-N runs)
-collect_evaluations   [(task, system, testset)]: every translation a table or figure shows
-collect_figures       [(task, figure)]: the figures, their systems checked
-collect_alignments    every alignment an alignment table scores (a model's, or a statistical aligner's), each
-                      seed run's
-collect_attention_maps, collect_training_alignments, collect_training_model_alignments: the other inputs
-collect_claims        the papers' claims the report judges, each checked against its table's rows
-seed_part             every file of one seed's runs (a run made one seed at a time, a part per seed)
-Each checks what it collects against the others (a row naming an untrained system is a ConfigError naming the
-file). Where each of these files lives is nmt.base.layout's job; how one system is configured is nmt.config's.
-"""
 from __future__ import annotations
 
 from pathlib import Path
 
 from ..base import layout
-from . import SEED_RUN, load_figures, load_table, seed_run, seed_runs, system_config, task_splits
-from ..data.tasks import corpus_for_task, data_task
 from ..base.errors import ConfigError
+from ..data.tasks import corpus_for_task, data_task
 from .claim_files import load_claims
 from .figure_files import figure_systems
+from .resolve import SEED_RUN, load_figures, load_table, seed_run, seed_runs, system_config
+from .task_inputs import task_splits
 
 
 def _table(config: dict, root: str | Path, table_path: str) -> dict:
@@ -35,8 +21,10 @@ def _table(config: dict, root: str | Path, table_path: str) -> dict:
     table = load_table(Path(root) / table_path)
     played = {**table, "task": data_task(config, table["task"])}
     if table["alignment"] and table["alignment"]["reverse_task"]:
-        played["alignment"] = {**table["alignment"],
-                               "reverse_task": data_task(config, table["alignment"]["reverse_task"])}
+        played["alignment"] = {
+            **table["alignment"],
+            "reverse_task": data_task(config, table["alignment"]["reverse_task"]),
+        }
     return played
 
 
@@ -66,8 +54,9 @@ def collect_systems(config: dict, root: str | Path = ".") -> dict[str, dict[str,
             for system, overrides in table["systems"].items():
                 key = (task, system)
                 if key in definitions and definitions[key][1] != overrides:
-                    raise ConfigError(f"{table_path}: system {system!r} is also defined differently in "
-                                      f"{definitions[key][0]}")
+                    raise ConfigError(
+                        f"{table_path}: system {system!r} is also defined differently in {definitions[key][0]}"
+                    )
                 definitions.setdefault(key, (table_path, overrides))
                 found.setdefault(task, {})[system] = definitions[key][0]
     for by_system in found.values():  # each system's runs with its other seeds, trained like it
@@ -84,14 +73,19 @@ def _needed_tables(config: dict, root: str | Path, unavailable: dict[str, str]) 
     needs Table 1's TF + guided alignment system, not the RWTH gold set)."""
     tables = {table_path: load_table(Path(root) / table_path) for table_path in config["tables"]}
     by_id = {table["id"]: table_path for table_path, table in tables.items()}
-    return {by_id[table["needs"]] for table_path, table in tables.items()
-            if table["needs"] in by_id and table_path not in unavailable}
+    return {
+        by_id[table["needs"]]
+        for table_path, table in tables.items()
+        if table["needs"] in by_id and table_path not in unavailable
+    }
 
 
 def runs_of(known: dict, name: str) -> list[str]:
     """[name, name_seedB, ...]: ``name`` and its seed runs among ``known`` (one task's systems or ensembles)."""
-    return [name] + sorted((run for run in known if (m := SEED_RUN.match(run)) and m["system"] == name),
-                           key=lambda run: int(SEED_RUN.match(run)["seed"]))
+    return [name] + sorted(
+        (run for run in known if (m := SEED_RUN.match(run)) and m["system"] == name),
+        key=lambda run: int(SEED_RUN.match(run)["seed"]),
+    )
 
 
 def collect_runs(config: dict, root: str | Path = ".") -> dict[str, dict[str, list[str]]]:
@@ -134,17 +128,21 @@ def collect_ensembles(config: dict, root: str | Path = ".") -> dict[str, dict[st
         task = table["task"]
         for name, spec in table["ensembles"].items():
             if name in systems.get(task, {}):
-                raise ConfigError(f"{table_path}: {name!r} is an ensemble here and a trained system in "
-                                  f"{systems[task][name]}")
+                raise ConfigError(
+                    f"{table_path}: {name!r} is an ensemble here and a trained system in {systems[task][name]}"
+                )
             missing = [m for m in spec["members"] if m not in systems.get(task, {})]
             if missing:
                 kind = "decodings" if spec.get("decode") else "ensembles"
-                raise ConfigError(f"{table_path}: {kind}.{name}: member(s) {', '.join(map(repr, missing))} "
-                                  f"are not trained by any table of preset {config['preset']!r} for task {task}")
+                raise ConfigError(
+                    f"{table_path}: {kind}.{name}: member(s) {', '.join(map(repr, missing))} "
+                    f"are not trained by any table of preset {config['preset']!r} for task {task}"
+                )
             previous = found.get(task, {}).get(name)
             if previous is not None and previous != spec:
-                raise ConfigError(f"{table_path}: ensemble {name!r} is also defined differently in "
-                                  f"{defined_in[(task, name)]}")
+                raise ConfigError(
+                    f"{table_path}: ensemble {name!r} is also defined differently in {defined_in[(task, name)]}"
+                )
             defined_in.setdefault((task, name), table_path)
             found.setdefault(task, {})[name] = spec
             # with each seed that all its members were trained with: the same ensemble (or decoding) of that seed's
@@ -178,19 +176,34 @@ def collect_figures(config: dict, root: str | Path = ".") -> list[tuple[str, dic
             fig = {**fig, "paper": figures["paper"]}
             if fig["kind"] == "attention_maps" and fig["split"] not in task_splits(config, task):
                 # e.g. no gold-aligned sentences in this preset (whose alignment tables then train nothing)
-                out.append((task, {**fig, "unavailable": f"the {task} corpus of preset {config['preset']!r} has no "
-                                                         f"{fig['split']!r} split"}))
+                out.append(
+                    (
+                        task,
+                        {
+                            **fig,
+                            "unavailable": f"the {task} corpus of preset {config['preset']!r} has no "
+                            f"{fig['split']!r} split",
+                        },
+                    )
+                )
                 continue
-            drawable = known | ({name for t, name, split in aligners if t == task and split == fig["split"]}
-                                if fig["kind"] == "attention_maps" else set())
+            drawable = known | (
+                {name for t, name, split in aligners if t == task and split == fig["split"]}
+                if fig["kind"] == "attention_maps"
+                else set()
+            )
             unknown = [s for s in figure_systems(fig) if s not in drawable]
             if unknown:
                 also = " (nor an aligner of an alignment table on its split)" if fig["kind"] == "attention_maps" else ""
-                raise ConfigError(f"{path}: figure {fig['id']}: {', '.join(map(repr, unknown))} not trained or "
-                                  f"ensembled by any table of preset {config['preset']!r} for task {task}{also}")
+                raise ConfigError(
+                    f"{path}: figure {fig['id']}: {', '.join(map(repr, unknown))} not trained or "
+                    f"ensembled by any table of preset {config['preset']!r} for task {task}{also}"
+                )
             if fig["kind"] == "learning_curves" and fig["table"] not in table_ids:
-                raise ConfigError(f"{path}: figure {fig['id']}: table {fig['table']!r} is not one of the preset's "
-                                  f"tables ({', '.join(sorted(table_ids))})")
+                raise ConfigError(
+                    f"{path}: figure {fig['id']}: table {fig['table']!r} is not one of the preset's "
+                    f"tables ({', '.join(sorted(table_ids))})"
+                )
             out.append((task, fig))
     return out
 
@@ -218,6 +231,14 @@ def collect_evaluations(config: dict, root: str | Path = ".") -> list[tuple[str,
     return list(wanted)
 
 
+def learning_curve_tables(config: dict, root: str | Path = ".") -> list[str]:
+    """The ids of the tables whose report draws learning curves: those with a system of their own that the preset
+    trains (its training records the curve)."""
+    trained = collect_systems(config, root)
+    tables = (_table(config, root, table_path) for table_path in config["tables"])
+    return [table["id"] for table in tables if set(table["systems"] or {}) & set(trained.get(table["task"], {}))]
+
+
 def collect_training_alignments(config: dict, root: str | Path = ".") -> dict[tuple[str, str], dict]:
     """{(task, aligner): settings}: the statistical alignments of a task's prepared training pairs that guided
     alignment training asks for (train.guided_alignment.from names an aligner of the system's table)."""
@@ -231,9 +252,11 @@ def collect_training_alignments(config: dict, root: str | Path = ".") -> dict[tu
                 continue
             aligners = task_aligners(config, root, task)
             if name not in aligners:
-                raise ConfigError(f"{table_path}: system {system}: train.guided_alignment.from {name!r} is not an "
-                                  f"aligner of any {task} table of preset {config['preset']!r} "
-                                  f"(alignment.aligners: {', '.join(aligners) or 'none'})")
+                raise ConfigError(
+                    f"{table_path}: system {system}: train.guided_alignment.from {name!r} is not an "
+                    f"aligner of any {task} table of preset {config['preset']!r} "
+                    f"(alignment.aligners: {', '.join(aligners) or 'none'})"
+                )
             wanted[(task, name)] = aligners[name]
     return wanted
 
@@ -265,8 +288,10 @@ def collect_training_model_alignments(config: dict, root: str | Path = ".") -> s
             source = guided.get("from")
             if guided.get("weight") and isinstance(source, dict):
                 if source["system"] not in by_system:
-                    raise ConfigError(f"{table_path}: system {system}: train.guided_alignment.from "
-                                      f"{{system: {source['system']}}} is not trained for task {task}")
+                    raise ConfigError(
+                        f"{table_path}: system {system}: train.guided_alignment.from "
+                        f"{{system: {source['system']}}} is not trained for task {task}"
+                    )
                 wanted.add((task, source["system"]))
     return wanted
 
@@ -285,11 +310,15 @@ def unavailable_tables(config: dict, root: str | Path = ".") -> dict[str, str]:
             if table["testset"] not in task_splits(config, task):
                 source = (corpus_for_task(config, task).get("splits") or {}).get(table["testset"])
                 if source is not None:  # configured, but licence-gated and not accepted
-                    out[table_path] = (f"gold alignments: the {source['corpus']} licence (accept it on the corpus' "
-                                       f"page, then set data.accept_rwth_licence: true, or put your copy in the mirror)")
+                    out[table_path] = (
+                        f"gold alignments: the {source['corpus']} licence (accept it on the corpus' "
+                        f"page, then set data.accept_rwth_licence: true, or put your copy in the mirror)"
+                    )
                 else:
-                    out[table_path] = (f"gold alignments (the {task} corpus of preset {config['preset']!r} has no "
-                                       f"{table['testset']!r} split)")
+                    out[table_path] = (
+                        f"gold alignments (the {task} corpus of preset {config['preset']!r} has no "
+                        f"{table['testset']!r} split)"
+                    )
                 break
     by_id = {table["id"]: table_path for table_path, table in tables.items()}
     for table_path, table in tables.items():
@@ -297,8 +326,9 @@ def unavailable_tables(config: dict, root: str | Path = ".") -> dict[str, str]:
         if needed is None:
             continue
         if needed not in by_id:
-            raise ConfigError(f"{table_path}: needs table {needed!r}, which is not one of preset "
-                              f"{config['preset']!r}'s tables")
+            raise ConfigError(
+                f"{table_path}: needs table {needed!r}, which is not one of preset {config['preset']!r}'s tables"
+            )
     return out
 
 
@@ -330,26 +360,47 @@ def collect_alignments(config: dict, root: str | Path = ".") -> list[dict]:
             if name is None:
                 continue
             if name in spec["aligners"]:
-                entry = {"task": task, "name": name, "split": split, "kind": "aligner",
-                         "aligner": spec["aligners"][name]}
+                entry = {
+                    "task": task,
+                    "name": name,
+                    "split": split,
+                    "kind": "aligner",
+                    "aligner": spec["aligners"][name],
+                }
             else:
                 if name not in known:
-                    raise ConfigError(f"{table_path}: {name!r} is not trained or ensembled by any table of preset "
-                                      f"{config['preset']!r} for task {task}")
-                entry = {"task": task, "name": name, "split": split, "kind": "model",
-                         "reverse_task": spec["reverse_task"], "symmetrize": spec["symmetrize"]}
-                if spec["reverse_task"] and name not in {*systems.get(spec["reverse_task"], {}),
-                                                         *ensembles.get(spec["reverse_task"], {})}:
-                    raise ConfigError(f"{table_path}: {name!r} is not trained for the reverse task "
-                                      f"{spec['reverse_task']}")
+                    raise ConfigError(
+                        f"{table_path}: {name!r} is not trained or ensembled by any table of preset "
+                        f"{config['preset']!r} for task {task}"
+                    )
+                entry = {
+                    "task": task,
+                    "name": name,
+                    "split": split,
+                    "kind": "model",
+                    "reverse_task": spec["reverse_task"],
+                    "symmetrize": spec["symmetrize"],
+                }
+                if spec["reverse_task"] and name not in {
+                    *systems.get(spec["reverse_task"], {}),
+                    *ensembles.get(spec["reverse_task"], {}),
+                }:
+                    raise ConfigError(
+                        f"{table_path}: {name!r} is not trained for the reverse task {spec['reverse_task']}"
+                    )
             if entry["kind"] == "model":  # a trained system's (or an ensemble's) seed runs align too
                 runs = {run: {} for run in runs_of({**systems.get(task, {}), **ensembles.get(task, {})}, name)}
                 reverse = spec["reverse_task"]
-                unknown = [run for run in runs if reverse and run not in {*systems.get(reverse, {}),
-                                                                          *ensembles.get(reverse, {})}]
+                unknown = [
+                    run
+                    for run in runs
+                    if reverse and run not in {*systems.get(reverse, {}), *ensembles.get(reverse, {})}
+                ]
                 if unknown:
-                    raise ConfigError(f"{table_path}: {unknown[0]!r} (a seed run of {name!r}) is not trained for the "
-                                      f"reverse task {reverse}")
+                    raise ConfigError(
+                        f"{table_path}: {unknown[0]!r} (a seed run of {name!r}) is not trained for the "
+                        f"reverse task {reverse}"
+                    )
             else:  # a statistical aligner is a sampler: run once per seed of the preset, as a system is trained
                 runs = {run: {"seed": seed} for run, seed in aligner_runs(config, name)}
             for run, more in runs.items():
@@ -371,8 +422,11 @@ def aligner_runs(config: dict, name: str) -> list[tuple[str, int]]:
 def statistical_aligners(config: dict, root: str | Path = ".") -> dict[tuple[str, str, str], dict]:
     """{(task, aligner, split): settings}: the statistical aligners whose links of a split the preset's alignment
     tables produce (an attention-map figure may draw them beside the models)."""
-    return {(a["task"], a["name"], a["split"]): a["aligner"] for a in collect_alignments(config, root)
-            if a["kind"] == "aligner"}
+    return {
+        (a["task"], a["name"], a["split"]): a["aligner"]
+        for a in collect_alignments(config, root)
+        if a["kind"] == "aligner"
+    }
 
 
 def collect_attention_maps(config: dict, root: str | Path = ".") -> dict[tuple[str, str, str], list[int]]:
@@ -391,6 +445,7 @@ def model_files(ensembles: dict[str, dict], name: str, models_dir: str | Path) -
     """The model files that decode ``name``: its members' model.pt and their combination when ``ensembles`` (one
     task's, from collect_ensembles) defines it, else its own model.pt and None. A table's decoding of one system
     (``decodings:``) gives that system's model.pt and None."""
+
     def model(system: str) -> Path:
         return layout.under(models_dir, layout.MODELS, layout.MODEL, system=system)
 
@@ -410,8 +465,9 @@ def is_ensemble(ensembles: dict[str, dict], name: str) -> bool:
     return name in ensembles and len(ensembles[name]["members"]) > 1
 
 
-def decoding_models(config: dict, root: str | Path, task: str, name: str, models_dir: str | Path
-                    ) -> tuple[list[Path], str | None]:
+def decoding_models(
+    config: dict, root: str | Path, task: str, name: str, models_dir: str | Path
+) -> tuple[list[Path], str | None]:
     """model_files of ``name`` for ``task``, which the preset's tables must train or ensemble; else a
     ConfigError."""
     ensembles = collect_ensembles(config, root).get(task, {})
@@ -459,7 +515,7 @@ def seed_of(run: str, seeds: list[int]) -> int:
 
 def seed_part(config: dict, root: str | Path, seed: int) -> list[str]:
     """Every file of the run that belongs to one seed (a whole part of a run made piece by piece: one seed on one
-    machine, the next later): the trainings' model.json and metrics, and the translations, attention maps and
+    machine, the next later): the trainings' model info and metrics, and the translations, attention maps and
     scores of the runs with that seed. Every run is its seed's: a system's, an ensemble's or a decoding's run
     NAME_seedN (collect_ensembles: of the members' seed-N runs) and a statistical aligner's ALIGNER_seedN
     (aligner_runs) belong to seed N, and NAME itself to the preset's first seed, as does whatever has one run only
@@ -468,13 +524,17 @@ def seed_part(config: dict, root: str | Path, seed: int) -> list[str]:
     holds. What is left is the report, made from every part."""
     seeds = preset_seeds(config)
     if seed not in seeds:
-        raise ConfigError(f"preset {config['preset']!r}: seed {seed} is not one of train.seeds "
-                          f"({', '.join(map(str, seeds))})")
+        raise ConfigError(
+            f"preset {config['preset']!r}: seed {seed} is not one of train.seeds ({', '.join(map(str, seeds))})"
+        )
     preset = config["preset"]
     systems = collect_systems(config, root)
-    seed_runs_of = {(task, run): int(SEED_RUN.match(run)["seed"])
-                    for task, by_name in collect_runs(config, root).items() for runs in by_name.values()
-                    for run in runs[1:]}
+    seed_runs_of = {
+        (task, run): int(SEED_RUN.match(run)["seed"])
+        for task, by_name in collect_runs(config, root).items()
+        for runs in by_name.values()
+        for run in runs[1:]
+    }
 
     def of_seed(task: str, name: str) -> bool:
         return seed_runs_of.get((task, name), seeds[0]) == seed
@@ -494,6 +554,13 @@ def seed_part(config: dict, root: str | Path, seed: int) -> list[str]:
             files[layout.path(layout.ATTENTION, preset=preset, pair=task, system=name, split=split)] = None
     for alignment in collect_alignments(config, root):
         if of_seed(alignment["task"], alignment["name"]):
-            files[layout.path(layout.SCORES, preset=preset, pair=alignment["task"], system=alignment["name"],
-                              testset=alignment["split"])] = None
+            files[
+                layout.path(
+                    layout.SCORES,
+                    preset=preset,
+                    pair=alignment["task"],
+                    system=alignment["name"],
+                    testset=alignment["split"],
+                )
+            ] = None
     return list(files)

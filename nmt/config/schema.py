@@ -1,5 +1,6 @@
 """JSON schemas (nmt/config/schemas/NAME.schema.yaml) and the one-line message of a file that breaks one. The files
 themselves are read by nmt.base.files (one reader per format); this module names the schemas."""
+
 from __future__ import annotations
 
 import functools

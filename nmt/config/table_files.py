@@ -12,9 +12,9 @@ import re
 from pathlib import Path
 from typing import Any
 
-from ..data.alignments import DEFAULT_SYMMETRIZE
 from ..base.eflomal_runner import DEFAULT_MODEL
 from ..base.errors import ConfigError
+from ..data.alignments import DEFAULT_SYMMETRIZE
 from .schema import read_checked
 
 #: Metric columns a table may show, in display order, with their human labels.
@@ -77,8 +77,9 @@ def load_table(path) -> dict:
     systems = {sid: overrides or {} for sid, overrides in (data["systems"] or {}).items()}
     for sid in systems:
         if SEED_RUN_NAME.match(sid):
-            raise ConfigError(f"{where}: systems.{sid}: a name ending in _seedN is a seed run's (train.seeds); "
-                             f"rename the system")
+            raise ConfigError(
+                f"{where}: systems.{sid}: a name ending in _seedN is a seed run's (train.seeds); rename the system"
+            )
     ensembles = _parse_ensembles(data.get("ensembles"), systems, where)
     ensembles.update(_parse_decodings(data.get("decodings"), systems, ensembles, where))
     alignment = _parse_alignment(data.get("alignment"), systems, ensembles, data["task"], where)
@@ -90,10 +91,20 @@ def load_table(path) -> dict:
     row_systems = [*systems, *ensembles]
     if alignment:
         row_systems += [*alignment["uses"], *alignment["aligners"]]
-    return {**data, "columns": columns, "systems": systems, "ensembles": ensembles, "alignment": alignment,
-            "recipe": data.get("recipe"), "needs": data.get("needs"), "deviations": list(data.get("deviations") or []),
-            "rows": [_parse_row(row, i, columns, row_systems, bool(alignment), where)
-                     for i, row in enumerate(data["rows"], start=1)]}
+    return {
+        **data,
+        "columns": columns,
+        "systems": systems,
+        "ensembles": ensembles,
+        "alignment": alignment,
+        "recipe": data.get("recipe"),
+        "needs": data.get("needs"),
+        "deviations": list(data.get("deviations") or []),
+        "rows": [
+            _parse_row(row, i, columns, row_systems, bool(alignment), where)
+            for i, row in enumerate(data["rows"], start=1)
+        ],
+    }
 
 
 def _parse_ensembles(ensembles: dict | None, systems: dict, where: str) -> dict[str, dict]:
@@ -121,8 +132,10 @@ def _parse_decodings(decodings: dict | None, systems: dict, ensembles: dict, whe
             raise ConfigError(f"{where}: {did!r} is both a decoding and a system or ensemble")
         decode = {key: spec[key] for key in ("beam", "monotonic") if key in spec}
         if not decode:
-            raise ConfigError(f"{where}: decodings.{did} changes nothing: give 'beam' or 'monotonic' "
-                             f"(or use the system {spec['system']!r} itself)")
+            raise ConfigError(
+                f"{where}: decodings.{did} changes nothing: give 'beam' or 'monotonic' "
+                f"(or use the system {spec['system']!r} itself)"
+            )
         out[did] = {"members": [spec["system"]], "combine": None, "decode": decode}
     return out
 
@@ -147,11 +160,16 @@ def _parse_alignment(spec: dict | None, systems: dict, ensembles: dict, task: st
         if aid in systems or aid in ensembles or aid in uses:
             raise ConfigError(f"{where}: {aid!r} is both an aligner and a system")
         settings = settings or {}
-        aligners[aid] = {"tool": settings.get("tool", "eflomal"), "model": settings.get("model", DEFAULT_MODEL),
-                         "symmetrize": settings.get("symmetrize", DEFAULT_SYMMETRIZE)}
+        aligners[aid] = {
+            "tool": settings.get("tool", "eflomal"),
+            "model": settings.get("model", DEFAULT_MODEL),
+            "symmetrize": settings.get("symmetrize", DEFAULT_SYMMETRIZE),
+        }
     reverse_task = spec.get("reverse_task")
     if reverse_task == task:
-        raise ConfigError(f"{where}: alignment.reverse_task must name the other direction's task (got {reverse_task!r})")
+        raise ConfigError(
+            f"{where}: alignment.reverse_task must name the other direction's task (got {reverse_task!r})"
+        )
     symmetrize = spec.get("symmetrize", "refined" if reverse_task else None)
     if symmetrize is not None and not reverse_task:
         raise ConfigError(f"{where}: alignment.symmetrize merges two directions: it needs alignment.reverse_task")
@@ -170,7 +188,7 @@ def _parse_row(row: dict, i: int, columns: list[str], row_systems: list[str], al
             f"({', '.join(row_systems) or 'none defined'})"
         )
     paper = {}
-    for c, v in (row["paper"] or {}).items():
+    for c, v in (row.get("paper") or {}).items():  # none: a row of one's own, without the paper's numbers
         if c not in columns:
             raise ConfigError(f"{rwhere}: paper key {c!r} is not one of the table's columns {columns!r}")
         if not is_number(v):  # the schema lets .nan and .inf through
@@ -180,5 +198,11 @@ def _parse_row(row: dict, i: int, columns: list[str], row_systems: list[str], al
     for c in values_from:
         if c not in columns:
             raise ConfigError(f"{rwhere}: values_from.{c}: not one of the table's columns {columns!r}")
-    return {"label": row["label"], "system": system, "paper": paper, "requires": row.get("requires"),
-            "note": row.get("note"), "values_from": values_from}
+    return {
+        "label": row["label"],
+        "system": system,
+        "paper": paper,
+        "requires": row.get("requires"),
+        "note": row.get("note"),
+        "values_from": values_from,
+    }

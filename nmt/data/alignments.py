@@ -1,29 +1,5 @@
 """Alignment files: Pharaoh, talp and RWTH block format, read into one representation.
-
-In memory a link is always (source index, target index), 0-based, and a sentence pair's links are an
-`Alignment(sure, possible)` with possible ⊇ sure (Och & Ney 2003: S ⊆ P). Files differ in three ways, and
-each reader undoes them on the way in, so nothing downstream has to know where a link came from:
-
-- index base: Pharaoh and RWTH blocks are 0-based, talp is 1-based;
-- which side comes first: a file lists the indices of one language first; the RWTH gold file lists German
-  first, so for an En->De model, whose links are English-first, it is read with ``reverse=True`` (the readers
-  then swap each link to (second, first));
-- layout:
-    pharaoh  one line per sentence pair, ``i-j`` sure, ``i?j`` possible-only; an empty line is a sentence
-             without links (aligners write one), so every line counts;
-    talp     one line per sentence pair, ``i-j`` sure, ``ipj`` possible-only, 1-based; the RWTH file puts a
-             space after each line's links and ends with an empty line. Empty lines at the end of a talp file
-             are not sentences; a line of blanks is (a sentence without links, which `write_talp` writes so
-             that it survives the round trip);
-    rwth     blocks ``SENT: n`` (n = 0, 1, ... in order) followed by ``S i j`` / ``P i j`` lines, 0-based,
-             blank lines between blocks.
-
-The RWTH block file has one known defect: in ``SENT: 178`` the link ``S 21 -100`` (the talp file has ``22-1``,
-i.e. 21-0, there). A negative index is refused by default (`CorpusError` naming file:line): a reader must not
-guess. ``skip_negative=True`` drops such links instead and reports each one it dropped.
-
-Every problem raises `nmt.data.text.CorpusError`, whose message reads ``path:LINE: problem``.
-"""
+Details: docs/internals/data.md."""
 from __future__ import annotations
 
 import re

@@ -17,7 +17,8 @@ from .alignments import check_lengths, load_alignments, read_parallel_sentences,
 from .fetch import fetch_file
 from .task_settings import CleanTrain, DataSettings, SplitSource
 from .tasks import corpus_for_task, licence_allows
-from .text import check_same_sentences, read_lines, read_parallel, write_lines_atomic, write_text_atomic
+from ..base.atomic import write_text_atomic
+from .text import check_same_sentences, read_lines, read_parallel, write_lines_atomic
 
 SYNTH_OPTIONS = ("seed", "n_train", "n_dev", "n_test", "n_align", "n_test2", "max_len", "swap", "clause_weights")
 

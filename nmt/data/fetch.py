@@ -1,23 +1,5 @@
 """`nmt data fetch`: get the real corpora of the registry (``corpora.yaml``) into a directory, verified by sha256.
-
-Where a file comes from, in order:
-
-1. ``dest_dir/NAME`` when it is already there and its sha256 is right (reused, nothing copied);
-2. the mirror directory, ``mirror / entry.mirror``: verified first, then copied (a mirror file that fails
-   verification is never copied, and is an error rather than a reason to download);
-3. the upstream URL, through :func:`pooch.retrieve` into ``dest_dir/.download``. The downloader resumes: an
-   interrupted transfer leaves ``.download/*.part`` and the next attempt asks the server for the rest (HTTP Range).
-   gzip files are decompressed and archive members extracted after the download.
-
-The expected sha256 is that of the final file (decompressed/extracted). It comes from the registry, or where the
-registry says ``null`` from the checksum files (``corpus<TAB>name<TAB>sha256`` lines): the repository's
-``nmt/data/checksums.tsv`` and this user's (:func:`recorded_checksums_file`); when none knows it, the first successful
-fetch records it in the user's (and logs that it did), and every later fetch is verified against it. Every file is
-written under a temporary name in ``dest_dir`` and renamed into place only after it verified, so a corrupt or truncated file never sits under the final name.
-
-Licence-gated corpora (``licence_gated: true``) are taken from the mirror or from ``dest_dir`` only, unless the
-caller passes ``accept_licence=True``; they are never downloaded silently.
-"""
+Details: docs/internals/data.md."""
 from __future__ import annotations
 
 import contextlib
@@ -38,6 +20,7 @@ import zlib
 from pathlib import Path
 from typing import Iterator, Mapping
 
+from ..base.atomic import write_text_atomic
 from ..base.errors import ConfigError, UserError
 from ..base.files import read_text
 from .corpus_registry import SHA256_PATTERN, Corpus, CorpusFile, Registry, load_registry
@@ -144,16 +127,7 @@ def record_checksum(path: str | os.PathLike, corpus: str, name: str, sha256: str
             raise FetchError(f"{path}: already lists {corpus}/{name} as {old}; refusing to overwrite it with {sha256}")
         sums[(corpus, name)] = sha256
         body = [f"{c}\t{n}\t{s}" for (c, n), s in sorted(sums.items())]
-        text = "\n".join(header + body) + "\n"
-        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-        try:
-            with os.fdopen(fd, "w", encoding="utf-8") as handle:
-                handle.write(text)
-            os.replace(tmp, path)
-        except BaseException:
-            with contextlib.suppress(FileNotFoundError):
-                os.unlink(tmp)
-            raise
+        write_text_atomic(path, "\n".join(header + body) + "\n")
 
 
 # --------------------------------------------------------------------------------------------------------------------

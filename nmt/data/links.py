@@ -1,17 +1,5 @@
 """Word alignment links of the training pairs, for guided alignment training (Chen et al. 2016).
-
-A links file is in Pharaoh format (0-based `i-j`, source index first; `i?j` possible-only links are read too), one
-line per sentence pair, an empty line for a pair without links. Two places use one:
-
-- `nmt data prepare`: a file parallel to the raw training split (`{raw}/{train}.links`) is filtered with exactly
-  the pairs the length filter keeps and written next to the prepared text as `{out}/train.links`;
-- `nmt train` with `train.guided_alignment.weight` > 0: the file `train.guided_alignment.file` (relative to the
-  prepared data directory; default `train.links`) must have one line per prepared training pair. Its links are
-  checked against the pairs' lengths and travel with the pair's index into every batch (nmt.data.batches), so
-  shuffling and bucketing cannot separate a pair from its links.
-
-Every link counts, sure or possible-only (an aligner such as GIZA++ writes only `i-j`).
-"""
+Details: docs/internals/data.md."""
 from __future__ import annotations
 
 from pathlib import Path

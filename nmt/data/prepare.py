@@ -1,23 +1,5 @@
 """`nmt data prepare`: raw parallel text -> tokenised text, vocabularies and binarised tensors.
-
-Output directory layout (one per preset and pair):
-  vocab.src / vocab.tgt        one word per line, specials first
-  {split}.src / {split}.tgt    the tokenised text every later step (training, BLEU) reads
-  {split}.pt                   token ids, flat int32 tensors with offsets
-  train.links                  word alignment links of the kept training pairs, one line per pair (only when the
-                               raw directory has {train}.links, or `links` names a file): for guided alignment
-  prep.json                    what was applied (tokeniser, lowercasing, length filter, counts)
-
-The directory is replaced whole (nmt.data.staging): the files are written beside it and moved into place together
-once all are written, so a failure half-way (a full disk, a kill, a bad input) leaves an earlier prepared directory
-exactly as it was, never train.src new beside an old prep.json. Files there that are not prepare's own (other names
-than the ones above) are kept.
-
-A links file (Pharaoh, 0-based `i-j`, source index first; see nmt.data.links) must be parallel to the raw training
-split, line for line, and index its whitespace-separated words; it goes through the same length filter as the
-pairs. Tokenisation renumbers the words, so links cannot be combined with `tokenize: true`: align the prepared
-train.src/train.tgt instead.
-"""
+Details: docs/internals/data.md."""
 from __future__ import annotations
 
 import hashlib
@@ -29,7 +11,8 @@ import torch
 from ..base.errors import InputError, first_line
 from .links import check_links, read_links
 from .staging import staged_directory
-from .text import CorpusError, read_lines, read_parallel, write_lines_atomic, write_text_atomic
+from ..base.atomic import write_text_atomic
+from .text import CorpusError, read_lines, read_parallel, write_lines_atomic
 from .torch_files import save_torch
 from .vocab import Vocab
 

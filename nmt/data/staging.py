@@ -1,17 +1,5 @@
 """An output directory replaced whole: written beside its destination and moved into place only when complete.
-
-`nmt report`, `nmt data prepare` and `nmt export-run` write a directory of files that belong together (a report's
-page and tables, a prepared corpus and the vocabularies its tensors index, the parts of a published run). Written
-file by file into the destination, a failure half-way (a full disk, a kill, a bad input found late) would leave new
-files beside old ones. With :func:`staged_directory` the command writes into a fresh directory beside the
-destination (``.NAME.staging-HOST-PID``, on the same file system); when it has written everything, what the
-destination holds that is not the command's own (``own``: e.g. a reference's README.md and results/ beside its
-report) is carried into the new directory as hard links (copies where the file system has none), and the new
-directory takes the destination's place in one step (Linux's renameat2 RENAME_EXCHANGE; elsewhere two renames, a
-kill between which the next run repairs). The old directory is then deleted. Until that step the destination is
-untouched: a failure or a kill leaves it exactly as it was, and the staging directory is deleted (a killed run's,
-by the next run).
-"""
+Details: docs/internals/data.md."""
 from __future__ import annotations
 
 import ctypes
@@ -23,6 +11,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Callable, Iterator
 
+from ..base.atomic import fsync_directory
 from ..base.errors import InputError
 
 STAGING, OLD = "staging", "old"
@@ -106,19 +95,6 @@ def _link_tree(source: Path, target: Path) -> None:
         shutil.copy2(source, target)
 
 
-def _fsync_dir(path: Path) -> None:
-    try:
-        fd = os.open(path, os.O_RDONLY)
-    except OSError:
-        return
-    try:
-        os.fsync(fd)
-    except OSError:
-        pass
-    finally:
-        os.close(fd)
-
-
 def _refuse_unsafe(dest: Path) -> None:
     if dest.exists() and not dest.is_dir():
         raise InputError(f"{dest}: a file where a directory should be")
@@ -187,4 +163,4 @@ def _replace(staging: Path, dest: Path) -> None:
             os.rename(old, dest)
             raise
         shutil.rmtree(old)
-    _fsync_dir(dest.parent)
+    fsync_directory(dest.parent)

@@ -1,67 +1,5 @@
 """Seeded synthetic language pair (the "demo corpus") that stands in for WMT En-De in the offline demo preset.
-
-The pair is small enough for 2-layer LSTMs with 64-128 units to learn on a CPU in minutes, yet it has the
-phenomena the attention papers care about: long sentences (up to ``max_len`` tokens, so that a single
-fixed-size encoding is not enough), local and long-distance reordering, one-to-many, many-to-one and
-dropped words, and gold word alignments derived from the generator's own derivation.
-
-Word forms
-----------
-Source words are strings of consonant-vowel syllables over single letters (``"bdfgklmnprstvz"`` +
-``"aeiou"``, e.g. ``"kato"``, ``"mi"``). Target words are built from a different syllable inventory: an onset
-that is ``w``/``h``/``j``/``c`` or a consonant cluster (``sch``, ``st``, ``br``, ...), a vowel or diphthong,
-and an optional coda (e.g. ``"schein"``, ``"brauto"``). A source word never contains two consonants in a row
-nor ``w``/``h``/``j``/``c``, so the two vocabularies are disjoint. Function words have one syllable, content words two or three.
-
-Lexicon (all drawn from the seed)
----------------------------------
-* DET (6): one of them (``Lexicon.dropped``) is a determiner with no target translation. The other five are
-  one-to-one, but the target form also depends on the *gender* (0/1/2, random per target noun) of the noun
-  it determines, so each source determiner has three target forms (15 target determiners). The decoder
-  must look ahead at the noun (which the source places after the adjectives).
-* PRON (6), ADJ (35), ADV (18), PREP (12): one-to-one.
-* NOUN (70): mostly one-to-one; 14 of them are one-to-many: noun -> target noun + a fixed classifier
-  particle (4 classifier particles in total), like a compound with a fixed second part.
-* VERB: 30 transitive + 12 intransitive, mostly one-to-one; 8 are one-to-many: verb -> target verb stem +
-  a fixed support verb (2 support verbs in total), like German "Bescheid geben".
-* CONJ: 5 one-word conjunctions (one-to-one) and 2 two-word conjunctions that translate to ONE target word
-  (many-to-one, like "so that" -> "damit").
-* PART (4): discourse particles with no translation (dropped).
-Content words are drawn with a mild Zipf-like skew, so every word is frequent enough to be learnt.
-
-Grammar (source side)
----------------------
-::
-
-    S      -> CLAUSE (CONJ CLAUSE)*                   1..7 clauses, lengths ~3..max_len tokens
-    CLAUSE -> PART? SUBJ VERB_T NP PP* ADV?            (transitive)   or   PART? SUBJ VERB_I PP* ADV?
-    SUBJ   -> PRON | NP
-    NP     -> DET ADJ{0,2} NOUN
-    PP     -> PREP NP                                 0..2 per clause
-
-The source string has a unique parse (every NP starts with a determiner and ends with its noun; clauses are
-separated by conjunctions), so the target is a deterministic function of the source.
-
-Target side (the reordering rules)
-----------------------------------
-* Local: inside an NP the adjectives follow the noun (and its classifier): ``DET' NOUN' [CLF] ADJ'*``;
-  the determiner form agrees in gender with the target noun.
-* Long-distance: every clause is verb-final and the clause adverb moves to just after the subject:
-  ``SUBJ' ADV'? OBJ' PP'* VERB' [SUPPORT]``. With two PPs and adjectives the verb travels 15+ positions.
-* Clause order and conjunction positions are kept; dropped words simply vanish.
-
-Gold alignments (``align.gold``)
---------------------------------
-Pharaoh style, 0-based ``i-j`` (sure) and ``i?j`` (possible only), source index i, target index j. Sure links
-for all one-to-one words (content and function words alike) and for the head token of a one-to-many word
-(noun -> target noun, verb -> target verb stem); possible-only links from that word to its classifier
-particle / support verb, and from the second word of a two-word conjunction to the target conjunction
-(the first word gets the sure link). Dropped words have no link. Every target token has at least one link.
-
-Lengths: both sides of every pair are within ``[min_len, max_len]`` (sentences whose source *or* target
-falls outside are rejected and redrawn), so the target never exceeds ``max_len`` either. Dev, test and align
-sentences are disjoint from train (by source string) and from each other; train may contain repeats.
-"""
+Details: docs/internals/data.md."""
 
 from __future__ import annotations
 
@@ -73,7 +11,7 @@ from itertools import accumulate
 from pathlib import Path
 
 from ..base.errors import ConfigError
-from .text import write_text_atomic
+from ..base.atomic import write_text_atomic
 
 __all__ = ["Lexicon", "build_lexicon", "generate", "generate_pairs", "describe"]
 

@@ -1,24 +1,12 @@
 """Reading and writing one-sentence-per-line corpora, with errors that say where the problem is.
-
-Every reading error is a :class:`CorpusError` whose message has the form ``path:LINE: problem`` (``path: problem``
-when no line is involved), so that it can be pasted into an editor's "go to" prompt.
-
-Lines are split on ``\\n`` only. ``str.splitlines`` is deliberately *not* used: it also splits on characters
-such as U+2028, U+0085 or ``\\x1c`` that occur inside real sentences, which would silently shift the line
-alignment between a source file and its target file.
-"""
+Details: docs/internals/data.md."""
 from __future__ import annotations
 
 import codecs
-import errno
-import json
 import os
-import stat
-import sys
-import tempfile
-from pathlib import Path
-from typing import Any, Callable, Iterable, IO
+from typing import IO, Iterable
 
+from ..base.atomic import write_atomic
 from ..base.errors import UserError
 
 _BOM = b"\xef\xbb\xbf"
@@ -126,91 +114,6 @@ def read_parallel(src_path: PathLike, tgt_path: PathLike, *, allow_empty_src: bo
     return src, tgt
 
 
-def _default_mode() -> int:
-    umask = os.umask(0)
-    os.umask(umask)
-    return 0o666 & ~umask
-
-
-STDOUT = "-"  # an --out of "-": the standard output, as fairseq's and joeynmt's users pipe translations
-
-
-def write_atomic(path: PathLike, write: Callable[[IO[bytes]], None]) -> None:
-    """Run ``write`` on a temporary file next to ``path``, fsync it, then rename it over ``path``.
-
-    If ``write`` raises, the temporary file is removed and ``path`` is left exactly as it was. The parent directory
-    is created if needed. The new file keeps the permission bits of the file it replaces (or the umask default).
-    A symlink is followed (the file it names is replaced, the link kept). What cannot be replaced by a rename is
-    written through: ``-`` (the standard output) and a target that is not a regular file (/dev/stdout, a terminal, a
-    named pipe), which a reader takes as it comes.
-    """
-    if os.fspath(path) == STDOUT:
-        _write_through(sys.stdout.buffer, write)
-        return
-    try:
-        kind = os.stat(path).st_mode  # through a symlink: /dev/stdout names the process's own output
-    except OSError:
-        kind = None
-    if kind is not None and not stat.S_ISREG(kind) and not stat.S_ISDIR(kind):  # a device, a pipe, a socket
-        with open(path, "wb") as handle:
-            _write_through(handle, write)
-        return
-    final = Path(os.path.realpath(path)) if os.path.islink(path) else Path(path)
-    try:
-        _write_atomic(final, write)
-    except OSError as err:  # name the file asked for, not the temporary one (a full disk names none)
-        if err.filename is not None and Path(err.filename).parent != final.parent:
-            raise
-        raise OSError(err.errno, err.strerror or str(err), str(final)) from None
-
-
-def _write_through(handle: IO[bytes], write: Callable[[IO[bytes]], None]) -> None:
-    try:
-        write(handle)
-        handle.flush()
-    except BrokenPipeError:  # the reader stopped (`| head`): what it took is what it wanted
-        try:
-            os.dup2(os.open(os.devnull, os.O_WRONLY), handle.fileno())  # no second error at exit
-        except (OSError, ValueError):
-            pass
-
-
-def _write_atomic(final: Path, write: Callable[[IO[bytes]], None]) -> None:
-    try:
-        final.parent.mkdir(parents=True, exist_ok=True)
-    except FileExistsError as err:  # a file where a directory of the path should be
-        raise NotADirectoryError(errno.ENOTDIR, "a file where a directory should be", err.filename) from None
-    try:
-        mode = final.stat().st_mode & 0o7777
-    except FileNotFoundError:
-        mode = _default_mode()
-    fd, tmp_name = tempfile.mkstemp(prefix=f".{final.name}.", suffix=".tmp", dir=final.parent)
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            write(fh)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.chmod(tmp_name, mode)
-        os.replace(tmp_name, final)
-    except BaseException:
-        try:
-            os.unlink(tmp_name)
-        except FileNotFoundError:
-            pass
-        raise
-    # Make the rename itself durable (best effort: not every platform/file system can fsync a directory).
-    try:
-        dir_fd = os.open(final.parent, os.O_RDONLY)
-    except OSError:
-        return
-    try:
-        os.fsync(dir_fd)
-    except OSError:
-        pass
-    finally:
-        os.close(dir_fd)
-
-
 def write_lines_atomic(path: PathLike, lines: Iterable[str]) -> None:
     """Write ``lines`` as UTF-8, each followed by ``\\n``, replacing ``path`` atomically.
 
@@ -229,24 +132,6 @@ def write_lines_atomic(path: PathLike, lines: Iterable[str]) -> None:
             fh.write(b"\n")
 
     write_atomic(path, write)
-
-
-def write_text_atomic(path: PathLike, text: str) -> None:
-    """Write ``text`` (UTF-8, as given) to ``path`` with the same atomic-replace guarantee as
-    :func:`write_lines_atomic`."""
-    write_bytes_atomic(path, text.encode("utf-8"))
-
-
-def write_json_atomic(path: PathLike, obj: Any) -> None:
-    """Write ``obj`` as JSON (sorted keys, indent 2, UTF-8, trailing newline) replacing ``path`` atomically.
-    NaN/Infinity are refused (``ValueError``): they are not valid JSON."""
-    text = json.dumps(obj, sort_keys=True, indent=2, ensure_ascii=False, allow_nan=False) + "\n"
-    write_text_atomic(path, text)
-
-
-def write_bytes_atomic(path: PathLike, data: bytes) -> None:
-    """``data`` to ``path`` with the same atomic-replace guarantee as :func:`write_lines_atomic`."""
-    write_atomic(path, lambda fh: fh.write(data))
 
 
 _ENTITIES = {"&apos;": "'", "&quot;": '"', "&amp;": "&", "&lt;": "<", "&gt;": ">", "&#91;": "[", "&#93;": "]",

@@ -1,16 +1,5 @@
 """Moses tokenisation and detokenisation (thin wrappers over ``sacremoses``).
-
-Why ``escape=False`` by default: Moses' ``tokenizer.perl`` (and ``sacremoses`` with its default ``escape=True``)
-rewrites the XML-special characters as entities: ``&`` -> ``&amp;``, ``'`` -> ``&apos;``, ``"`` -> ``&quot;``,
-``<``/``>`` -> ``&lt;``/``&gt;``, ``|`` -> ``&#124;``, ``[``/``]`` -> ``&#91;``/``&#93;``. That was only needed for
-the Moses decoder's XML input mode. Here the tokens become vocabulary entries, appear in translations and
-reports, and are compared by BLEU, so they should stay readable (``it 's``, not ``it &apos;s``). Pass
-``escape=True`` only to reproduce files made by ``tokenizer.perl`` with its defaults (e.g. the Multi30k ``tok/``
-files). :func:`detokenize` unescapes by default, so it accepts either form.
-
-``MosesTokenizer``/``MosesDetokenizer`` construction loads the non-breaking-prefix lists and compiles many
-regular expressions, so one instance per language is cached and reused.
-"""
+Details: docs/internals/data.md."""
 from __future__ import annotations
 
 from functools import lru_cache

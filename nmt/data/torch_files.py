@@ -1,6 +1,6 @@
 """Writing torch files whole: a prepared split, a model, a checkpoint (nmt.data.prepare, nmt.models.io).
 
-torch.save into a temporary file beside the target, moved over it once complete (nmt.data.text.write_atomic): a kill
+torch.save into a temporary file beside the target, moved over it once complete (nmt.base.atomic.write_atomic): a kill
 or a full disk leaves the previous file as it was. A write that fails is an OSError naming the target, never torch's
 RuntimeError: torch's zip writer turns the OSError of its handle (a full disk, a quota) into a RuntimeError of its
 own ("unexpected pos ...", "PytorchStreamWriter failed writing file"), which says nothing of the disk.
@@ -11,7 +11,7 @@ from pathlib import Path
 
 import torch
 
-from .text import write_atomic
+from ..base.atomic import write_atomic
 
 
 class _WriteErrors:

@@ -7,7 +7,7 @@ from typing import Iterable
 
 from ..base.errors import InputError
 from ..base.files import read_text
-from .text import write_text_atomic
+from ..base.atomic import write_text_atomic
 
 PAD, UNK, BOS, EOS = "<pad>", "<unk>", "<s>", "</s>"
 SPECIALS = (PAD, UNK, BOS, EOS)

@@ -1,11 +1,6 @@
 """`nmt attention`: the attention matrix of a model for one reference translation (Luong et al. 2015, Figure 7).
+Details: docs/internals/decode.md."""
 
-The reference is force-decoded (nmt.align.extract): one row per reference word, one column per source word in
-the order the source is written. Which decoder step's weights a word gets follows Luong et al.'s footnote 14, as
-for the alignments scored with AER: the step that predicts it (location scores), or the step that reads it
-(content scores: dot, general, concat). Several models: an ensemble, whose matrix is the average of its members'.
-A statistical aligner has no attention: its links of the same sentence pair are drawn instead (links_map).
-"""
 from __future__ import annotations
 
 from pathlib import Path
@@ -13,15 +8,16 @@ from pathlib import Path
 import torch
 
 from ..align.extract import members_of, soft_alignments
+from ..base.errors import ConfigError
 from ..data.alignments import check_lengths, links_to_matrix, read_pharaoh
 from ..data.text import CorpusError, read_parallel
-from ..base.errors import ConfigError
 from ..engine.fast import load_for_decoding
 from ..models.registry import credit_rule, label
 
 
-def select_line(src_lines: list[str], src_path: str | Path, *, line: int | None = None,
-                length: tuple[int, int] | None = None) -> int:
+def select_line(
+    src_lines: list[str], src_path: str | Path, *, line: int | None = None, length: tuple[int, int] | None = None
+) -> int:
     """The 1-based line to draw: `line` itself (checked), or the first line whose source has between
     length[0] and length[1] words (inclusive). Exactly one of the two must be given."""
     if (line is None) == (length is None):
@@ -36,8 +32,7 @@ def select_line(src_lines: list[str], src_path: str | Path, *, line: int | None 
     for number, text in enumerate(src_lines, start=1):
         if low <= len(text.split()) <= high:
             return number
-    raise CorpusError(src_path, None, f"no line has between {low} and {high} source words "
-                                      f"({len(src_lines)} lines)")
+    raise CorpusError(src_path, None, f"no line has between {low} and {high} source words ({len(src_lines)} lines)")
 
 
 def forced_attention(model, src_ids: list[int], tgt_ids: list[int]) -> torch.Tensor:
@@ -46,9 +41,17 @@ def forced_attention(model, src_ids: list[int], tgt_ids: list[int]) -> torch.Ten
     return torch.from_numpy(soft_alignments(model, [src_ids], [tgt_ids], device=device)[0]).float()
 
 
-def attention_map(model_paths: str | Path | list, src_path: str | Path, tgt_path: str | Path, *,
-                  line: int | None = None, length: tuple[int, int] | None = None, system: str | None = None,
-                  device: str | None = None, combine: str = "prob") -> dict:
+def attention_map(
+    model_paths: str | Path | list,
+    src_path: str | Path,
+    tgt_path: str | Path,
+    *,
+    line: int | None = None,
+    length: tuple[int, int] | None = None,
+    system: str | None = None,
+    device: str | None = None,
+    combine: str = "prob",
+) -> dict:
     """The JSON record of `nmt attention` for one line of a tokenised parallel file pair: one model, or the
     average of several (an ensemble)."""
     paths = [str(p) for p in (model_paths if isinstance(model_paths, (list, tuple)) else [model_paths])]
@@ -56,8 +59,9 @@ def attention_map(model_paths: str | Path | list, src_path: str | Path, tgt_path
     members = members_of(model)
     for path, member in zip(paths, members):
         if member.attention is None:
-            raise ConfigError(f"{path}: this model has no attention (attention: none); "
-                              "there is no attention matrix to draw")
+            raise ConfigError(
+                f"{path}: this model has no attention (attention: none); there is no attention matrix to draw"
+            )
     model.eval()
     src_lines, tgt_lines = read_parallel(src_path, tgt_path)
     number = select_line(src_lines, src_path, line=line, length=length)
@@ -65,15 +69,28 @@ def attention_map(model_paths: str | Path | list, src_path: str | Path, tgt_path
     # Unknown words are fed as <unk> but reported as written.
     weights = forced_attention(model, src_vocab.encode(src_text), tgt_vocab.encode(tgt_text))
     labels = sorted({label(m.settings) for m in members})
-    return {"models": paths, "system": system, "line": number, "src": src_text.split(), "tgt": tgt_text.split(),
-            "weights": weights.tolist(),
-            "attention": labels[0] if len(members) == 1 else f"ensemble of {len(members)}: {', '.join(labels)}",
-            "credited": sorted({credit_rule(m.settings) for m in members})}
+    return {
+        "models": paths,
+        "system": system,
+        "line": number,
+        "src": src_text.split(),
+        "tgt": tgt_text.split(),
+        "weights": weights.tolist(),
+        "attention": labels[0] if len(members) == 1 else f"ensemble of {len(members)}: {', '.join(labels)}",
+        "credited": sorted({credit_rule(m.settings) for m in members}),
+    }
 
 
-def links_map(links_path: str | Path, src_path: str | Path, tgt_path: str | Path, *, line: int | None = None,
-              length: tuple[int, int] | None = None, system: str | None = None, label: str = "word alignment links"
-              ) -> dict:
+def links_map(
+    links_path: str | Path,
+    src_path: str | Path,
+    tgt_path: str | Path,
+    *,
+    line: int | None = None,
+    length: tuple[int, int] | None = None,
+    system: str | None = None,
+    label: str = "word alignment links",
+) -> dict:
     """The same record for a word aligner's links (Pharaoh, source first, one line per sentence pair of the files):
     1 for a sure link, 0.5 for a possible-only one, 0 elsewhere, in place of attention weights."""
 
@@ -84,5 +101,13 @@ def links_map(links_path: str | Path, src_path: str | Path, tgt_path: str | Path
     src, tgt = src_lines[number - 1].split(), tgt_lines[number - 1].split()
     sentence = links[number - 1]
     matrix = links_to_matrix(sentence.sure, sentence.possible, len(src), len(tgt))
-    return {"links": str(links_path), "system": system, "line": number, "src": src, "tgt": tgt,
-            "weights": matrix.tolist(), "attention": label, "credited": None}
+    return {
+        "links": str(links_path),
+        "system": system,
+        "line": number,
+        "src": src,
+        "tgt": tgt,
+        "weights": matrix.tolist(),
+        "attention": label,
+        "credited": None,
+    }

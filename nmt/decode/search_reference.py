@@ -1,11 +1,6 @@
 """The plain, step-by-step Python implementations of greedy and beam search, kept as the reference.
+Details: docs/internals/decode.md."""
 
-`nmt.decode.translate.greedy` and `nmt.decode.translate.beam_search` decode without leaving the device between steps (their
-state lives in tensors); these read every step's scores back to Python and walk each sentence's candidates in a
-loop, which is slow but easy to check against the semantics described in their docstrings. Tests and
-`nmt bench translate --compare-eager` compare the batched search against them (same tokens and attended source
-positions, scores to float tolerance).
-"""
 from __future__ import annotations
 
 import torch
@@ -48,8 +43,9 @@ def greedy_reference(model, src: torch.Tensor, src_len: torch.Tensor, max_len_ra
 
 
 @torch.no_grad()
-def beam_search_reference(model, src: torch.Tensor, src_len: torch.Tensor, beam: int, max_len_ratio: float = 2.0
-                ) -> list[Hypothesis]:
+def beam_search_reference(
+    model, src: torch.Tensor, src_len: torch.Tensor, beam: int, max_len_ratio: float = 2.0
+) -> list[Hypothesis]:
     """Batched beam search; the best finished hypothesis (highest summed log-probability) per sentence.
 
     Each step ranks beam x vocabulary continuations per sentence and looks at the 2*beam best: a
@@ -93,8 +89,9 @@ def beam_search_reference(model, src: torch.Tensor, src_len: torch.Tensor, beam:
                 source_beam, token = divmod(flat, vocab)
                 if token == EOS_ID:
                     if rank < k:
-                        finished[b].append(Hypothesis(list(alive[b][source_beam]), score,
-                                                      list(alive_pos[b][source_beam])))
+                        finished[b].append(
+                            Hypothesis(list(alive[b][source_beam]), score, list(alive_pos[b][source_beam]))
+                        )
                     continue
                 if kept < k:
                     origin[b, kept], next_tokens[b, kept], next_scores[b, kept] = source_beam, token, score
@@ -108,8 +105,9 @@ def beam_search_reference(model, src: torch.Tensor, src_len: torch.Tensor, beam:
                 done[b] = True
             elif t + 1 >= limits[b]:
                 # Out of length: the surviving hypotheses end here without </s>.
-                finished[b].extend(Hypothesis(alive[b][j], float(next_scores[b, j]), alive_pos[b][j])
-                                   for j in range(kept))
+                finished[b].extend(
+                    Hypothesis(alive[b][j], float(next_scores[b, j]), alive_pos[b][j]) for j in range(kept)
+                )
                 done[b] = True
         if all(done):
             break

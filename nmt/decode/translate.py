@@ -3,6 +3,7 @@
 Both searches decode a whole mini-batch of sentences at once; every sentence's result is independent of
 the others in its batch (tests check batched == one-by-one, and beam size 1 == greedy).
 """
+
 from __future__ import annotations
 
 import functools
@@ -11,17 +12,17 @@ from dataclasses import dataclass, field
 import torch
 from tqdm import tqdm
 
+from ..base.errors import ConfigError
 from ..data.batches import bucketed_batches, make_batch
 from ..data.vocab import BOS_ID, EOS_ID
-from ..base.errors import ConfigError
 from ..engine.decoding_cache import decoding_cache
 from ..models.rnnsearch import CANNOT_TRANSLATE
 
 
 @dataclass
 class Hypothesis:
-    tokens: list[int]     # without </s>
-    score: float          # summed log-probability (incl. </s> when the hypothesis ended with it)
+    tokens: list[int]  # without </s>
+    score: float  # summed log-probability (incl. </s> when the hypothesis ended with it)
     # For each token, the source word (written order) with the highest attention weight at the step that emitted
     # it: what unk replacement copies or looks up. Empty for models without attention.
     positions: list[int] = field(default_factory=list)
@@ -33,8 +34,10 @@ def ensure_can_translate(model) -> None:
     for member in getattr(model, "models", None) or [model]:
         if getattr(member, "target_foresight", False):
             where = getattr(member, "source_path", None) or "this model"
-            raise ConfigError(f"{where}: {CANNOT_TRANSLATE} (model.target_foresight: true); use it with "
-                              "forced decoding (nmt attention, alignment extraction) instead")
+            raise ConfigError(
+                f"{where}: {CANNOT_TRANSLATE} (model.target_foresight: true); use it with "
+                "forced decoding (nmt attention, alignment extraction) instead"
+            )
 
 
 def attended_words(weights: torch.Tensor, src_len: torch.Tensor) -> torch.Tensor:
@@ -72,10 +75,12 @@ def _score_dtype(device: torch.device) -> torch.dtype:
 
 def _decoding(search):
     """Run a search with the model's decoding cache open (its rearranged decoder weights computed once)."""
+
     @functools.wraps(search)
     def run(model, *args, **kwargs):
         with decoding_cache(model):
             return search(model, *args, **kwargs)
+
     return run
 
 
@@ -118,14 +123,16 @@ def greedy(model, src: torch.Tensor, src_len: torch.Tensor, max_len_ratio: float
         prev = best
     lengths_, scores_, tokens_ = lengths.tolist(), scores.tolist(), tokens.tolist()
     positions_ = positions.tolist() if attends else None
-    return [Hypothesis(tokens_[b][:n], scores_[b], positions_[b][:n] if attends else [])
-            for b, n in enumerate(lengths_)]
+    return [
+        Hypothesis(tokens_[b][:n], scores_[b], positions_[b][:n] if attends else []) for b, n in enumerate(lengths_)
+    ]
 
 
 @_decoding
 @torch.no_grad()
-def beam_search(model, src: torch.Tensor, src_len: torch.Tensor, beam: int, max_len_ratio: float = 2.0
-                ) -> list[Hypothesis]:
+def beam_search(
+    model, src: torch.Tensor, src_len: torch.Tensor, beam: int, max_len_ratio: float = 2.0
+) -> list[Hypothesis]:
     """Batched beam search; the best finished hypothesis (highest summed log-probability) per sentence.
 
     Each step ranks beam x vocabulary continuations per sentence and looks at the 2*beam best: a
@@ -234,17 +241,28 @@ def beam_search(model, src: torch.Tensor, src_len: torch.Tensor, beam: int, max_
         slot = torch.where((s < best_len).unsqueeze(1), origins[s].gather(1, slot), slot)
     lengths_, scores_, tokens_ = best_len.tolist(), best_score.tolist(), tokens.tolist()
     positions_ = positions.tolist() if attends else None
-    return [Hypothesis(tokens_[b][:n], scores_[b], positions_[b][:n] if attends else [])
-            for b, n in enumerate(lengths_)]
+    return [
+        Hypothesis(tokens_[b][:n], scores_[b], positions_[b][:n] if attends else []) for b, n in enumerate(lengths_)
+    ]
 
 
-def translate_ids(model, sources: list[list[int]], *, beam: int, batch_size: int, max_len_ratio: float,
-                  device, progress: bool | None = None) -> list[Hypothesis]:
+def translate_ids(
+    model,
+    sources: list[list[int]],
+    *,
+    beam: int,
+    batch_size: int,
+    max_len_ratio: float,
+    device,
+    progress: bool | None = None,
+) -> list[Hypothesis]:
     """Translate id sequences in length-sorted batches; results come back in input order."""
     ensure_can_translate(model)
     results: list[Hypothesis | None] = [None] * len(sources)
     batches = bucketed_batches(sources, [], batch_size, seed=None)
-    with tqdm(total=len(sources), desc="translating", unit="sent", disable=None if progress is None else not progress) as bar:
+    with tqdm(
+        total=len(sources), desc="translating", unit="sent", disable=None if progress is None else not progress
+    ) as bar:
         for index in batches:
             batch = make_batch([sources[i] for i in index], None, index).to(device)
             if beam == 1:

@@ -1,17 +1,6 @@
 """unk replacement (Luong et al. 2015, section 5.1, after Jean et al. and Luong et al. 2015b).
+Details: docs/internals/decode.md."""
 
-For every <unk> a model emits, take the source word it attended to most at that step, and write that word's
-dictionary translation, or the word itself when the dictionary has none (names and numbers survive this way).
-
-The dictionary comes from word alignments of the training data: eflomal (a Bayesian IBM-1 + HMM + fertility
-aligner, from PyPI) aligns the training corpus in both directions; every link of either direction (their union)
-counts once, and each source word's translation is its most frequently linked target word (ties: the
-alphabetically first, so a given set of links always gives the same dictionary). Luong et al. used the Berkeley
-aligner; eflomal plays its role here.
-
-eflomal's sampler has no seed option; `nmt.base.eflomal_runner` seeds it (and keeps it to one thread), so the same
-corpus and seed give the same dictionary.
-"""
 from __future__ import annotations
 
 import tempfile
@@ -19,10 +8,10 @@ from collections import Counter, defaultdict
 from pathlib import Path
 
 from ..base import eflomal_runner
+from ..base.errors import UserError
 from ..data.alignments import read_pharaoh
 from ..data.text import CorpusError, read_lines, write_lines_atomic
 from ..data.vocab import UNK
-from ..base.errors import UserError
 
 DICT_HEADER = "# source\ttarget\tlinks"
 RELEASE_HEADER = "# source\ttarget\tprobability"  # a dictionary converted from a release (unk.dictionary: stanford)
@@ -59,8 +48,9 @@ def count_links(src_lines: list[str], tgt_lines: list[str], link_files: list[Pat
             n_src, n_tgt = len(src_tokens[n - 1]), len(tgt_tokens[n - 1])
             for i, j in links:
                 if i >= n_src or j >= n_tgt:
-                    raise UnkError(f"{path}:{n}: link {i}-{j} outside the sentence pair "
-                                   f"({n_src} source, {n_tgt} target words)")
+                    raise UnkError(
+                        f"{path}:{n}: link {i}-{j} outside the sentence pair ({n_src} source, {n_tgt} target words)"
+                    )
                 union.add((n - 1, i, j))
     counts: dict[str, Counter] = defaultdict(Counter)
     for n, i, j in union:
@@ -77,19 +67,27 @@ def best_translations(counts: dict[str, Counter]) -> dict[str, tuple[str, int]]:
     return out
 
 
-def build_dictionary(src_path: str | Path, tgt_path: str | Path, out_path: str | Path, *, seed: int = 1,
-                     samplers: int = eflomal_runner.DEFAULT_SAMPLERS, progress=print) -> dict:
+def build_dictionary(
+    src_path: str | Path,
+    tgt_path: str | Path,
+    out_path: str | Path,
+    *,
+    seed: int = 1,
+    samplers: int = eflomal_runner.DEFAULT_SAMPLERS,
+    progress=print,
+) -> dict:
     src_lines, tgt_lines = read_lines(src_path), read_lines(tgt_path)  # empty lines are refused with file:line
     if len(src_lines) != len(tgt_lines):
         raise UnkError(f"{src_path} has {len(src_lines)} lines but {tgt_path} has {len(tgt_lines)}")
     progress(f"aligning {len(src_lines):,} sentence pairs with eflomal (both directions)")
     with tempfile.TemporaryDirectory(prefix="nmt-unk-") as tmp:
-        forward, reverse, seeded = eflomal_runner.align(src_lines, tgt_lines, Path(tmp), seed=seed,
-                                                           samplers=samplers)
+        forward, reverse, seeded = eflomal_runner.align(src_lines, tgt_lines, Path(tmp), seed=seed, samplers=samplers)
         dictionary = best_translations(count_links(src_lines, tgt_lines, [forward, reverse]))
     if not seeded:
-        progress("warning: eflomal could not be seeded here (no C compiler or not Linux): this dictionary is not "
-                 "reproducible")
+        progress(
+            "warning: eflomal could not be seeded here (no C compiler or not Linux): this dictionary is not "
+            "reproducible"
+        )
     write_dictionary(out_path, dictionary)
     progress(f"{len(dictionary):,} source words in {out_path}")
     return {"pairs": len(src_lines), "entries": len(dictionary), "seed": seed, "reproducible": seeded}
@@ -136,6 +134,7 @@ def read_release_dictionary(path: str | Path) -> dict[str, tuple[str, float]]:
     def keep(src: str, tgt: str, prob: float) -> None:
         if src not in best or prob > best[src][1]:
             best[src] = (tgt, prob)
+
     source, started = None, not berkeley
     for n, line in enumerate(lines, start=1):
         if not started:
@@ -155,7 +154,9 @@ def read_release_dictionary(path: str | Path) -> dict[str, tuple[str, float]]:
             expected = "'  target: probability' under a source word" if berkeley else "'source target [probability]'"
             raise UnkError(f"{path}:{n}: expected {expected}, got {line!r}")
     if not best:
-        raise UnkError(f"{path}: no dictionary entries (neither a Berkeley translation table nor 'source target' lines)")
+        raise UnkError(
+            f"{path}: no dictionary entries (neither a Berkeley translation table nor 'source target' lines)"
+        )
     return best
 
 
@@ -184,8 +185,9 @@ def replace_file(hyp_path, positions_path, src_path, dict_path, out_path) -> dic
     hyps, positions = read_lines(hyp_path, allow_empty=True), read_lines(positions_path, allow_empty=True)
     srcs = read_lines(src_path)
     if not (len(hyps) == len(positions) == len(srcs)):
-        raise UnkError(f"line counts differ: {hyp_path} {len(hyps)}, {positions_path} {len(positions)}, "
-                       f"{src_path} {len(srcs)}")
+        raise UnkError(
+            f"line counts differ: {hyp_path} {len(hyps)}, {positions_path} {len(positions)}, {src_path} {len(srcs)}"
+        )
     dictionary = read_dictionary(dict_path)
     out, stats = [], {"unks": 0, "from_dictionary": 0, "copied": 0}
     for n, (hyp, pos_line, src) in enumerate(zip(hyps, positions, srcs), start=1):
@@ -197,8 +199,10 @@ def replace_file(hyp_path, positions_path, src_path, dict_path, out_path) -> dic
         if len(pos) != len(tokens):
             raise UnkError(f"{positions_path}:{n}: {len(pos)} positions for {len(tokens)} words of {hyp_path}:{n}")
         if any(not 0 <= p < len(src_tokens) for p in pos):
-            raise UnkError(f"{positions_path}:{n}: a position lies outside the {len(src_tokens)}-word source "
-                           f"sentence {src_path}:{n}")
+            raise UnkError(
+                f"{positions_path}:{n}: a position lies outside the {len(src_tokens)}-word source "
+                f"sentence {src_path}:{n}"
+            )
         for token, p in zip(tokens, pos):
             if token == UNK:
                 stats["unks"] += 1

@@ -1,31 +1,15 @@
 """Attention one decoder step at a time, with its backward pass, for the fast input-feeding decoder
 (nmt.engine.feed_decoder).
+Details: docs/internals/engine.md."""
 
-A kernel is made for one batch (its encoder states) and one pass over T steps. `forward(t, query)` gives step t's
-context vector; after the T steps, `weights()` gives the attention weights of every step over the source [T, B, S].
-With save=True the kernel keeps what its backward pass needs: `backward(t, d_context, d_weights)` is then called for
-t = T-1 .. 0 and returns the gradient of step t's query, and `finish(queries)` returns the gradients of the encoder
-states (memory), of the attention keys and of the kernel's tensors `params`, each summed over all steps in one
-product where the formula allows (d memory = sum_t a_t d c_t^T is one batched product over all steps, not T small
-ones).
-
-- GlobalKernel: Luong et al.'s global attention, dot / general / concat / location scores.
-- LocalKernel: local-m and local-p attention (a window of 2D+1 encoder states; local-p's position predictor and
-  Gaussian), the same four scores.
-- MonotonicKernel: Raffel et al.'s soft monotonic attention (the expected alignment of training), eq15/16/17.
-- AutogradKernel: any other attention layer (hard monotonic decoding, the log-space soft form, a new variant),
-  differentiated by autograd one step at a time. Correct for everything, but pays autograd's per-operation cost inside
-  the loop; a variant becomes fast by getting a kernel of its own here (docs/contributing.md).
-The hand-written backward passes are checked against autograd (tests/test_fast_engine.py).
-"""
 from __future__ import annotations
 
 import torch
 import torch.nn.functional as F
 from torch import nn
 
-from . import native
 from ..models.dropout import gaussian_noise
+from . import native
 
 _softmax_backward = torch.ops.aten._softmax_backward_data
 _tanh_backward = torch.ops.aten.tanh_backward
@@ -68,8 +52,9 @@ class _StepGradients:
 class GlobalKernel(_StepGradients):
     """Global attention (nmt.models.attention.GlobalAttention): a_t = softmax(score(h_t, hbar)), c_t = sum a_t hbar."""
 
-    def __init__(self, layer: nn.Module, memory: torch.Tensor, keys: torch.Tensor | None, mask: torch.Tensor,
-                 save: bool):
+    def __init__(
+        self, layer: nn.Module, memory: torch.Tensor, keys: torch.Tensor | None, mask: torch.Tensor, save: bool
+    ):
         self.score = layer.score
         self.memory, self.keys, self.save = memory, keys, save
         B, S, H = memory.shape
@@ -127,8 +112,12 @@ class GlobalKernel(_StepGradients):
     def compiled_backward_tensors(self, d_weights: torch.Tensor | None) -> list[torch.Tensor]:
         """The table's tensors for the backward pass: compiled_attention's, the weights' gradient, two scratch rows."""
         B, S, H = self.memory.shape
-        return [*self.compiled_tensors, None if d_weights is None else d_weights.contiguous(),
-                self.memory.new_empty(B, S), self.memory.new_empty(B, H)]
+        return [
+            *self.compiled_tensors,
+            None if d_weights is None else d_weights.contiguous(),
+            self.memory.new_empty(B, S),
+            self.memory.new_empty(B, H),
+        ]
 
     def forward(self, t: int, query: torch.Tensor) -> torch.Tensor:
         if self.score in ("dot", "general"):
@@ -141,7 +130,8 @@ class GlobalKernel(_StepGradients):
         elif self.fused:  # concat, compiled
             pre_q = F.linear(query, self.W_q)
             weights, context = native.additive_attention_forward(
-                self.lib, self.keys, pre_q, self.v_a, self.present, None, self.memory)
+                self.lib, self.keys, pre_q, self.v_a, self.present, None, self.memory
+            )
             if self.save:
                 self.Z.append(pre_q)  # the backward pass recomputes z from it
             self.A.append(weights)
@@ -166,8 +156,17 @@ class GlobalKernel(_StepGradients):
         a = self.A[t] if self.A_all is None else self.A_all[t]
         if self.score == "concat" and self.fused:
             d_pre_q, _ = native.additive_attention_backward(
-                self.lib, d_context, None if d_weights is None else d_weights.contiguous(), self.memory, a,
-                self.keys, self.Z[t], self.v_a, self.d_keys, self.d_v)
+                self.lib,
+                d_context,
+                None if d_weights is None else d_weights.contiguous(),
+                self.memory,
+                a,
+                self.keys,
+                self.Z[t],
+                self.v_a,
+                self.d_keys,
+                self.d_v,
+            )
             self.D_CTX.append(d_context)
             self.D_PRE_Q.append(d_pre_q)
             return torch.mm(d_pre_q, self.W_q)
@@ -193,15 +192,15 @@ class GlobalKernel(_StepGradients):
         if self.D_CTX_all is not None:  # the steps ran in C: their buffers, in step order
             A, DS, D_CTX = self.A_all, self.DS_all, self.D_CTX_all
         else:
-            A = torch.stack(self.A)                      # [T, B, S]
-            DS = torch.stack(self.DS[::-1]) if self.DS else None   # backward ran t = T-1 .. 0
-            D_CTX = torch.stack(self.D_CTX[::-1])        # [T, B, H]
+            A = torch.stack(self.A)  # [T, B, S]
+            DS = torch.stack(self.DS[::-1]) if self.DS else None  # backward ran t = T-1 .. 0
+            D_CTX = torch.stack(self.D_CTX[::-1])  # [T, B, H]
         d_memory = torch.bmm(A.permute(1, 2, 0), D_CTX.transpose(0, 1))
         if self.score in ("dot", "general"):
             return d_memory, torch.bmm(DS.permute(1, 2, 0), queries.transpose(0, 1)), []
         flat_q = _flat(queries)
         if self.score == "location":
-            d_location = torch.mm(_flat(DS).t(), flat_q)   # [S, H]
+            d_location = torch.mm(_flat(DS).t(), flat_q)  # [S, H]
             weight = self.params[0]
             d_weight = torch.zeros_like(weight)
             rows = min(weight.size(0), d_location.size(0))
@@ -233,29 +232,36 @@ class _LocalCentres(_StepGradients):
     def _predict_centre(self, query: torch.Tensor) -> tuple[torch.Tensor, tuple, torch.Tensor]:
         """local-p's p_t [B], what its backward pass reads, and the window's centre [B]. As LocalAttention.centres:
         v_p^T tanh(x) = 2 v_p^T sigmoid(2x) - sum(v_p), x = W_p h_t."""
-        m = torch.sigmoid(2 * F.linear(query, self.W_p))                   # [B, H]
-        sig = torch.sigmoid(2 * torch.mv(m, self.v_p) - self.v_p_sum)       # [B]
+        m = torch.sigmoid(2 * F.linear(query, self.W_p))  # [B, H]
+        sig = torch.sigmoid(2 * torch.mv(m, self.v_p) - self.v_p_sum)  # [B]
         p = self.lengths.to(query.dtype) * sig
         return p, (m, sig), torch.minimum(torch.round(p).long(), self.lengths - 1)
 
-    def _centre_backward(self, d_w: torch.Tensor, a: torch.Tensor, gauss: torch.Tensor, positions: torch.Tensor,
-                         p: torch.Tensor, predictor: tuple) -> torch.Tensor:
+    def _centre_backward(
+        self,
+        d_w: torch.Tensor,
+        a: torch.Tensor,
+        gauss: torch.Tensor,
+        positions: torch.Tensor,
+        p: torch.Tensor,
+        predictor: tuple,
+    ) -> torch.Tensor:
         """d (W_p h_t) [B, H] through the Gaussian (d_w: the gradient of the weights at `positions`); keeps it and the
         energy's gradient for the predictor's parameters."""
         # d/dp of exp(-(s - p)^2 / 2 sigma^2) = gauss (s - p) / sigma^2
         d_p = (d_w * a * gauss * (positions.to(a.dtype) - p.unsqueeze(1))).sum(1) * (2 / self.two_sigma2)
         m, sig = predictor
-        d_e = _sigmoid_backward(d_p * self.lengths.to(a.dtype), sig)            # [B]
-        d_pre_p = _sigmoid_backward(d_e.unsqueeze(1) * (2 * self.v_p), m) * 2    # d (W_p h_t)
+        d_e = _sigmoid_backward(d_p * self.lengths.to(a.dtype), sig)  # [B]
+        d_pre_p = _sigmoid_backward(d_e.unsqueeze(1) * (2 * self.v_p), m) * 2  # d (W_p h_t)
         self.D_E.append(d_e)
         self.D_PRE_P.append(d_pre_p)
         return d_pre_p
 
     def _predictor_gradients(self, flat_queries: torch.Tensor, predictors: list[tuple]) -> list[torch.Tensor]:
         """The gradients of W_p and v_p over all steps (`predictors`: each step's, in step order)."""
-        d_pre_p = torch.stack(self.D_PRE_P[::-1])                           # [T, B, H]
-        d_e = torch.stack(self.D_E[::-1])                                   # [T, B]
-        m = torch.stack([predictor[0] for predictor in predictors])         # [T, B, H]
+        d_pre_p = torch.stack(self.D_PRE_P[::-1])  # [T, B, H]
+        d_e = torch.stack(self.D_E[::-1])  # [T, B]
+        m = torch.stack([predictor[0] for predictor in predictors])  # [T, B, H]
         # e = 2 v_p^T m - sum(v_p): d e / d v_p = 2 m - 1
         return [torch.mm(_flat(d_pre_p).t(), flat_queries), torch.einsum("tb,tbh->h", d_e, 2 * m - 1).view(1, -1)]
 
@@ -269,8 +275,16 @@ class LocalKernel(_LocalCentres):
     ([T, B, S], which the weights need anyway); concat's, whose key gradients are vectors per window position, are
     added up step by step."""
 
-    def __init__(self, layer: nn.Module, memory: torch.Tensor, keys: torch.Tensor | None, mask: torch.Tensor,
-                 first_step: int, steps: int, save: bool):
+    def __init__(
+        self,
+        layer: nn.Module,
+        memory: torch.Tensor,
+        keys: torch.Tensor | None,
+        mask: torch.Tensor,
+        first_step: int,
+        steps: int,
+        save: bool,
+    ):
         self.layer, self.score, self.mode = layer, layer.score, layer.mode
         self.memory, self.keys, self.save = memory, keys, save
         B, S, H = memory.shape
@@ -280,10 +294,10 @@ class LocalKernel(_LocalCentres):
         self.flat_keys = None if keys is None else keys.reshape(B * S, keys.size(-1))
         self.offsets = torch.arange(-layer.window, layer.window + 1, device=memory.device)
         self.batch_rows = (torch.arange(B, device=memory.device) * S).unsqueeze(1)
-        self.two_sigma2 = 2 * layer.sigma ** 2
+        self.two_sigma2 = 2 * layer.sigma**2
         self.params: list[torch.Tensor] = []
         if self.score == "location":
-            self.W_a = layer.W_a.weight                      # [2D+1, H]
+            self.W_a = layer.W_a.weight  # [2D+1, H]
             self.params.append(self.W_a)
         elif self.score == "concat":
             self.W_q, self.v_a = layer.W_q.weight, layer.v_a.weight.view(-1)
@@ -298,14 +312,19 @@ class LocalKernel(_LocalCentres):
         centres = self._set_up_centres(layer, first_step, steps)
         self.windows = None
         if centres is not None:  # local-m
-            windows = self._windows(centres)                                           # for all T steps
+            windows = self._windows(centres)  # for all T steps
             # per step at once (unbind), with the padding's -inf to add to the scores, and for dot/general the window's
             # keys transposed (a [1, H] x [H, W] product per sentence is faster than [W, H] x [H, 1])
             self.windows = [x.unbind(0) if x is not None else [None] * steps for x in windows]
-            self.window_neg = torch.zeros(windows[1].shape, dtype=memory.dtype, device=memory.device).masked_fill_(
-                windows[1], float("-inf")).unsqueeze(2).unbind(0)
-            self.window_keys_t = (windows[5].transpose(2, 3).contiguous().unbind(0)
-                                  if self.score in ("dot", "general") else None)
+            self.window_neg = (
+                torch.zeros(windows[1].shape, dtype=memory.dtype, device=memory.device)
+                .masked_fill_(windows[1], float("-inf"))
+                .unsqueeze(2)
+                .unbind(0)
+            )
+            self.window_keys_t = (
+                windows[5].transpose(2, 3).contiguous().unbind(0) if self.score in ("dot", "general") else None
+            )
         self.index, self.outside, self.rows, self.A, self.W = [], [], [], [], []
         self.saved: list[tuple] = []
         self.empty_lists()
@@ -338,8 +357,9 @@ class LocalKernel(_LocalCentres):
             scores = F.linear(query, self.W_a)
         elif self.score == "concat":
             if self.fused:
-                z, scores = native.additive_energy_forward(native.library(), window_keys.contiguous(),
-                                                           F.linear(query, self.W_q), self.v_a)
+                z, scores = native.additive_energy_forward(
+                    native.library(), window_keys.contiguous(), F.linear(query, self.W_q), self.v_a
+                )
             else:
                 z = torch.tanh(window_keys + F.linear(query, self.W_q).unsqueeze(1))
                 scores = torch.matmul(z, self.v_a)
@@ -378,7 +398,7 @@ class LocalKernel(_LocalCentres):
     def backward(self, t: int, d_context: torch.Tensor, d_weights: torch.Tensor | None) -> torch.Tensor:
         positions, window, window_keys, z, a, gauss, p, predictor = self.saved[t]
         index, outside = self.index[t], self.outside[t]
-        d_w = torch.bmm(d_context.unsqueeze(1), window.transpose(1, 2)).squeeze(1)   # [B, W]
+        d_w = torch.bmm(d_context.unsqueeze(1), window.transpose(1, 2)).squeeze(1)  # [B, W]
         if d_weights is not None:
             d_w = d_w + d_weights.gather(1, index).masked_fill(outside, 0.0)
         d_pre_p = None
@@ -395,10 +415,11 @@ class LocalKernel(_LocalCentres):
         elif self.score == "concat":
             if self.fused:
                 d_pre = torch.zeros_like(z)
-                d_pre_q = native.additive_energy_backward(native.library(), d_scores.contiguous(), z, self.v_a,
-                                                          d_pre, self.d_v)
+                d_pre_q = native.additive_energy_backward(
+                    native.library(), d_scores.contiguous(), z, self.v_a, d_pre, self.d_v
+                )
             else:
-                d_pre = _tanh_backward(d_scores.unsqueeze(2) * self.v_a, z)          # [B, W, H]
+                d_pre = _tanh_backward(d_scores.unsqueeze(2) * self.v_a, z)  # [B, W, H]
                 self.d_v.addmv_(z.reshape(-1, z.size(-1)).t(), d_scores.reshape(-1))
                 d_pre_q = d_pre.sum(dim=1)
             self.d_flat_keys.index_add_(0, self.rows[t].reshape(-1), d_pre.reshape(-1, d_pre.size(-1)))
@@ -409,7 +430,7 @@ class LocalKernel(_LocalCentres):
         return d_q if d_pre_p is None else torch.addmm(d_q, d_pre_p, self.W_p)
 
     def finish(self, queries: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor | None, list[torch.Tensor]]:
-        d_ctx = torch.stack(self.D_CTX[::-1])                                   # [T, B, H]
+        d_ctx = torch.stack(self.D_CTX[::-1])  # [T, B, H]
         d_memory = torch.bmm(self.full.permute(1, 2, 0), d_ctx.transpose(0, 1))
         flat_q = _flat(queries)
         param_grads: list[torch.Tensor] = []
@@ -421,7 +442,7 @@ class LocalKernel(_LocalCentres):
             param_grads.append(torch.mm(_flat(torch.stack(self.D_PRE_Q[::-1])).t(), flat_q))
             param_grads.append(self.d_v.view(1, -1))
         else:
-            d_full = self._scatter(self.DS[::-1])                                # [T, B, S]
+            d_full = self._scatter(self.DS[::-1])  # [T, B, S]
             d_keys = torch.bmm(d_full.permute(1, 2, 0), queries.transpose(0, 1))
         if self.mode == "local-p":
             param_grads += self._predictor_gradients(flat_q, [saved[7] for saved in self.saved])
@@ -436,14 +457,22 @@ class LocalBandKernel(_LocalCentres):
     positions in place is cheaper. Dot, general and concat scores (location scores are per window offset: LocalKernel).
     local-p's Gaussian multiplies the softmax, and p_t's gradient comes through it, as in LocalKernel."""
 
-    def __init__(self, layer: nn.Module, memory: torch.Tensor, keys: torch.Tensor, mask: torch.Tensor,
-                 first_step: int, steps: int, save: bool):
+    def __init__(
+        self,
+        layer: nn.Module,
+        memory: torch.Tensor,
+        keys: torch.Tensor,
+        mask: torch.Tensor,
+        first_step: int,
+        steps: int,
+        save: bool,
+    ):
         self.layer, self.score, self.mode, self.save = layer, layer.score, layer.mode, save
         B, S, H = memory.shape
         self.memory, self.keys = memory, keys
         self.lengths = mask.sum(dim=1)
         self.positions = torch.arange(S, device=memory.device)
-        self.window, self.two_sigma2 = layer.window, 2 * layer.sigma ** 2
+        self.window, self.two_sigma2 = layer.window, 2 * layer.sigma**2
         self.params: list[torch.Tensor] = []
         self.fused = False
         if self.score == "concat":
@@ -459,7 +488,7 @@ class LocalBandKernel(_LocalCentres):
         else:
             self.keys_t = _transposed(keys) if save else None
         centres = self._set_up_centres(layer, first_step, steps)
-        self.negs = None if centres is None else self._band(centres).unbind(0)    # local-m: all steps' windows
+        self.negs = None if centres is None else self._band(centres).unbind(0)  # local-m: all steps' windows
         self.memory_t = _transposed(memory) if save else None
         self.A, self.W, self.saved = [], [], []
         self.empty_lists()
@@ -469,7 +498,8 @@ class LocalBandKernel(_LocalCentres):
         offset = (self.positions - centre.unsqueeze(-1)).abs()
         inside = (offset <= self.window) & (self.positions < self.lengths.unsqueeze(1))
         return torch.zeros(inside.shape, dtype=self.memory.dtype, device=inside.device).masked_fill_(
-            ~inside, float("-inf"))
+            ~inside, float("-inf")
+        )
 
     def forward(self, t: int, query: torch.Tensor) -> torch.Tensor:
         p = predictor = None
@@ -481,8 +511,9 @@ class LocalBandKernel(_LocalCentres):
         z = None
         if self.score == "concat":
             if self.fused:
-                z, scores = native.additive_energy_forward(native.library(), self.keys, F.linear(query, self.W_q),
-                                                           self.v_a)
+                z, scores = native.additive_energy_forward(
+                    native.library(), self.keys, F.linear(query, self.W_q), self.v_a
+                )
             else:
                 z = torch.tanh(self.keys + F.linear(query, self.W_q).unsqueeze(1))
                 scores = torch.matmul(z, self.v_a)
@@ -508,7 +539,7 @@ class LocalBandKernel(_LocalCentres):
 
     def backward(self, t: int, d_context: torch.Tensor, d_weights: torch.Tensor | None) -> torch.Tensor:
         z, a, gauss, p, predictor = self.saved[t]
-        d_w = torch.bmm(d_context.unsqueeze(1), self.memory_t).squeeze(1)      # [B, S]
+        d_w = torch.bmm(d_context.unsqueeze(1), self.memory_t).squeeze(1)  # [B, S]
         if d_weights is not None:
             d_w = d_w + d_weights
         d_pre_p = None
@@ -521,8 +552,9 @@ class LocalBandKernel(_LocalCentres):
         self.D_CTX.append(d_context)
         if self.score == "concat":
             if self.fused:
-                d_pre_q = native.additive_energy_backward(native.library(), d_scores.contiguous(), z, self.v_a,
-                                                          self.d_keys, self.d_v)
+                d_pre_q = native.additive_energy_backward(
+                    native.library(), d_scores.contiguous(), z, self.v_a, self.d_keys, self.d_v
+                )
             else:
                 d_pre = _tanh_backward(d_scores.unsqueeze(2) * self.v_a, z)
                 self.d_keys += d_pre
@@ -536,7 +568,7 @@ class LocalBandKernel(_LocalCentres):
         return d_q if d_pre_p is None else torch.addmm(d_q, d_pre_p, self.W_p)
 
     def finish(self, queries: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor | None, list[torch.Tensor]]:
-        weights = torch.stack(self.W)                                           # [T, B, S]
+        weights = torch.stack(self.W)  # [T, B, S]
         d_ctx = torch.stack(self.D_CTX[::-1])
         d_memory = torch.bmm(weights.permute(1, 2, 0), d_ctx.transpose(0, 1))
         flat_q = _flat(queries)
@@ -559,8 +591,16 @@ class MonotonicKernel:
     the steps, and so does its gradient. The clamps pass gradients where their input lies within the bounds, as
     torch.clamp's backward does."""
 
-    def __init__(self, layer: nn.Module, memory: torch.Tensor, keys: torch.Tensor, mask: torch.Tensor,
-                 state: torch.Tensor, steps: int, save: bool):
+    def __init__(
+        self,
+        layer: nn.Module,
+        memory: torch.Tensor,
+        keys: torch.Tensor,
+        mask: torch.Tensor,
+        state: torch.Tensor,
+        steps: int,
+        save: bool,
+    ):
         self.energy, self.eps = layer.energy, layer.eps
         self.memory, self.keys, self.save = memory, keys, save
         B, S, H = memory.shape
@@ -569,10 +609,10 @@ class MonotonicKernel:
         self.noise = None
         if layer.training and layer.noise > 0:
             self.noise = gaussian_noise((steps, B, S), layer.noise, memory.device, memory.dtype)
-        if self.energy == "eq17":            # e = g s^T (W h) + r; keys = W h
+        if self.energy == "eq17":  # e = g s^T (W h) + r; keys = W h
             self.params = [layer.g, layer.r]
             self.keys_t = _transposed(keys) if save else None
-        else:                                # e = [g] (v^T [/ ||v||]) tanh(W s + V h + b) [+ r]; keys = V h + b
+        else:  # e = [g] (v^T [/ ||v||]) tanh(W s + V h + b) [+ r]; keys = V h + b
             self.W = layer.W.weight
             self.v = layer.v if self.energy == "eq15" else layer.v / layer.v.norm()
             self.params = [self.W, self.v] + ([layer.g, layer.r] if self.energy == "eq16" else [])
@@ -611,23 +651,25 @@ class MonotonicKernel:
             energies = qk * self.params[0] + self.params[1]
         else:
             if self.native:  # one pass (kernels.c) for the next two lines
-                z, energies = native.additive_energy_forward(native.library(), self.keys, F.linear(query, self.W),
-                                                             self.v)
+                z, energies = native.additive_energy_forward(
+                    native.library(), self.keys, F.linear(query, self.W), self.v
+                )
             else:
-                z = torch.tanh(self.keys + F.linear(query, self.W).unsqueeze(1))   # [B, S, A]
+                z = torch.tanh(self.keys + F.linear(query, self.W).unsqueeze(1))  # [B, S, A]
                 energies = torch.matmul(z, self.v)
             if self.energy == "eq16":
                 energies = energies * self.params[2] + self.params[3]
         if self.noise is not None:
             energies = energies + self.noise[t]
         if self.native:
-            sig, p, cumprod, cumsum, alpha = native.monotonic_forward(native.library(), energies.contiguous(),
-                                                                      self.present, self.prev, self.eps)
+            sig, p, cumprod, cumsum, alpha = native.monotonic_forward(
+                native.library(), energies.contiguous(), self.present, self.prev, self.eps
+            )
         else:
             sig = torch.sigmoid(energies)
             p = sig * self.present
             logs = (1.0 - p).clamp(self.eps, 1.0).log_()
-            cumprod = F.pad(torch.cumsum(logs, dim=-1)[:, :-1], (1, 0)).exp_()   # exclusive product of (1 - p)
+            cumprod = F.pad(torch.cumsum(logs, dim=-1)[:, :-1], (1, 0)).exp_()  # exclusive product of (1 - p)
             cumsum = torch.cumsum(self.prev / cumprod.clamp(self.eps, 1.0), dim=-1)
             alpha = p * cumprod * cumsum
         if self.save:
@@ -647,8 +689,9 @@ class MonotonicKernel:
         if self.d_prev is not None:
             d_alpha = d_alpha + self.d_prev
         if self.native:
-            d_e, self.d_prev = native.monotonic_backward(native.library(), d_alpha.contiguous(), self.present, prev,
-                                                         self.eps, sig, p, cumprod, cumsum)
+            d_e, self.d_prev = native.monotonic_backward(
+                native.library(), d_alpha.contiguous(), self.present, prev, self.eps, sig, p, cumprod, cumsum
+            )
         else:
             d_e = self._backward(d_alpha, sig, p, cumprod, cumsum, prev)
         self.DE.append(d_e)
@@ -656,16 +699,17 @@ class MonotonicKernel:
         if self.energy == "eq17":
             return torch.bmm(d_e.unsqueeze(1), self.keys).squeeze(1) * self.params[0]
         if self.native:  # d keys and d v accumulate unscaled by g (eq16: d v and d keys times g in finish)
-            d_pre = native.additive_energy_backward(native.library(), d_e.contiguous(), z, self.v, self.d_keys,
-                                                    self.d_v)
+            d_pre = native.additive_energy_backward(
+                native.library(), d_e.contiguous(), z, self.v, self.d_keys, self.d_v
+            )
             if self.energy == "eq16":
                 d_pre = d_pre * self.params[2]
             self.D_PRE.append(d_pre)
             return torch.mm(d_pre, self.W)
-        self.d_v.addmv_(_flat(z).t(), d_e.reshape(-1))                              # (times g for eq16: finish)
+        self.d_v.addmv_(_flat(z).t(), d_e.reshape(-1))  # (times g for eq16: finish)
         if self.energy == "eq16":
             d_e = d_e * self.params[2]
-        d_z = _tanh_backward(d_e.unsqueeze(2) * self.v, z)                         # [B, S, A]
+        d_z = _tanh_backward(d_e.unsqueeze(2) * self.v, z)  # [B, S, A]
         self.d_keys += d_z
         d_pre = d_z.sum(dim=1)
         self.D_PRE.append(d_pre)
@@ -676,7 +720,7 @@ class MonotonicKernel:
         and self.d_prev, the gradient of the previous step's alpha."""
         clamped = cumprod.clamp(self.eps, 1.0)
         one_minus = 1.0 - p
-        d_u = (d_alpha * p * cumprod).flip(-1).cumsum(-1).flip(-1)      # cumsum's backward: suffix sums
+        d_u = (d_alpha * p * cumprod).flip(-1).cumsum(-1).flip(-1)  # cumsum's backward: suffix sums
         self.d_prev = d_u / clamped
         d_cumprod = d_alpha * p * cumsum - self.d_prev * prev / clamped * (cumprod >= self.eps)
         # the exclusive cumsum's backward: d logs_l = sum_{j > l} d out_j
@@ -687,7 +731,7 @@ class MonotonicKernel:
     def finish(self, queries: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor | None, list[torch.Tensor]]:
         A = torch.stack(self.A)
         d_ctx = torch.stack(self.D_CTX[::-1])
-        d_e = torch.stack(self.DE[::-1])                                        # [T, B, S]
+        d_e = torch.stack(self.DE[::-1])  # [T, B, S]
         d_memory = torch.bmm(A.permute(1, 2, 0), d_ctx.transpose(0, 1))
         if self.energy == "eq17":
             g = self.params[0]
@@ -698,7 +742,7 @@ class MonotonicKernel:
         if self.energy == "eq15":
             return d_memory, self.d_keys, [d_W, self.d_v]
         g = self.params[2]
-        v_z = torch.stack([torch.matmul(s[0], self.v) for s in self.saved])    # [T, B, S]
+        v_z = torch.stack([torch.matmul(s[0], self.v) for s in self.saved])  # [T, B, S]
         d_keys = self.d_keys * g if self.native else self.d_keys  # the compiled kernel's d keys are unscaled by g
         return d_memory, d_keys, [d_W, self.d_v * g, (d_e * v_z).sum().view_as(g), d_e.sum().view_as(self.params[3])]
 
@@ -708,8 +752,16 @@ class AutogradKernel:
     (context [B, 1, H], weights [B, 1, S], state), differentiated by autograd step by step. The attention state
     (monotonic attention's previous alignment) chains the steps; its gradient is carried backwards."""
 
-    def __init__(self, layer: nn.Module, memory: torch.Tensor, keys: torch.Tensor | None, mask: torch.Tensor,
-                 first_step: int, state: torch.Tensor | None, save: bool):
+    def __init__(
+        self,
+        layer: nn.Module,
+        memory: torch.Tensor,
+        keys: torch.Tensor | None,
+        mask: torch.Tensor,
+        first_step: int,
+        state: torch.Tensor | None,
+        save: bool,
+    ):
         self.layer, self.mask, self.first_step, self.save = layer, mask, first_step, save
         w_c = getattr(getattr(layer, "W_c", None), "weight", None)
         self.params = [p for p in layer.parameters() if p.requires_grad and p is not w_c]
@@ -734,7 +786,8 @@ class AutogradKernel:
     def forward(self, t: int, query: torch.Tensor) -> torch.Tensor:
         if not self.save:
             context, weights, self.state = self.layer.step_context(
-                query.unsqueeze(1), self.memory, self.keys, self.mask, self.first_step + t, self.state)
+                query.unsqueeze(1), self.memory, self.keys, self.mask, self.first_step + t, self.state
+            )
             self.A.append(weights.squeeze(1))
             return context.squeeze(1)
         with torch.enable_grad():
@@ -742,8 +795,9 @@ class AutogradKernel:
             state_in = self.state
             if state_in is not None and state_in.is_floating_point():
                 state_in = state_in.detach().requires_grad_()
-            context, weights, state = self.layer.step_context(q.unsqueeze(1), self.memory, self.keys, self.mask,
-                                                              self.first_step + t, state_in)
+            context, weights, state = self.layer.step_context(
+                q.unsqueeze(1), self.memory, self.keys, self.mask, self.first_step + t, state_in
+            )
             context, weights = context.squeeze(1), weights.squeeze(1)  # views made with grad mode on
         self.steps.append((q, state_in, context, weights, state))
         self.state = state.detach() if state is not None else None
@@ -775,7 +829,7 @@ class AutogradKernel:
                 self.grad_keys += d_keys
         if d_mem is not None:
             self.grad_memory += d_mem
-        for acc, g in zip(self.grad_params, rest[:len(self.params)]):
+        for acc, g in zip(self.grad_params, rest[: len(self.params)]):
             if g is not None:
                 acc += g
         self.d_state = rest[len(self.params)] if with_state else None
@@ -785,12 +839,21 @@ class AutogradKernel:
         return self.grad_memory, self.grad_keys, self.grad_params
 
 
-KERNELS = ("global", "local", "monotonic")  # what a registry entry may name (nmt.models.variants)
+KERNELS = ("global", "local", "monotonic")  # what a registry entry may name (nmt.settings.attention_variants)
 
 
-def make_kernel(layer: nn.Module, kind: str | None, memory: torch.Tensor, keys: torch.Tensor | None,
-                mask: torch.Tensor, first_step: int, state: torch.Tensor | None, steps: int, save: bool,
-                autograd: bool = False):
+def make_kernel(
+    layer: nn.Module,
+    kind: str | None,
+    memory: torch.Tensor,
+    keys: torch.Tensor | None,
+    mask: torch.Tensor,
+    first_step: int,
+    state: torch.Tensor | None,
+    steps: int,
+    save: bool,
+    autograd: bool = False,
+):
     """The fastest kernel there is for this attention layer (see the module docstring): `kind` is the one its
     variant's registry entry names (None: the generic one); `autograd` forces the generic one (tests compare the
     two)."""

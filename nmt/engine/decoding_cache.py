@@ -1,11 +1,6 @@
 """Weights a decoder rearranges for its step loop, computed once per decoding instead of once per step.
+Details: docs/internals/engine.md."""
 
-A decoding step (greedy or beam search) is a call of the decoder of its own (T = 1). The rearranged weights its loop
-multiplies with (the LSTM layers' [x ; h] weights side by side, transposes made contiguous) would otherwise be copied
-from the parameters at every step: 32 MB per layer and step at the paper's 1000 units. Within `decoding_cache(model)`
-they are made once and reused: the parameters must not change meanwhile. Outside it (training) they are made per call,
-from the current parameters.
-"""
 from __future__ import annotations
 
 import contextlib

@@ -2,6 +2,7 @@
 `use`: the compiled LSTM and bidirectional GRU loops (on a CPU in fp32, where nmt.engine.native's kernels
 load; elsewhere the model's nn.LSTM/nn.GRU: oneDNN on a CPU, cuDNN on a GPU), and the input-feeding and RNNsearch
 decoders with their hand-written backward passes (on every device). docs/engine.md says what each computes."""
+
 from __future__ import annotations
 
 import torch
@@ -29,7 +30,7 @@ class FastKernels:
     def bidirectional_gru(self, gru: nn.GRU, inputs, lengths):
         return run_bidirectional_gru(gru, inputs, lengths) if _compiled_loops(inputs) else None
 
-    feed_decoder = staticmethod(run_decoder)                # on every device
+    feed_decoder = staticmethod(run_decoder)  # on every device
     rnnsearch_decoder = staticmethod(run_rnnsearch_decoder)
 
 

@@ -1,14 +1,7 @@
 """RNNsearch's bidirectional GRU encoder with a hand-written backward pass: the fast engine's encoder on a CPU,
 computing exactly what nn.GRU(bidirectional=True) computes on a packed sequence.
+Details: docs/internals/engine.md."""
 
-Why: on a CPU nn.GRU over a packed batch took a third of an RNNsearch update at the demo's sizes. Here, per direction,
-the input products of all steps are one product written into the gates' buffer; each step adds its hidden product and
-applies the gates with one fused kernel (nmt.engine.native, through nmt.engine.gru_cell); the backward pass walks the
-steps in reverse with one fused kernel and one product per step, and computes the weight gradients and the input's
-gradient as one product each over all steps. The backward direction reads each sentence reversed within its own length,
-as a packed sequence does, so both directions compute the same rows at each step (nmt.engine.fast_lstm's schedule). Used
-only where the fused kernels are; elsewhere nn.GRU (oneDNN on a CPU, cuDNN on a GPU).
-"""
 from __future__ import annotations
 
 import torch
@@ -69,15 +62,28 @@ class _FastGRU(torch.autograd.Function):
                 d_h = gru_backward(out_t[t], gi_t[t], gh_t[t], h_t[t], dgi_t[t], dgh_t[t], d_h2=d_h)
                 d_h.addmm_(dgh_t[t], W_hh)
                 continue
-            d_prev = gru_backward(out_t[t][rows], gi_t[t][rows], gh_t[t][rows], h_t[t][rows], dgi_t[t][rows],
-                                  dgh_t[t][rows], d_h2=d_h[rows])
+            d_prev = gru_backward(
+                out_t[t][rows],
+                gi_t[t][rows],
+                gh_t[t][rows],
+                h_t[t][rows],
+                dgi_t[t][rows],
+                dgh_t[t][rows],
+                d_h2=d_h[rows],
+            )
             d_h[rows] = d_prev.addmm_(dgh_t[t][rows], W_hh)
 
         def flat(v):
             return v.reshape(-1, v.size(-1))
 
-        return (None, torch.mm(flat(D_GI), W_ih).view_as(x), torch.mm(flat(D_GI).t(), flat(x)),
-                torch.mm(flat(D_GH).t(), flat(states[:-1])), D_GI.sum(dim=(0, 1)), D_GH.sum(dim=(0, 1)))
+        return (
+            None,
+            torch.mm(flat(D_GI), W_ih).view_as(x),
+            torch.mm(flat(D_GI).t(), flat(x)),
+            torch.mm(flat(D_GH).t(), flat(states[:-1])),
+            D_GI.sum(dim=(0, 1)),
+            D_GH.sum(dim=(0, 1)),
+        )
 
 
 def reverse_within(x: torch.Tensor, lengths: torch.Tensor) -> torch.Tensor:
@@ -110,8 +116,9 @@ def run_bidirectional_gru(gru: nn.GRU, x: torch.Tensor, lengths: torch.Tensor) -
             states = _FastGRU.apply(active, inputs.transpose(0, 1).contiguous(), *weights)
         else:
             W_ih, W_hh, b_ih, b_hh = weights
-            states = _gru_forward(inputs.transpose(0, 1).contiguous(), W_ih, W_hh.t().contiguous(), b_ih, b_hh,
-                                  active, save=False)[0][1:]
+            states = _gru_forward(
+                inputs.transpose(0, 1).contiguous(), W_ih, W_hh.t().contiguous(), b_ih, b_hh, active, save=False
+            )[0][1:]
         out = states.transpose(0, 1) * valid
         outputs.append(reverse_within(out, lengths) if reverse else out)
     return torch.cat(outputs, dim=-1)

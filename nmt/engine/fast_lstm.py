@@ -1,41 +1,36 @@
 """A stacked unidirectional LSTM over padded sequences with a hand-written backward pass: the fast engine's encoder
 (and the decoder of models without input feeding) on a CPU, computing exactly what nn.LSTM computes on a packed
 sequence.
+Details: docs/internals/engine.md."""
 
-Why: at the demo's sizes oneDNN's LSTM (what nn.LSTM calls on a CPU) takes about twice the time of its arithmetic. Here,
-per layer, the input projection of all steps is one product, written straight into the gates' buffer; each step adds its
-recurrent product to its slice of that buffer in place and applies the gate nonlinearities with one fused kernel
-(nmt.engine.native, through nmt.engine.lstm_cell); the backward pass walks the steps in reverse with one fused kernel
-and one product per step, and computes every weight gradient, and the gradient of the layer's input, as one product over
-all steps at the end (as nmt.engine.feed_decoder does for the decoder). Used only where the fused kernels are: with
-several torch operations per step instead, oneDNN's LSTM is faster (nmt.engine.fast).
-
-Padding: at step t only the rows still inside their sentence are computed; the others keep their state, as in a
-packed sequence. Batches sorted by length (the training and decoding batches are, shortest first) need no reordering:
-the rows inside their sentence at step t are then the last n_t rows (or, sorted longest first, the first n_t); any
-other batch is sorted longest first and put back in order after. Outputs at padded positions are 0 and each
-sentence's final state is the one after its last word (pad_packed_sequence's and nn.LSTM's conventions).
-"""
 from __future__ import annotations
 
 import torch
 from torch import nn
 
+from ..models.dropout import mask_like
 from . import native
 from .decoding_cache import cached
-from ..models.dropout import mask_like
 from .lstm_cell import cell_backward, cell_forward
 
 
-def _layer_forward(x: torch.Tensor, W_ih: torch.Tensor, W_hh_t: torch.Tensor, bias: torch.Tensor,
-                   active: list[slice | None], h0: torch.Tensor | None, c0: torch.Tensor | None, save: bool):
+def _layer_forward(
+    x: torch.Tensor,
+    W_ih: torch.Tensor,
+    W_hh_t: torch.Tensor,
+    bias: torch.Tensor,
+    active: list[slice | None],
+    h0: torch.Tensor | None,
+    c0: torch.Tensor | None,
+    save: bool,
+):
     """One layer over x [S, B, in] (time-major). active[t]: the rows computed at step t (None: all). Returns the outputs
     [S, B, H] (0 at padded positions), the states h [S + 1, B, H] and cells [S + 1, B, H] (index 0: the initial ones;
     S: each row's final one), and with `save` (gates [S, B, 4H] after their nonlinearities, tanh(cell) [S, B, H])."""
     S, B = x.shape[:2]
     H = W_hh_t.size(0)
     acts = torch.addmm(bias, x.reshape(S * B, -1), W_ih.t()).view(S, B, 4 * H)
-    states = x.new_empty(S + 1, B, H)   # every row of every step is written below
+    states = x.new_empty(S + 1, B, H)  # every row of every step is written below
     cells = x.new_empty(S + 1, B, H)
     if h0 is None:
         states[0], cells[0] = 0.0, 0.0
@@ -63,11 +58,21 @@ def _step_loop(acts, W_hh_t, states, cells, tanhs, active) -> None:
     for t in range(S):
         rows = active[t]
         if rows is None:
-            cell_forward(act_t[t].addmm_(state_t[t], W_hh_t), cell_t[t], cell_out=cell_t[t + 1],
-                         tanh_out=tanh_t[t], h_out=state_t[t + 1])
+            cell_forward(
+                act_t[t].addmm_(state_t[t], W_hh_t),
+                cell_t[t],
+                cell_out=cell_t[t + 1],
+                tanh_out=tanh_t[t],
+                h_out=state_t[t + 1],
+            )
             continue
-        cell_forward(act_t[t][rows].addmm_(state_t[t][rows], W_hh_t), cell_t[t][rows], cell_out=cell_t[t + 1][rows],
-                     tanh_out=None if tanh_t[t] is None else tanh_t[t][rows], h_out=state_t[t + 1][rows])
+        cell_forward(
+            act_t[t][rows].addmm_(state_t[t][rows], W_hh_t),
+            cell_t[t][rows],
+            cell_out=cell_t[t + 1][rows],
+            tanh_out=None if tanh_t[t] is None else tanh_t[t][rows],
+            h_out=state_t[t + 1][rows],
+        )
         for kept in complement_rows(rows, B):  # ended rows keep their state
             state_t[t + 1][kept] = state_t[t][kept]
             cell_t[t + 1][kept] = cell_t[t][kept]
@@ -88,8 +93,17 @@ def _backward_steps(d_out, mask, d_h, d_c, acts, cells, tanhs, d_gates, W_hh, ac
             torch.mm(dg_t[t], W_hh, out=d_h)
             continue
         dg, dc = dg_t[t][rows], d_c[rows]
-        result = cell_backward(out_t[t][rows], dc, act_t[t][rows], cell_t[t][rows], tanh_t[t][rows], dg,
-                               scratch[rows], d_h2=d_h[rows], mask=None if mask_t[t] is None else mask_t[t][rows])
+        result = cell_backward(
+            out_t[t][rows],
+            dc,
+            act_t[t][rows],
+            cell_t[t][rows],
+            tanh_t[t][rows],
+            dg,
+            scratch[rows],
+            d_h2=d_h[rows],
+            mask=None if mask_t[t] is None else mask_t[t][rows],
+        )
         if result is not dc:
             dc.copy_(result)
         torch.mm(dg, W_hh, out=d_h[rows])
@@ -111,10 +125,17 @@ class _FastLSTM(torch.autograd.Function):
         layer_in = x
         finals_h, finals_c = [], []
         for layer in range(L):
-            W_ih, W_hh, bias = weights[3 * layer:3 * layer + 3]
+            W_ih, W_hh, bias = weights[3 * layer : 3 * layer + 3]
             out, states, cells, (acts, tanhs) = _layer_forward(
-                layer_in, W_ih, W_hh.t().contiguous(), bias, active, None if h0 is None else h0[layer],
-                None if c0 is None else c0[layer], save=True)
+                layer_in,
+                W_ih,
+                W_hh.t().contiguous(),
+                bias,
+                active,
+                None if h0 is None else h0[layer],
+                None if c0 is None else c0[layer],
+                save=True,
+            )
             inputs.append(layer_in)
             saved.append((acts, states, cells, tanhs))
             finals_h.append(states[-1])
@@ -137,7 +158,7 @@ class _FastLSTM(torch.autograd.Function):
         d_h0, d_c0 = [None] * L, [None] * L
         d_layer_out = d_out
         for layer in range(L - 1, -1, -1):
-            W_ih, W_hh, _ = weights[3 * layer:3 * layer + 3]
+            W_ih, W_hh, _ = weights[3 * layer : 3 * layer + 3]
             acts, states, cells, tanhs = ctx.saved[layer]
             x = ctx.inputs[layer]
             S, _, H = tanhs.shape
@@ -168,8 +189,11 @@ def lstm_weights(lstm: nn.LSTM) -> list[torch.Tensor]:
     """Per layer: W_ih, W_hh and the summed bias (differentiably)."""
     out = []
     for layer in range(lstm.num_layers):
-        out += [getattr(lstm, f"weight_ih_l{layer}"), getattr(lstm, f"weight_hh_l{layer}"),
-                getattr(lstm, f"bias_ih_l{layer}") + getattr(lstm, f"bias_hh_l{layer}")]
+        out += [
+            getattr(lstm, f"weight_ih_l{layer}"),
+            getattr(lstm, f"weight_hh_l{layer}"),
+            getattr(lstm, f"bias_ih_l{layer}") + getattr(lstm, f"bias_hh_l{layer}"),
+        ]
     return out
 
 
@@ -190,9 +214,12 @@ def step_schedule(lengths: list[int], steps: int) -> tuple[list[slice | None], l
     return [rows(sum(1 for n in lengths if n > t), False) for t in range(steps)], order
 
 
-def run_lstm(lstm: nn.LSTM, x: torch.Tensor, lengths: torch.Tensor | None = None,
-             hidden: tuple[torch.Tensor, torch.Tensor] | None = None
-             ) -> tuple[torch.Tensor, tuple[torch.Tensor, torch.Tensor]]:
+def run_lstm(
+    lstm: nn.LSTM,
+    x: torch.Tensor,
+    lengths: torch.Tensor | None = None,
+    hidden: tuple[torch.Tensor, torch.Tensor] | None = None,
+) -> tuple[torch.Tensor, tuple[torch.Tensor, torch.Tensor]]:
     """With `lengths`: what `lstm(pack_padded_sequence(x, lengths, batch_first=True, enforce_sorted=False))`
     followed by pad_packed_sequence(..., total_length=x.size(1)) gives: outputs [B, S, H] (0 past each sentence's
     end) and the final (h, c) [L, B, H] of each sentence. Without: lstm(x, hidden) over all S steps. `hidden`: the
@@ -213,7 +240,7 @@ def run_lstm(lstm: nn.LSTM, x: torch.Tensor, lengths: torch.Tensor | None = None
         x = x.index_select(0, order_t)
         if hidden is not None:
             h0, c0 = (state.index_select(1, order_t) for state in hidden)
-    x_t = x.transpose(0, 1)                                          # [S, B, E]
+    x_t = x.transpose(0, 1)  # [S, B, E]
     L, H = lstm.num_layers, lstm.hidden_size
     masks = None
     if lstm.training and L > 1 and lstm.dropout > 0:
@@ -226,10 +253,17 @@ def run_lstm(lstm: nn.LSTM, x: torch.Tensor, lengths: torch.Tensor | None = None
         transposed = cached(lstm, "fast_lstm_weights", lambda: [w.t().contiguous() for w in weights[1::3]])
         layer_in, finals_h, finals_c = x_t, [], []
         for layer in range(L):
-            W_ih, _, bias = weights[3 * layer:3 * layer + 3]
-            out, states, cells, _ = _layer_forward(layer_in, W_ih, transposed[layer], bias, active,
-                                                   None if h0 is None else h0[layer],
-                                                   None if c0 is None else c0[layer], save=False)
+            W_ih, _, bias = weights[3 * layer : 3 * layer + 3]
+            out, states, cells, _ = _layer_forward(
+                layer_in,
+                W_ih,
+                transposed[layer],
+                bias,
+                active,
+                None if h0 is None else h0[layer],
+                None if c0 is None else c0[layer],
+                save=False,
+            )
             finals_h.append(states[-1])
             finals_c.append(cells[-1])
             layer_in = out if masks is None or layer == L - 1 else out * masks[layer]

@@ -1,47 +1,27 @@
 """The fast path of the input-feeding decoder (Luong et al. 2015, section 3.3): the stacked LSTM decoder, its
 attention and the attentional layer htilde_t = tanh(W_c [c_t ; h_t]), one target step at a time, with a
 hand-written backward pass (backpropagation through time) in place of autograd's.
+Details: docs/internals/engine.md."""
 
-Why: with input feeding, step t's input holds htilde_{t-1}, so the decoder cannot be one cuDNN/oneDNN call over all
-steps. The plain path (Seq2Seq.decode with engine "eager") runs a one-step nn.LSTM, the attention layer and the
-attentional layer per step under autograd: some sixty small operations per step, each with autograd's
-bookkeeping, and every weight gradient as T small products. Here:
-  - the embedding part of the first layer's input projection (and that layer's biases) is one product over all
-    steps, before the loop, under autograd;
-  - each LSTM layer's step is one product of [x_t ; h_{t-1}] with its input and recurrent weights side by side,
-    the gate nonlinearities applied in place (nmt.engine.lstm_cell);
-  - the backward pass walks the steps in reverse with the gradient formulas written out (aten's fused sigmoid,
-    tanh and softmax backward kernels); only the products that carry gradients from step to step stay in the loop.
-    Every weight gradient, and the gradients of the encoder states, are one product each over all steps at the
-    end: dW = sum_t dgates_t^T [x_t ; h_{t-1}] as one [4H, T*B] x [T*B, 2H] product.
-Attention comes from a kernel (nmt.engine.attention_kernels): hand-written for global and local attention,
-autograd step by step for the others.
-
-The numbers are the plain path's (tests compare losses, gradients, attention weights and translations in fp32),
-except with dropout between the LSTM layers: its masks are drawn for all steps at once, so the random stream
-differs from the plain path's while the distribution is the same.
-
-Decoding (no gradient) runs the same step code without keeping anything, with the rearranged weights cached until
-the parameters change.
-"""
 from __future__ import annotations
 
 import torch
 from torch import nn
 
+from ..models.dropout import mask_like
+from ..models.variants import variant
 from . import native
 from .attention_kernels import make_kernel
-from ..models.variants import variant
 from .decoding_cache import cached
-from ..models.dropout import mask_like
 from .fp32_region import fp32_region
 from .lstm_cell import cell_backward, cell_forward
 
 _tanh_backward = torch.ops.aten.tanh_backward
 
 
-def decoder_weights(lstm: nn.LSTM, embed: int) -> tuple[torch.Tensor, torch.Tensor, list[torch.Tensor],
-                                                         list[torch.Tensor]]:
+def decoder_weights(
+    lstm: nn.LSTM, embed: int
+) -> tuple[torch.Tensor, torch.Tensor, list[torch.Tensor], list[torch.Tensor]]:
     """From nn.LSTM's parameters, differentiably: the first layer's embedding projection and bias [4H, E], [4H];
     per layer the weights of [x_t ; h_{t-1}] side by side [4H, 2H]; the biases of layers 2..L."""
     w_ih0 = lstm.weight_ih_l0
@@ -89,8 +69,11 @@ def _run(plan: _Plan, pre0, h0, c0, feed0, W_c_t, transposed, biases, save: bool
         _compiled_forward(plan, INP, ACT, C, TC, CH, W_c_t, transposed, masks)
     else:
         _forward_steps(plan, INP, ACT, C, TC, CH, W_c_t, transposed, masks)
-    plan.final = (torch.stack([INP[layer][T, :, H:] for layer in range(L)]), torch.stack([c[T] for c in C]),
-                  getattr(kernel, "state", None))
+    plan.final = (
+        torch.stack([INP[layer][T, :, H:] for layer in range(L)]),
+        torch.stack([c[T] for c in C]),
+        getattr(kernel, "state", None),
+    )
     HT = INP[0][1:, :, :H]
     return HT, kernel.weights(), (INP, ACT, C, TC, CH) if save else None
 
@@ -125,8 +108,8 @@ def _forward_steps(plan: _Plan, INP, ACT, C, TC, CH, W_c_t, transposed, masks) -
     T = ACT[0].size(0)
     # every step's views made at once (unbind: one call each), not one slicing call per use inside the loop
     inp_t = [x.unbind(0) for x in INP]
-    h_t = [x[:, :, H:].unbind(0) for x in INP]          # h_{t-1} of each layer (its recurrent input)
-    x_t = [x[:, :, :H].unbind(0) for x in INP]          # x_t of each layer (htilde_{t-1} for the first)
+    h_t = [x[:, :, H:].unbind(0) for x in INP]  # h_{t-1} of each layer (its recurrent input)
+    x_t = [x[:, :, :H].unbind(0) for x in INP]  # x_t of each layer (htilde_{t-1} for the first)
     act_t, c_t = [x.unbind(0) for x in ACT], [x.unbind(0) for x in C]
     tc_t = [x.unbind(0) if x is not None else [None] * T for x in TC]
     mask_t = [m.unbind(0) for m in masks.unbind(0)] if masks is not None else None
@@ -135,8 +118,14 @@ def _forward_steps(plan: _Plan, INP, ACT, C, TC, CH, W_c_t, transposed, masks) -
     for t in range(T):
         for layer in range(L):
             h = h_t[layer][t + 1]
-            cell_forward(act_t[layer][t].addmm_(inp_t[layer][t], transposed[layer]), c_t[layer][t],
-                         cell_out=c_t[layer][t + 1], tanh_out=tc_t[layer][t], h_out=h, compiled=compiled)
+            cell_forward(
+                act_t[layer][t].addmm_(inp_t[layer][t], transposed[layer]),
+                c_t[layer][t],
+                cell_out=c_t[layer][t + 1],
+                tanh_out=tc_t[layer][t],
+                h_out=h,
+                compiled=compiled,
+            )
             if layer < L - 1:
                 above = x_t[layer + 1][t]
                 torch.mul(h, mask_t[layer][t], out=above) if masks is not None else above.copy_(h)
@@ -151,7 +140,7 @@ class _FeedDecoder(torch.autograd.Function):
     @staticmethod
     def forward(ctx, plan: _Plan, pre0, h0, c0, feed0, W_c, memory, keys, *rest):
         L = plan.layers
-        recurrent, biases = list(rest[:L]), list(rest[L:2 * L - 1])
+        recurrent, biases = list(rest[:L]), list(rest[L : 2 * L - 1])
         HT, weights, saved = _run(plan, pre0, h0, c0, feed0, *step_weights(recurrent, W_c), biases, save=True)
         # an output the loss does not use (the weights, unless guided alignment trains them) gets None in backward,
         # not a [T, B, S] tensor of zeros added step by step
@@ -167,7 +156,7 @@ class _FeedDecoder(torch.autograd.Function):
         L, H = plan.layers, plan.hidden
         W_c, *recurrent = ctx.saved_tensors
         INP, ACT, C, TC, CH = ctx.saved
-        kernel, masks = plan.kernel, plan.dropout_masks
+        kernel = plan.kernel
         kernel.begin_backward()
         T, B = CH.shape[:2]
         DG = [CH.new_empty(T, B, 4 * H) for _ in range(L)]
@@ -185,8 +174,19 @@ class _FeedDecoder(torch.autograd.Function):
         d_biases = [DG[layer].sum(dim=(0, 1)) for layer in range(1, L)]
         d_W_c = torch.mm(flat(D_PRE).t(), flat(CH))
         d_memory, d_keys, d_params = kernel.finish(CH[:, :, H:])
-        return (None, DG[0], d_h, d_c, d_feed, d_W_c, d_memory,
-                d_keys if ctx.has_keys else None, *d_recurrent, *d_biases, *d_params)
+        return (
+            None,
+            DG[0],
+            d_h,
+            d_c,
+            d_feed,
+            d_W_c,
+            d_memory,
+            d_keys if ctx.has_keys else None,
+            *d_recurrent,
+            *d_biases,
+            *d_params,
+        )
 
 
 def _compiled_backward(plan: _Plan, W_c, recurrent, INP, ACT, C, TC, CH, DG, D_PRE, d_HT, d_weights):
@@ -198,8 +198,23 @@ def _compiled_backward(plan: _Plan, W_c, recurrent, INP, ACT, C, TC, CH, DG, D_P
     masks = None if plan.dropout_masks is None else plan.dropout_masks.contiguous()
     d_h, d_c, d_feed = CH.new_zeros(L, B, H), CH.new_zeros(L, B, H), CH.new_zeros(B, H)
     D_CH = CH.new_empty(T, B, 2 * H)  # one row per step: a kernel may keep the step's d context (a view of it)
-    tensors = [*INP, *ACT, *C, *TC, *(w.contiguous() for w in recurrent), *DG, W_c.contiguous(), D_PRE, D_CH, d_h,
-               d_c, d_feed, CH.new_empty(B, 2 * H), None if d_HT is None else d_HT.contiguous(), masks]
+    tensors = [
+        *INP,
+        *ACT,
+        *C,
+        *TC,
+        *(w.contiguous() for w in recurrent),
+        *DG,
+        W_c.contiguous(),
+        D_PRE,
+        D_CH,
+        d_h,
+        d_c,
+        d_feed,
+        CH.new_empty(B, 2 * H),
+        None if d_HT is None else d_HT.contiguous(),
+        masks,
+    ]
     table = native.address_table(tensors)
     if getattr(kernel, "A_all", None) is not None:  # the forward pass ran whole steps in C: so does this one
         att_tensors = kernel.compiled_backward_tensors(d_weights)
@@ -240,8 +255,18 @@ def _backward_steps(plan: _Plan, W_c, recurrent, INP, ACT, C, TC, CH, DG, D_PRE,
         mask = None
         for layer in range(L - 1, -1, -1):
             dg = dg_t[layer][t]
-            d_c[layer] = cell_backward(d_x, d_c[layer], act_t[layer][t], c_t[layer][t], tc_t[layer][t], dg,
-                                       scratch, d_h2=d_h[layer], mask=mask, compiled=compiled)
+            d_c[layer] = cell_backward(
+                d_x,
+                d_c[layer],
+                act_t[layer][t],
+                c_t[layer][t],
+                tc_t[layer][t],
+                dg,
+                scratch,
+                d_h2=d_h[layer],
+                mask=mask,
+                compiled=compiled,
+            )
             d_inp = torch.mm(dg, recurrent[layer])
             d_x, d_h[layer] = d_inp[:, :H], d_inp[:, H:]
             mask = None if masks is None or layer == 0 else mask_t[layer - 1][t]
@@ -261,9 +286,17 @@ def cached_decoder_weights(model: nn.Module, lstm: nn.LSTM, embed: int):
 
 
 @fp32_region
-def run_decoder(model: nn.Module, emb: torch.Tensor, memory: torch.Tensor, keys: torch.Tensor | None,
-                mask: torch.Tensor, hidden: tuple[torch.Tensor, torch.Tensor], feed: torch.Tensor, first_step: int,
-                attention_state: torch.Tensor | None):
+def run_decoder(
+    model: nn.Module,
+    emb: torch.Tensor,
+    memory: torch.Tensor,
+    keys: torch.Tensor | None,
+    mask: torch.Tensor,
+    hidden: tuple[torch.Tensor, torch.Tensor],
+    feed: torch.Tensor,
+    first_step: int,
+    attention_state: torch.Tensor | None,
+):
     """Decode target embeddings emb [B, T, E] (after dropout) with `model`'s LSTM decoder (model.decoder), its
     attention layer (model.attention, whose W_c makes htilde) and input feeding. Returns htilde [B, T, H], the
     attention weights [B, T, S] over encoder positions, and the final (h, c), feed and attention state."""
@@ -271,20 +304,23 @@ def run_decoder(model: nn.Module, emb: torch.Tensor, memory: torch.Tensor, keys:
     L, H = lstm.num_layers, lstm.hidden_size
     embed = emb.size(-1)
     grad = torch.is_grad_enabled() and any(p.requires_grad for p in model.parameters())
-    emb_weight, emb_bias, recurrent, biases = (decoder_weights(lstm, embed) if grad
-                                                else cached_decoder_weights(model, lstm, embed))
+    emb_weight, emb_bias, recurrent, biases = (
+        decoder_weights(lstm, embed) if grad else cached_decoder_weights(model, lstm, embed)
+    )
     T, B = emb.size(1), emb.size(0)
     pre0 = torch.addmm(emb_bias, emb.transpose(0, 1).reshape(T * B, embed), emb_weight.t()).view(T, B, 4 * H)
     masks = None
     if lstm.training and L > 1 and lstm.dropout > 0:
         masks = mask_like((L - 1, T, B, H), lstm.dropout, emb.device, emb.dtype)
-    kernel = make_kernel(attention, variant(model.settings).kernel, memory, keys, mask, first_step, attention_state, T,
-                         save=grad)
+    kernel = make_kernel(
+        attention, variant(model.settings).kernel, memory, keys, mask, first_step, attention_state, T, save=grad
+    )
     plan = _Plan(L, H, kernel, masks)
     W_c = attention.W_c.weight
     if grad:
-        HT, weights = _FeedDecoder.apply(plan, pre0, hidden[0], hidden[1], feed, W_c, memory, keys, *recurrent,
-                                         *biases, *kernel.params)
+        HT, weights = _FeedDecoder.apply(
+            plan, pre0, hidden[0], hidden[1], feed, W_c, memory, keys, *recurrent, *biases, *kernel.params
+        )
     else:
         W_c_t, transposed = cached(model, "step_weights", lambda: step_weights(recurrent, W_c))
         HT, weights, _ = _run(plan, pre0, hidden[0], hidden[1], feed, W_c_t, transposed, biases, save=False)

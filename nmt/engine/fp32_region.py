@@ -5,6 +5,7 @@ compounds over the steps of the recurrence; and the hand-written backward passes
 nmt.engine.gru_decoder) keep one dtype throughout. Under autocast the encoder, the embeddings' projections and the
 output layer still run in bf16; on a GPU the decoder's fp32 products use TF32 (nmt.engine.train_step).
 """
+
 from __future__ import annotations
 
 import functools
@@ -30,6 +31,7 @@ def _device_type(args) -> str | None:
 def fp32_region(function):
     """Decorate a decoder: with autocast on for its tensors' device, run it with autocast off and its floating-point
     tensor arguments (and tuples of them) cast to fp32; otherwise call it unchanged."""
+
     @functools.wraps(function)
     def wrapper(*args):
         device = _device_type(args)
@@ -37,4 +39,5 @@ def fp32_region(function):
             return function(*args)
         with torch.autocast(device, enabled=False):
             return function(*(_to_fp32(a) for a in args))
+
     return wrapper

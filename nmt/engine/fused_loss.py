@@ -1,22 +1,7 @@
 """The output layer and its loss in one pass: the summed negative log-likelihood of the target words under
 log_softmax(features W^T + b), a chunk of rows at a time, without materialising [N, V] log-probabilities.
+Details: docs/internals/engine.md."""
 
-Why: the plain path (`log_softmax(generator(x))`, then `nll_loss`) keeps the [N, V] logits, their log-softmax, the
-log-softmax's gradient and nll_loss's dense one-hot gradient, N = target words of the batch. With the paper's 50K
-vocabulary that is 200 KB per target word in fp32 for each of them; on a CPU, log_softmax's backward and the fills
-of those buffers were a third of an update of the small preset.
-
-How: for each chunk of rows, logits = x W^T + b; lse = logsumexp(logits); loss += sum(lse - logit[target]). The
-gradient of that sum with respect to the logits is softmax(logits) - onehot(target), computed in place in the
-chunk's logits buffer while it is still in cache, and multiplied straight into the gradients of the features, the
-weight and the bias. The forward pass thus does the backward's matrix products too (as the fused linear
-cross-entropy kernels of Liger and of Apple's Cut Cross-Entropy do); backward only scales the stored gradients
-by the incoming scalar. When no gradient is needed (dev perplexity, eval mode) only the loss is computed.
-
-Rows whose target is `ignore_index` (padding) are left out before any product, so padding costs nothing.
-Precision: under CUDA/CPU autocast the products run in the autocast dtype (bf16), logsumexp and the softmax in
-fp32, and the weight and bias gradients accumulate in fp32.
-"""
 from __future__ import annotations
 
 import torch
@@ -61,8 +46,8 @@ class LinearCrossEntropy(torch.autograd.Function):
         buffer = _chunk_buffer(min(chunk_rows, x.size(0)), weight.size(0), features.device)
         with torch.autocast(features.device.type, enabled=False):
             for start in range(0, x.size(0), chunk_rows):
-                xc, yc = x[start:start + chunk_rows], y[start:start + chunk_rows]
-                logits = buffer[:xc.size(0)]
+                xc, yc = x[start : start + chunk_rows], y[start : start + chunk_rows]
+                logits = buffer[: xc.size(0)]
                 if dtype == torch.float32:
                     if b is None:
                         torch.mm(xc, w.t(), out=logits)
@@ -78,7 +63,7 @@ class LinearCrossEntropy(torch.autograd.Function):
                 logits.sub_(top).exp_()
                 total = logits.sum(dim=1, keepdim=True)
                 row_loss = top.squeeze(1) + total.log().squeeze(1) - target
-                kc = None if keep is None else keep[start:start + chunk_rows]
+                kc = None if keep is None else keep[start : start + chunk_rows]
                 loss += (row_loss if kc is None else row_loss * kc).sum()
                 if not need_grad:
                     continue
@@ -89,7 +74,7 @@ class LinearCrossEntropy(torch.autograd.Function):
                     logits.mul_(kc.unsqueeze(1))
                 g = logits.to(dtype)
                 if grad_x is not None:
-                    torch.mm(g, w, out=grad_x[start:start + chunk_rows])
+                    torch.mm(g, w, out=grad_x[start : start + chunk_rows])
                 if ctx.needs_input_grad[1]:
                     part = torch.mm(g.t(), xc)
                     grad_w = part.float() if grad_w is None else grad_w.add_(part)
@@ -101,9 +86,12 @@ class LinearCrossEntropy(torch.autograd.Function):
                 grad_w = torch.zeros(weight.shape, dtype=torch.float32, device=weight.device)
             if grad_b is None and bias is not None and ctx.needs_input_grad[2]:
                 grad_b = torch.zeros(bias.shape, dtype=torch.float32, device=bias.device)
-            ctx.save_for_backward(rows, grad_x if grad_x is not None else torch.empty(0),
-                                  grad_w if grad_w is not None else torch.empty(0),
-                                  grad_b if grad_b is not None else torch.empty(0))
+            ctx.save_for_backward(
+                rows,
+                grad_x if grad_x is not None else torch.empty(0),
+                grad_w if grad_w is not None else torch.empty(0),
+                grad_b if grad_b is not None else torch.empty(0),
+            )
             ctx.shapes = (features.shape, features.dtype, weight.dtype, None if bias is None else bias.dtype)
         return loss
 
@@ -140,9 +128,14 @@ def _chunk_buffer(rows: int, columns: int, device: torch.device) -> torch.Tensor
     return buffer[:rows]
 
 
-def linear_cross_entropy(features: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor | None,
-                         targets: torch.Tensor, ignore_index: int, chunk_elements: int = CHUNK_ELEMENTS
-                         ) -> torch.Tensor:
+def linear_cross_entropy(
+    features: torch.Tensor,
+    weight: torch.Tensor,
+    bias: torch.Tensor | None,
+    targets: torch.Tensor,
+    ignore_index: int,
+    chunk_elements: int = CHUNK_ELEMENTS,
+) -> torch.Tensor:
     """Summed NLL of `targets` [...] under log_softmax(features [..., H] @ weight[V, H]^T + bias [V]); rows whose
     target is `ignore_index` count nothing. Equal to nll_loss(log_softmax(linear(...)), reduction='sum')."""
     chunk_rows = max(16, chunk_elements // max(weight.size(0), 1))

@@ -1,25 +1,7 @@
 """The input-feeding decoder's loss in plain torch operations under autograd: what a CUDA graph records
 (nmt.engine.cuda_graphs).
+Details: docs/internals/engine.md."""
 
-Why a path of its own: the fast engine's decoder (nmt.engine.feed_decoder, attention_kernels) saves Python's and
-autograd's per-operation costs with preallocated buffers, in-place writes, a hand-written backward pass and, on a CPU,
-compiled C loops. Inside a CUDA graph those costs are gone anyway (the kernels are recorded once and replayed by one
-call), while what the fast engine does to avoid them is harder to record: its local-p decoder's capture failed on an
-H200 (cause not found). Here every step is the model's own formula, differentiated by autograd, with nothing that
-reads a tensor back to the host or branches on its values: the decoder LSTM's step as nn.LSTMCell computes it
-(torch.lstm_cell, from the nn.LSTM's parameters), the attention layer's own reference computation (GlobalAttention,
-LocalAttention: local-p's predicted position, its window and Gaussian are tensors on the device), the output layer
-and its loss. torch.compile(fullgraph=True) traces it whole, which fails where a graph could not record either: that
-is how tests/test_cuda_graphs.py checks it without a GPU (tests/test_cuda.py records it on one).
-
-It computes what the fast engine computes (tests/test_cuda_graphs.py: loss and gradients to float rounding), dropout
-drawn as on a GPU: torch's dropout on the embeddings, between the LSTM layers and on htilde_t (the fast engine's
-inter-layer masks are drawn for all steps at once: the same distribution). Under autocast the decoder runs in fp32, as
-the fast engine's does (nmt.engine.fp32_region), and the output layer in the autocast dtype. The loss is
-cross_entropy over the output layer's logits rather than nmt.engine.fused_loss, whose hand-written function does not
-trace: on a GPU its chunks were all computed anyway, but this keeps the [N, V] logits (and their gradient) of a batch,
-a few GB in the graphs' memory pool at the paper's 50K words and 128 sentences.
-"""
 from __future__ import annotations
 
 import torch
@@ -48,15 +30,18 @@ class FeedDecoderLoss(nn.Module):
 
     def forward(self, memory, mask, h, c, tgt_in, tgt_out, *keys):
         device = memory.device.type
-        with torch.autocast(device, dtype=self.dtype or torch.float32, enabled=self.dtype is not None,
-                            cache_enabled=False):  # a graph cannot keep autocast's cache of cast weights
+        with torch.autocast(
+            device, dtype=self.dtype or torch.float32, enabled=self.dtype is not None, cache_enabled=False
+        ):  # a graph cannot keep autocast's cache of cast weights
             with torch.autocast(device, enabled=False):
-                htilde = self.decode(memory.float(), mask, h.float(), c.float(), tgt_in,
-                                     keys[0].float() if keys else None)
+                htilde = self.decode(
+                    memory.float(), mask, h.float(), c.float(), tgt_in, keys[0].float() if keys else None
+                )
             model = self.model
             logits = model.generator(dropout(htilde, model.dropout.p, model.training, fast=False))
-            return F.cross_entropy(logits.flatten(0, 1).float(), tgt_out.flatten(), ignore_index=PAD_ID,
-                                   reduction="sum")
+            return F.cross_entropy(
+                logits.flatten(0, 1).float(), tgt_out.flatten(), ignore_index=PAD_ID, reduction="sum"
+            )
 
     def decode(self, memory, mask, h, c, tgt_in, keys):
         """htilde [B, T, H]: the stacked LSTM one step at a time, its input [y_{t-1} ; htilde_{t-1}], its top state
@@ -74,7 +59,7 @@ class FeedDecoderLoss(nn.Module):
                     x = dropout(x, self.between, training, fast=False)
                 hidden[layer], cell[layer] = torch.lstm_cell(x, (hidden[layer], cell[layer]), *weights)
                 x = hidden[layer]
-            htilde, _ = model.attention(x.unsqueeze(1), memory, keys, mask, steps[t:t + 1])
+            htilde, _ = model.attention(x.unsqueeze(1), memory, keys, mask, steps[t : t + 1])
             feed = htilde.squeeze(1)
             outputs.append(feed)
         return torch.stack(outputs, dim=1)

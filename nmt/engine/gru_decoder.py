@@ -1,26 +1,14 @@
 """The fast path of RNNsearch's decoder loop (nmt.models.rnnsearch): the GRU state update and the additive attention
 of every target step, with a hand-written backward pass in place of autograd's.
+Details: docs/internals/engine.md."""
 
-Per step i (RNNSearch.decode, engine "plain"): s_i = GRU([E y_{i-1} ; c_{i-1}], s_{i-1}) (from the second step on),
-then e_ij = v^T tanh(W s_i + U h_j + b [+ V ehat_i]) (+ training noise), alpha_i = softmax_j(e_i), c_i = sum_j
-alpha_ij h_j. As in nmt.engine.feed_decoder: the embedding part of the GRU's input projection and its bias are one
-product over all steps before the loop, the target foresight term V ehat too; the backward pass walks the steps in
-reverse with the formulas written out; the weight gradients (W_ih's context part, W_hh, W, v) and the gradients
-of the encoder states and keys are one product each over all steps at the end. The attention noise is drawn for all
-steps at once (the plain path draws it step by step: same distribution, another random stream).
-
-nn.GRUCell's formulas, gates (r, z, n):
-    r, z = sigmoid(W_ir x + b_ir + W_hr h + b_hr), sigmoid(W_iz x + b_iz + W_hz h + b_hz)
-    n    = tanh(W_in x + b_in + r * (W_hn h + b_hn))
-    h'   = (1 - z) * n + z * h
-"""
 from __future__ import annotations
 
 import torch
 
+from ..models.dropout import gaussian_noise
 from . import native
 from .decoding_cache import cached
-from ..models.dropout import gaussian_noise
 from .fp32_region import fp32_region
 from .gru_cell import gru_backward, gru_forward
 
@@ -33,7 +21,7 @@ class _Plan:
         self.neg = torch.zeros(mask.shape, dtype=torch.float32, device=mask.device).masked_fill_(~mask, float("-inf"))
         self.present = mask.float()
         self.noise = noise
-        self.first_update = first_update   # 0: a context from an earlier call waits for this call's first word
+        self.first_update = first_update  # 0: a context from an earlier call waits for this call's first word
         self.final = None
 
 
@@ -42,8 +30,22 @@ def transposed_weights(W_ic, W_hh, W) -> tuple[torch.Tensor, torch.Tensor, torch
     return W_ic.t().contiguous(), W_hh.t().contiguous(), W.t().contiguous()
 
 
-def _run(plan: _Plan, pre_emb, W_ic, W_hh, b_hh, h0, ctx0, memory, keys, W, v, fore, save: bool,
-         transposed: tuple[torch.Tensor, torch.Tensor, torch.Tensor] | None = None):
+def _run(
+    plan: _Plan,
+    pre_emb,
+    W_ic,
+    W_hh,
+    b_hh,
+    h0,
+    ctx0,
+    memory,
+    keys,
+    W,
+    v,
+    fore,
+    save: bool,
+    transposed: tuple[torch.Tensor, torch.Tensor, torch.Tensor] | None = None,
+):
     """pre_emb [T, B, 3H]: W_ih's embedding columns times E y_{i-1}, plus b_ih. Returns states [T, B, H], contexts
     [T, B, 2H], weights [T, B, S], and what the backward pass needs when `save`. The state update of step t reads the
     context of step t - 1 (CTX[t - 1]; ctx0 before the first step) and the state of step t - 1."""
@@ -54,9 +56,9 @@ def _run(plan: _Plan, pre_emb, W_ic, W_hh, b_hh, h0, ctx0, memory, keys, W, v, f
     states = pre_emb.new_empty(T, B, H)
     contexts = memory.new_empty(T, B, memory.size(-1))
     weights = memory.new_empty(T, B, memory.size(1))
-    GI = pre_emb.clone()                                   # becomes each step's gate activations (r, z, n)
+    GI = pre_emb.clone()  # becomes each step's gate activations (r, z, n)
     GH = pre_emb.new_empty(T, B, 3 * H)
-    Z = [] if save else None   # per step: z [B, S, A], or with the compiled kernels the query pre [B, A]
+    Z = [] if save else None  # per step: z [B, S, A], or with the compiled kernels the query pre [B, A]
     noise = plan.noise
     fused = native.usable(keys, memory, pre_emb)
     if fused:
@@ -73,11 +75,12 @@ def _run(plan: _Plan, pre_emb, W_ic, W_hh, b_hh, h0, ctx0, memory, keys, W, v, f
         pre = torch.mm(hidden, W_t) if fore is None else torch.addmm(fore[t], hidden, W_t)
         if fused:  # one pass (kernels.c) for what the next four lines do; the backward pass recomputes z from pre
             weights[t], contexts[t] = native.additive_attention_forward(
-                lib, keys, pre, v, present, None if noise is None else noise[t], memory)
+                lib, keys, pre, v, present, None if noise is None else noise[t], memory
+            )
             context = contexts[t]
             z_att = pre
         else:
-            z_att = torch.tanh(keys + pre.unsqueeze(1))                           # [B, S, A]
+            z_att = torch.tanh(keys + pre.unsqueeze(1))  # [B, S, A]
             energies = torch.matmul(z_att, v) + (neg if noise is None else neg + noise[t])
             weights[t] = torch.softmax(energies, dim=-1)
             context = torch.bmm(weights[t].unsqueeze(1), memory, out=contexts[t].unsqueeze(1)).squeeze(1)
@@ -93,8 +96,9 @@ class _RNNSearchDecoder(torch.autograd.Function):
 
     @staticmethod
     def forward(ctx, plan, pre_emb, W_ic, W_hh, b_hh, h0, ctx0, memory, keys, W, v, fore):
-        states, contexts, weights, saved = _run(plan, pre_emb, W_ic, W_hh, b_hh, h0, ctx0, memory, keys, W, v, fore,
-                                                save=True)
+        states, contexts, weights, saved = _run(
+            plan, pre_emb, W_ic, W_hh, b_hh, h0, ctx0, memory, keys, W, v, fore, save=True
+        )
         ctx.plan, ctx.saved = plan, saved
         ctx.set_materialize_grads(False)  # unused outputs (the weights, the contexts) get None, not zeros
         ctx.save_for_backward(W_ic, W_hh, memory, keys, W, v, h0, states, contexts, weights)
@@ -132,8 +136,17 @@ class _RNNSearchDecoder(torch.autograd.Function):
             alpha, z_att = weights[t], Z[t]
             if fused:  # Z[t] is the step's query
                 D_PRE[t], _ = native.additive_attention_backward(
-                    lib, d_ctx, None if d_weights is None else d_weights[t].contiguous(), memory, alpha, keys, z_att,
-                    v, d_keys, d_v)
+                    lib,
+                    d_ctx,
+                    None if d_weights is None else d_weights[t].contiguous(),
+                    memory,
+                    alpha,
+                    keys,
+                    z_att,
+                    v,
+                    d_keys,
+                    d_v,
+                )
                 d_pre = D_PRE[t]
             else:
                 d_alpha = torch.bmm(d_ctx.unsqueeze(1), memory_t).squeeze(1)
@@ -170,27 +183,57 @@ class _RNNSearchDecoder(torch.autograd.Function):
         d_W_hh = torch.mm(flat(D_GH[first:]).t(), flat(previous_states[first:]))
         d_b_hh = D_GH.sum(dim=(0, 1))
         has_ctx0, has_fore = ctx.has
-        return (None, D_GI, d_W_ic, d_W_hh, d_b_hh, d_hidden_next, d_ctx_next if has_ctx0 else None,
-                d_memory, d_keys, d_W, d_v, D_PRE if has_fore else None)
+        return (
+            None,
+            D_GI,
+            d_W_ic,
+            d_W_hh,
+            d_b_hh,
+            d_hidden_next,
+            d_ctx_next if has_ctx0 else None,
+            d_memory,
+            d_keys,
+            d_W,
+            d_v,
+            D_PRE if has_fore else None,
+        )
 
 
 @fp32_region
-def run_rnnsearch_decoder(model, emb: torch.Tensor, memory: torch.Tensor, keys: torch.Tensor, mask: torch.Tensor,
-                          hidden: torch.Tensor, context: torch.Tensor | None, foresight: torch.Tensor | None):
+def run_rnnsearch_decoder(
+    model,
+    emb: torch.Tensor,
+    memory: torch.Tensor,
+    keys: torch.Tensor,
+    mask: torch.Tensor,
+    hidden: torch.Tensor,
+    context: torch.Tensor | None,
+    foresight: torch.Tensor | None,
+):
     """RNNSearch's decoder over target embeddings emb [B, T, E] (after dropout): the states s_i [B, T, H], contexts
     c_i [B, T, 2H] and weights alpha_i [B, T, S] of every step, and the final (s, c). `foresight` [B, T, A] is
     V ehat_i for a target foresight model."""
     cell, attention = model.decoder, model.attention
     T, B, E = emb.size(1), emb.size(0), emb.size(2)
-    pre_emb = torch.addmm(cell.bias_ih, emb.transpose(0, 1).reshape(T * B, E),
-                          cell.weight_ih[:, :E].t()).view(T, B, -1)
+    pre_emb = torch.addmm(cell.bias_ih, emb.transpose(0, 1).reshape(T * B, E), cell.weight_ih[:, :E].t()).view(T, B, -1)
     noise = None
     if attention.training and attention.noise > 0:
         noise = gaussian_noise((T, B, memory.size(1)), attention.noise, memory.device, memory.dtype)
     plan = _Plan(mask, noise, 0 if context is not None else 1)
     fore = None if foresight is None else foresight.transpose(0, 1)
-    args = (pre_emb, cell.weight_ih[:, E:], cell.weight_hh, cell.bias_hh, hidden, context, memory, keys,
-            attention.W.weight, attention.v.weight.view(-1), fore)
+    args = (
+        pre_emb,
+        cell.weight_ih[:, E:],
+        cell.weight_hh,
+        cell.bias_hh,
+        hidden,
+        context,
+        memory,
+        keys,
+        attention.W.weight,
+        attention.v.weight.view(-1),
+        fore,
+    )
     if torch.is_grad_enabled() and any(p.requires_grad for p in model.parameters()):
         states, contexts, weights = _RNNSearchDecoder.apply(plan, *args)
     else:

@@ -1,19 +1,6 @@
 """MKL's code paths for the processor's instructions on AMD processors, for the `nmt` command.
+Details: docs/internals/engine.md."""
 
-torch's x86 builds do their CPU matrix products with Intel's MKL, which chooses its code by the processor's vendor:
-on an AMD processor it takes a generic path, although the processor has the instructions (AVX2, FMA, AVX-512) its
-Intel paths use. Measured on a 2-core AMD EPYC (Zen 3, AVX2; torch 2.13.0, one thread, best of 30): the products of
-the demo's training ([192, 1280] x [1280, 48], [64, 48] x [48, 192]) ran at 60 and 55 GFLOP/s on the generic path,
-86 and 79 on MKL's AVX2 path; a paper-sized one ([128, 1000] x [1000, 4000]) at 48 and 71.
-
-MKL asks one function, mkl_serv_intel_cpu_true, which torch's library exports: a library loaded first (LD_PRELOAD)
-that defines it to answer 1 lets MKL choose by the instructions the processor has, as it does on Intel's. So on
-Linux, on an AMD processor, the `nmt` command compiles that one-line library into the cache directory (once; the C
-compiler nmt.base.compiled finds) and executes itself again with it preloaded, before anything imports torch. The numbers
-differ from the generic path's by float rounding only (other kernels, other order of summation), and a run is as
-deterministic as before. NMT_MKL_ON_AMD=0 turns it off; where it cannot be done (no compiler, not Linux) nothing
-changes.
-"""
 from __future__ import annotations
 
 import importlib.util
@@ -49,9 +36,14 @@ def torch_uses_mkl() -> bool:
 
 def wanted(environ=os.environ) -> bool:
     """Whether the `nmt` command should re-execute itself with the library preloaded."""
-    return (environ.get("NMT_MKL_ON_AMD", "1") != "0" and environ.get(ACTIVE) != "1"
-            and sys.platform.startswith("linux") and platform.machine() in ("x86_64", "AMD64")
-            and vendor() == "AuthenticAMD" and torch_uses_mkl())
+    return (
+        environ.get("NMT_MKL_ON_AMD", "1") != "0"
+        and environ.get(ACTIVE) != "1"
+        and sys.platform.startswith("linux")
+        and platform.machine() in ("x86_64", "AMD64")
+        and vendor() == "AuthenticAMD"
+        and torch_uses_mkl()
+    )
 
 
 def library() -> Path | None:

@@ -1,28 +1,7 @@
 """One training update, as `nmt train` and `nmt bench train` make it: forward, loss, backward, gradient clipping and
 the optimiser's step, on the fast or the plain engine, in fp32 or bf16.
+Details: docs/internals/engine.md."""
 
-Engines (`train.engine`):
-  fast   the fast kernels (nmt.engine.fast: feed_decoder and gru_decoder's hand-written backward passes for the
-         step-by-step decoders; cheaper dropout masks) and the output layer fused with its loss
-         (nmt.engine.fused_loss): no [N, V] log-probabilities are kept.
-  eager  the plain path: every step under autograd, torch's dropout, log_softmax then nll_loss. The reference the
-         fast path is tested against (equal losses, gradients and attention weights in fp32, dropout aside) and that
-         `nmt bench train --compare-eager` measures beside it.
-Precision (`train.precision`):
-  fp32   everything in fp32 (every numerical test runs so).
-  bf16   autocast to bf16 (matrix products of the encoder, the embeddings' projections and the output layer; the
-         step-by-step decoders keep fp32 state and, on a GPU, compute their products in TF32).
-  auto   bf16 on a CUDA device that supports it; on a CPU what nmt.engine.cpu_precision measured faster for the model
-         (`nmt train` and `nmt bench train` decide it before they build their steps; a step given `auto` on a CPU
-         itself, as in the tests, is fp32).
-
-CUDA graphs (`train.cuda_graphs`, auto by default): on a CUDA device the input-feeding decoder's part of the update is
-replayed from a CUDA graph (nmt.engine.cuda_graphs) for the models that can have them; the others, and every model on a
-CPU, train without. `true` says so in one line where it cannot be done; `false` never graphs.
-
-No update waits for the device: the loss comes back as a tensor on it (callers add it up there and read it when
-they log), clipping and the optimiser's step issue no host synchronisation, and batches arrive from pinned memory.
-"""
 from __future__ import annotations
 
 import contextlib
@@ -30,14 +9,14 @@ import sys
 
 import torch
 
-from . import cuda_graphs
-from .fast import ENGINES, use
+from ..base.errors import ConfigError
 from ..data.batches import Batch
 from ..data.vocab import PAD_ID
-from ..base.errors import ConfigError
 from ..models.objectives import alignment_loss, token_nll
-from .fused_loss import linear_cross_entropy
 from ..settings import TrainSettings
+from . import cuda_graphs
+from .fast import ENGINES, use
+from .fused_loss import linear_cross_entropy
 
 PRECISIONS = ("auto", "fp32", "bf16")
 
@@ -55,8 +34,10 @@ def resolve_precision(name: str, device: torch.device) -> torch.dtype | None:
     bf16_on_gpu = device.type == "cuda" and torch.cuda.is_bf16_supported()
     if name == "bf16":
         if device.type == "cuda" and not bf16_on_gpu:
-            raise ConfigError(f"train.precision: bf16, but {torch.cuda.get_device_name(device)} does not support "
-                              "bf16; use fp32 (or auto)")
+            raise ConfigError(
+                f"train.precision: bf16, but {torch.cuda.get_device_name(device)} does not support "
+                "bf16; use fp32 (or auto)"
+            )
         return torch.bfloat16
     return torch.bfloat16 if bf16_on_gpu else None
 
@@ -68,8 +49,9 @@ def autocast(device: torch.device, dtype: torch.dtype | None):
     return torch.autocast(device.type, dtype=dtype)
 
 
-def make_optimizer(params, train: TrainSettings, device: torch.device | str = "cpu", *, fused: bool = True
-                   ) -> torch.optim.Optimizer:
+def make_optimizer(
+    params, train: TrainSettings, device: torch.device | str = "cpu", *, fused: bool = True
+) -> torch.optim.Optimizer:
     """The recipe's optimiser. `fused` (the fast engine): torch's fused implementation (Adam; SGD on a GPU) or its
     multi-tensor one (foreach), which compute what the single-tensor loop computes with a few kernels for all
     parameters: Adam's step on the small preset's 9M parameters took 12 ms instead of 60 ms on one CPU core. Without:
@@ -107,9 +89,18 @@ class TrainingStep:
     words, `align` the summed guided-alignment loss (None without guided alignment), both detached tensors on the
     device (reading them waits for it). `update.optimizer` is the optimiser (its state goes into checkpoints)."""
 
-    def __init__(self, model: torch.nn.Module, params: list[torch.nn.Parameter], train: TrainSettings,
-                 device: torch.device, *, guided_weight: float = 0.0, credit: str | None = None,
-                 engine: str | None = None, precision: str | None = None):
+    def __init__(
+        self,
+        model: torch.nn.Module,
+        params: list[torch.nn.Parameter],
+        train: TrainSettings,
+        device: torch.device,
+        *,
+        guided_weight: float = 0.0,
+        credit: str | None = None,
+        engine: str | None = None,
+        precision: str | None = None,
+    ):
         self.model, self.device = model, device
         self.engine = engine or train.engine
         if self.engine not in ENGINES:
@@ -123,8 +114,9 @@ class TrainingStep:
         self.graphs = None
         setting = train.cuda_graphs
         if cuda_graphs.wanted(setting, device):
-            why = cuda_graphs.unsupported(model, engine=self.engine, guided=guided_weight > 0,
-                                          token_batches=bool(train.batch_tokens))
+            why = cuda_graphs.unsupported(
+                model, engine=self.engine, guided=guided_weight > 0, token_batches=bool(train.batch_tokens)
+            )
             if why is None:
                 self.graphs = cuda_graphs.GraphedDecoderLoss(model, self.dtype, device, train.batch_size)
             elif setting is True:

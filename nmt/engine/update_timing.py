@@ -4,6 +4,7 @@ and what `train.precision: auto` decides by on a CPU (nmt.engine.cpu_precision).
 Each path (the fast engine in its precision, the eager fp32 reference, fp32 against bf16) gets its own
 TrainingStep over one model's parameters, and their updates are timed in turn (nmt.base.timing), so that all of them see
 the same moments of the machine."""
+
 from __future__ import annotations
 
 import time
@@ -11,11 +12,11 @@ from collections.abc import Callable
 
 import torch
 
+from ..base.timing import interleaved_medians
 from ..data.batches import Batch, make_batch
 from ..data.vocab import SPECIALS
 from ..models.registry import build_model
 from ..settings import ModelSettings, TrainSettings
-from ..base.timing import interleaved_medians
 from .train_step import TrainingStep
 
 
@@ -45,10 +46,20 @@ def batch_sentences(train: TrainSettings, length: int) -> int:
     return train.batch_size
 
 
-def time_updates(model_cfg: dict, train: TrainSettings, src_vocab: int, tgt_vocab: int, length: int, *,
-                 paths: dict[str, dict], updates: int, warmup: int, device: torch.device, seed: int = 1,
-                 clock: Callable[[], float] = time.perf_counter
-                 ) -> tuple[dict[str, tuple[float, int]], dict[str, TrainingStep], int]:
+def time_updates(
+    model_cfg: dict,
+    train: TrainSettings,
+    src_vocab: int,
+    tgt_vocab: int,
+    length: int,
+    *,
+    paths: dict[str, dict],
+    updates: int,
+    warmup: int,
+    device: torch.device,
+    seed: int = 1,
+    clock: Callable[[], float] = time.perf_counter,
+) -> tuple[dict[str, tuple[float, int]], dict[str, TrainingStep], int]:
     """Median milliseconds per update by `clock` (and the number of timed updates) of each path, a path being
     TrainingStep keyword arguments (e.g. {"engine": "eager", "precision": "fp32"}) over `train`, on random
     batches of `length` words a side on average (random_batch): at least `updates` timed updates of each after
@@ -68,8 +79,15 @@ def time_updates(model_cfg: dict, train: TrainSettings, src_vocab: int, tgt_voca
         def run():
             steps[name](batches[turn[name] % len(batches)])
             turn[name] += 1
+
         return run
 
-    timed = interleaved_medians({name: runner(name) for name in steps}, min_time=0.0, min_samples=updates,
-                                warmup=warmup, device=device, clock=clock)
+    timed = interleaved_medians(
+        {name: runner(name) for name in steps},
+        min_time=0.0,
+        min_samples=updates,
+        warmup=warmup,
+        device=device,
+        clock=clock,
+    )
     return timed, steps, batch_size

@@ -1,11 +1,6 @@
 """What an engine may compute in place of a model's own loops.
+Details: docs/internals/models.md."""
 
-The architectures (Seq2Seq, RNNSearch) are the reference: nn.LSTM and nn.GRU, the decoders' step loops under
-autograd, torch's dropout. An engine that computes the same numbers faster (nmt.engine's fast kernels) implements
-`Accelerator` and hands itself to a model with `accelerate`; the models never import it (in import-linter's layers
-the models sit below the engine). A method that returns None has nothing faster for those tensors (a device or a
-precision it has no kernel for): the model then runs its own code.
-"""
 from __future__ import annotations
 
 from typing import Protocol
@@ -19,8 +14,9 @@ LSTMState = tuple[torch.Tensor, torch.Tensor]
 
 
 class Accelerator(Protocol):
-    def lstm(self, lstm: nn.LSTM, inputs: torch.Tensor, lengths: torch.Tensor | None,
-             hidden: LSTMState | None) -> tuple[torch.Tensor, LSTMState] | None:
+    def lstm(
+        self, lstm: nn.LSTM, inputs: torch.Tensor, lengths: torch.Tensor | None, hidden: LSTMState | None
+    ) -> tuple[torch.Tensor, LSTMState] | None:
         """What nn.LSTM gives on inputs [B, S, E]: with `lengths` (on the CPU) as on a packed sequence padded back
         (outputs 0 past each sentence's end, each sentence's final state), without over all S steps from
         `hidden`."""
@@ -28,15 +24,32 @@ class Accelerator(Protocol):
     def bidirectional_gru(self, gru: nn.GRU, inputs: torch.Tensor, lengths: torch.Tensor) -> torch.Tensor | None:
         """What a bidirectional nn.GRU gives on a packed sequence padded back: [B, S, 2H]."""
 
-    def feed_decoder(self, model: nn.Module, emb: torch.Tensor, memory: torch.Tensor, keys: torch.Tensor | None,
-                     mask: torch.Tensor, hidden: LSTMState, feed: torch.Tensor, first_step: int,
-                     attention_state: torch.Tensor | None) -> tuple:
+    def feed_decoder(
+        self,
+        model: nn.Module,
+        emb: torch.Tensor,
+        memory: torch.Tensor,
+        keys: torch.Tensor | None,
+        mask: torch.Tensor,
+        hidden: LSTMState,
+        feed: torch.Tensor,
+        first_step: int,
+        attention_state: torch.Tensor | None,
+    ) -> tuple:
         """Seq2Seq's input-feeding decoder over emb [B, T, E]: htilde [B, T, H], the weights over the encoder
         positions [B, T, S], the final (h, c), feed and attention state."""
 
-    def rnnsearch_decoder(self, model: nn.Module, emb: torch.Tensor, memory: torch.Tensor, keys: torch.Tensor,
-                          mask: torch.Tensor, hidden: torch.Tensor, context: torch.Tensor | None,
-                          foresight: torch.Tensor | None) -> tuple:
+    def rnnsearch_decoder(
+        self,
+        model: nn.Module,
+        emb: torch.Tensor,
+        memory: torch.Tensor,
+        keys: torch.Tensor,
+        mask: torch.Tensor,
+        hidden: torch.Tensor,
+        context: torch.Tensor | None,
+        foresight: torch.Tensor | None,
+    ) -> tuple:
         """RNNSearch's decoder over emb [B, T, E]: the states, contexts and weights of every step, and the final
         (s, c)."""
 

@@ -1,14 +1,6 @@
 """Global attention of Luong et al. (2015), section 3.1.
+Details: docs/internals/models.md."""
 
-The top decoder state h_t scores every encoder top-layer state hbar_s with one of four functions:
-  dot      h_t . hbar_s
-  general  h_t^T W_a hbar_s
-  concat   v_a^T tanh(W_a [h_t ; hbar_s])
-  location a_t = softmax(W_a h_t): a fixed-size vector over source positions; positions past the sentence end
-           (or past `max_src_len`) are masked and the rest renormalised.
-Then c_t = sum_s a_t(s) hbar_s and the attentional state htilde_t = tanh(W_c [c_t ; h_t]).
-Padding never receives weight: masked positions get -inf before the softmax.
-"""
 from __future__ import annotations
 
 import torch
@@ -61,23 +53,42 @@ class GlobalAttention(nn.Module):
         filler = logits.new_full((*logits.shape[:2], src_positions - self.max_src_len), float("-inf"))
         return torch.cat([logits, filler], dim=-1)
 
-    def context(self, query: torch.Tensor, memory: torch.Tensor, keys: torch.Tensor | None, mask: torch.Tensor,
-                steps: torch.Tensor | None = None) -> tuple[torch.Tensor, torch.Tensor]:
+    def context(
+        self,
+        query: torch.Tensor,
+        memory: torch.Tensor,
+        keys: torch.Tensor | None,
+        mask: torch.Tensor,
+        steps: torch.Tensor | None = None,
+    ) -> tuple[torch.Tensor, torch.Tensor]:
         """The context vectors c_t [B, T, H] and attention weights [B, T, S] for queries [B, T, H]."""
         scores = self.scores(query, keys, memory.size(1))
         scores = scores.masked_fill(~mask.unsqueeze(1), float("-inf"))
         weights = torch.softmax(scores, dim=-1)
         return torch.bmm(weights, memory), weights
 
-    def step_context(self, query: torch.Tensor, memory: torch.Tensor, keys: torch.Tensor | None, mask: torch.Tensor,
-                     step: int, state: None = None) -> tuple[torch.Tensor, torch.Tensor, None]:
+    def step_context(
+        self,
+        query: torch.Tensor,
+        memory: torch.Tensor,
+        keys: torch.Tensor | None,
+        mask: torch.Tensor,
+        step: int,
+        state: None = None,
+    ) -> tuple[torch.Tensor, torch.Tensor, None]:
         """One decoder step for query [B, 1, H] at target position `step`: (context, weights, state) as every attention
         layer gives them to nmt.engine.attention_kernels.AutogradKernel (this layer carries no state)."""
         steps = torch.tensor([step], device=query.device)
         return (*self.context(query, memory, keys, mask, steps), None)
 
-    def forward(self, query: torch.Tensor, memory: torch.Tensor, keys: torch.Tensor | None,
-                mask: torch.Tensor, steps: torch.Tensor | None = None) -> tuple[torch.Tensor, torch.Tensor]:
+    def forward(
+        self,
+        query: torch.Tensor,
+        memory: torch.Tensor,
+        keys: torch.Tensor | None,
+        mask: torch.Tensor,
+        steps: torch.Tensor | None = None,
+    ) -> tuple[torch.Tensor, torch.Tensor]:
         """query [B, T, H], memory [B, S, H], mask [B, S] (True = a real source word); `steps` (the target
         positions) only matters to local attention.
 

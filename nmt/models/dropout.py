@@ -1,15 +1,6 @@
 """Dropout whose mask costs a fifth of torch's on a CPU, for the fast engine.
+Details: docs/internals/models.md."""
 
-torch's CPU dropout draws one Bernoulli sample per element (Mersenne Twister, then a compare): about 9 ns per
-element, a twentieth of an update of the small preset. Here one 64-bit draw of numpy's PCG64 generator (seeded from
-torch's generator, so that seeded runs repeat and a checkpoint's RNG state covers it) gives four 16-bit uniforms, each
-compared with the threshold of p by float arithmetic (comparisons that produce bool tensors, and their conversion, are
-several times slower on a CPU than float operations). The drop probability is p rounded to a multiple of 1/65536 (0.2
-becomes 0.1999969), and the kept elements are scaled by the exact inverse of the keep probability, so the expectation
-of the output is the input, as with torch's dropout. On a GPU torch's own dropout (a fused Philox kernel) is used.
-
-`Dropout` is nn.Dropout (same state, same behaviour) with a `fast` switch that an engine sets (nmt.models.accelerator).
-"""
 from __future__ import annotations
 
 import numpy as np
@@ -25,9 +16,9 @@ def keep_mask(shape: tuple[int, ...], p: float, device, dtype: torch.dtype) -> t
     numel = 1
     for size in shape:
         numel *= size
-    seed = int(torch.randint(0, 2 ** 62, (1,)))
+    seed = int(torch.randint(0, 2**62, (1,)))
     words = np.random.PCG64(seed).random_raw((numel + 3) // 4)
-    uniform16 = torch.from_numpy(words.view(np.int16)[:numel])        # uniform on [-32768, 32767]
+    uniform16 = torch.from_numpy(words.view(np.int16)[:numel])  # uniform on [-32768, 32767]
     # keep where u >= t, t = dropped - 32768: clamp(u - (t - 1), 0, 1) is 1 there and 0 elsewhere (integers)
     mask = uniform16.to(torch.float32).sub_(dropped - _LEVELS // 2 - 1).clamp_(0.0, 1.0)
     mask.mul_(_LEVELS / (_LEVELS - dropped))

@@ -1,15 +1,6 @@
 """Ensembles: N trained models decoded together, combining their next-word distributions at every step.
+Details: docs/internals/models.md."""
 
-`Ensemble` has the decoding interface of `Seq2Seq` (encode, initial_state, step), so greedy and beam search
-run unchanged and batched. Every member reads the same source ids and predicts over the same target vocabulary
-(checked when the members are loaded); each keeps its own settings (reversal, attention, input feeding).
-
-Combination of the members' distributions p_i(y | y<t, x):
-  prob     (default) the average probability, log(1/N sum_i p_i), as Luong et al. and most toolkits do;
-  logprob  the average log-probability, renormalised: a geometric mean, sharper where the members agree.
-The attention weights returned with a step are the mean over the members that have attention (for unk
-replacement and alignment), or None when no member has attention.
-"""
 from __future__ import annotations
 
 import math
@@ -55,8 +46,9 @@ class Ensemble(nn.Module):
     def initial_state(self, enc: EnsembleEncoderOutput) -> EnsembleState:
         return EnsembleState([m.initial_state(e) for m, e in zip(self.models, enc.members)])
 
-    def step(self, prev: torch.Tensor, enc: EnsembleEncoderOutput, state: EnsembleState
-             ) -> tuple[torch.Tensor, EnsembleState, torch.Tensor | None]:
+    def step(
+        self, prev: torch.Tensor, enc: EnsembleEncoderOutput, state: EnsembleState
+    ) -> tuple[torch.Tensor, EnsembleState, torch.Tensor | None]:
         log_probs, states, weights = [], [], []
         for model, e, s in zip(self.models, enc.members, state.members):
             lp, new_state, w = model.step(prev, e, s)

@@ -1,25 +1,6 @@
 """Model and checkpoint files: what `nmt train` writes and every command reads (model.pt, checkpoint.pt).
+Details: docs/internals/models.md."""
 
-Both files hold plain data only: dicts, lists, str, int, float, bool, None and tensors (the parameters, the
-optimiser's state, the RNG states). They are read with ``torch.load(..., weights_only=True)``, which unpickles
-nothing else, so a model file from elsewhere cannot run code here. A file it refuses (pickled Python objects:
-one written by other software, or by a version of nmt that stored such objects), a missing, truncated or
-foreign file, and one whose payload is not a dict or whose keys do not hold what nmt writes (a vocabulary that is
-not a list of strings, a state dict that is not tensors, ...), raises `nmt.base.errors.ConfigError`: one line that names
-the file (and the key) and says what to do (the command line prints it and exits with status 2).
-
-  model.pt        {"model_config", "model" (state dict), "src_vocab", "tgt_vocab" (lists of words),
-                   "config" (the resolved system config), "system"}: `save_model` / `load_model`
-  checkpoint.pt   {"config", "model", "optimizer" (state dicts), "state" (position, metrics so far, RNG states)}:
-                  `save_checkpoint` / `load_checkpoint`
-Either can start another system's training (train.init_from): `read_init_from`. Several model.pt decoded together
-(an ensemble, nmt.models.ensemble) are loaded by `load_models`, which checks that they share vocabularies.
-
-Every file is written atomically (nmt.data.torch_files.save_torch): a kill mid-save never leaves half a file under
-the final name, and a full disk leaves the previous file as it was and is an OSError naming the file (torch's zip
-writer would turn it into a RuntimeError of its own: save_torch raises the disk's error instead). This module uses
-nmt.models, nmt.data, nmt.base.devices and nmt.base.errors, never nmt.training.run (which uses it).
-"""
 from __future__ import annotations
 
 import json
@@ -31,10 +12,10 @@ from typing import Any
 
 import torch
 
+from ..base.devices import pick_device
 from ..base.errors import ConfigError, InputError, first_line
 from ..data.torch_files import save_torch
 from ..data.vocab import Vocab
-from ..base.devices import pick_device
 from ..settings import VERSION, ModelSettings
 from .ensemble import Ensemble
 from .registry import build_model
@@ -71,8 +52,10 @@ def plain(obj: Any, where: str = "value") -> Any:
             return plain(obj.item(), where)
         if hasattr(obj, "shape") and hasattr(obj, "dtype"):
             return torch.from_numpy(obj.copy())
-    raise TypeError(f"{where}: a {type(obj).__module__}.{type(obj).__qualname__} cannot go into a model or "
-                    "checkpoint file (plain data only: dict, list, str, int, float, bool, None, tensor)")
+    raise TypeError(
+        f"{where}: a {type(obj).__module__}.{type(obj).__qualname__} cannot go into a model or "
+        "checkpoint file (plain data only: dict, list, str, int, float, bool, None, tensor)"
+    )
 
 
 def _builtin(value):
@@ -86,9 +69,17 @@ def _builtin(value):
 # -- reading ----------------------------------------------------------------------------------------------------
 #: what each key of a model or checkpoint file holds (nmt writes nothing else; a file edited or written elsewhere is
 #: refused at the boundary, naming the key, instead of failing deep inside a command)
-_EXPECTED = {"model_config": "a dict", "model": "a state dict", "src_vocab": "a list of words",
-             "tgt_vocab": "a list of words", "config": "a dict", "system": "a string", "config_version": "an integer",
-             "optimizer": "a dict", "state": "a dict"}
+_EXPECTED = {
+    "model_config": "a dict",
+    "model": "a state dict",
+    "src_vocab": "a list of words",
+    "tgt_vocab": "a list of words",
+    "config": "a dict",
+    "system": "a string",
+    "config_version": "an integer",
+    "optimizer": "a dict",
+    "state": "a dict",
+}
 _STATE_KEYS = {"epoch": int, "batch": int, "updates": int, "metrics": list}
 
 
@@ -133,8 +124,9 @@ def _state_problem(state: dict, complete: bool) -> str | None:
     return None
 
 
-def read_file(path: str | Path, kind: str, keys: tuple[str, ...], *, context: str = "", remedy: str,
-              mmap: bool = False) -> dict:
+def read_file(
+    path: str | Path, kind: str, keys: tuple[str, ...], *, context: str = "", remedy: str, mmap: bool = False
+) -> dict:
     """The dict in a file nmt wrote, read with torch.load(weights_only=True) onto the CPU; `kind` names what it
     should be (e.g. "model file") and `keys` what it must hold, each key of the file its type (_EXPECTED: a
     vocabulary a list of strings, a state dict tensors, ...). Any failure is one ConfigError line that starts with
@@ -155,17 +147,20 @@ def read_file(path: str | Path, kind: str, keys: tuple[str, ...], *, context: st
             raise ConfigError(f"{name}: not a readable {kind} ({first_line(err)}); {remedy}") from None
         found = re.search(r"GLOBAL ([\w.]+)", str(err))
         what = f"a pickled {found.group(1)}" if found else "pickled Python objects"
-        raise ConfigError(f"{name}: refused: it holds {what} (written by other software or an older nmt), and "
-                          f"nmt reads only plain data (tensors, numbers, strings, lists, dicts; torch.load "
-                          f"weights_only=True), so that no file can run code; {remedy}") from None
+        raise ConfigError(
+            f"{name}: refused: it holds {what} (written by other software or an older nmt), and "
+            f"nmt reads only plain data (tensors, numbers, strings, lists, dicts; torch.load "
+            f"weights_only=True), so that no file can run code; {remedy}"
+        ) from None
     except MemoryError:
         raise
     except PermissionError as err:
         raise ConfigError(f"{name}: cannot be read ({err.strerror or err})") from None
     except Exception as err:  # torch.load's errors for truncated and foreign files: RuntimeError, EOFError, OSError..
         detail = type(err).__name__ + (f": {first_line(err)}" if first_line(err) else "")
-        raise ConfigError(f"{name}: not a readable {kind} (truncated, corrupt or not written by nmt train: "
-                          f"{detail}); {remedy}") from None
+        raise ConfigError(
+            f"{name}: not a readable {kind} (truncated, corrupt or not written by nmt train: {detail}); {remedy}"
+        ) from None
     if not isinstance(blob, dict):
         raise ConfigError(f"{name}: not a {kind} written by nmt train (it holds {_a(blob)}, not a dict); {remedy}")
     missing = [key for key in keys if key not in blob]
@@ -176,20 +171,34 @@ def read_file(path: str | Path, kind: str, keys: tuple[str, ...], *, context: st
         raise ConfigError(f"{name}: not a {kind} written by nmt train (its {problem}); {remedy}")
     # its settings' version (none: 1); older ones are upgraded where they are read (nmt.settings.upgrade)
     if blob.get("config_version", 1) > VERSION:
-        raise ConfigError(f"{name}: written by a newer nmt (settings version {blob['config_version']}; this one reads "
-                          f"up to {VERSION}); update nmt to read it")
+        raise ConfigError(
+            f"{name}: written by a newer nmt (settings version {blob['config_version']}; this one reads "
+            f"up to {VERSION}); update nmt to read it"
+        )
     return blob
 
 
 # -- model.pt -----------------------------------------------------------------------------------------------------
-def save_model(path: str | Path, model: torch.nn.Module, src_vocab: Vocab | list[str], tgt_vocab: Vocab | list[str],
-               config: dict, *, system: str = "system", model_config: dict | None = None) -> None:
+def save_model(
+    path: str | Path,
+    model: torch.nn.Module,
+    src_vocab: Vocab | list[str],
+    tgt_vocab: Vocab | list[str],
+    config: dict,
+    *,
+    system: str = "system",
+    model_config: dict | None = None,
+) -> None:
     """model.pt: everything `load_model` needs to translate (parameters, vocabularies, configs)."""
-    blob = {"model_config": plain(config["model"] if model_config is None else model_config, "model_config"),
-            "model": model.state_dict(),
-            "src_vocab": plain(list(getattr(src_vocab, "itos", src_vocab)), "src_vocab"),
-            "tgt_vocab": plain(list(getattr(tgt_vocab, "itos", tgt_vocab)), "tgt_vocab"),
-            "config": plain(config, "config"), "system": str(system), "config_version": VERSION}
+    blob = {
+        "model_config": plain(config["model"] if model_config is None else model_config, "model_config"),
+        "model": model.state_dict(),
+        "src_vocab": plain(list(getattr(src_vocab, "itos", src_vocab)), "src_vocab"),
+        "tgt_vocab": plain(list(getattr(tgt_vocab, "itos", tgt_vocab)), "tgt_vocab"),
+        "config": plain(config, "config"),
+        "system": str(system),
+        "config_version": VERSION,
+    }
     save_torch(blob, Path(path))
 
 
@@ -218,20 +227,30 @@ def load_model(path: str | Path, device: str | torch.device | None = None):
     try:
         model.load_state_dict(blob["model"])
     except RuntimeError as err:  # parameters that do not fit the architecture its model_config describes
-        raise ConfigError(f"{path}: its parameters do not match its model_config ({first_line(err)}); "
-                          f"{MODEL_REMEDY}") from None
+        raise ConfigError(
+            f"{path}: its parameters do not match its model_config ({first_line(err)}); {MODEL_REMEDY}"
+        ) from None
     model.source_path = str(path)  # named by errors, e.g. a target foresight model asked to translate
     model.to(dev).eval()
     return model, src_vocab, tgt_vocab, blob["config"]
 
 
 # -- checkpoint.pt ------------------------------------------------------------------------------------------------
-def save_checkpoint(path: str | Path, config: dict, model: torch.nn.Module, optimizer: torch.optim.Optimizer,
-                    state: dict) -> None:
+def save_checkpoint(
+    path: str | Path, config: dict, model: torch.nn.Module, optimizer: torch.optim.Optimizer, state: dict
+) -> None:
     """checkpoint.pt: what a rerun of the same training resumes from. `state` (position, metrics so far, RNG
     states) must be plain data; a value that is not is a TypeError naming it, before anything is written."""
-    save_torch({"config": plain(config, "config"), "model": model.state_dict(), "optimizer": optimizer.state_dict(),
-           "state": plain(state, "state"), "config_version": VERSION}, Path(path))
+    save_torch(
+        {
+            "config": plain(config, "config"),
+            "model": model.state_dict(),
+            "optimizer": optimizer.state_dict(),
+            "state": plain(state, "state"),
+            "config_version": VERSION,
+        },
+        Path(path),
+    )
 
 
 def load_checkpoint(path: str | Path, *, resume: bool = False) -> dict:
@@ -252,11 +271,17 @@ def read_init_from(path: str | Path) -> dict:
     context, remedy = "train.init_from: ", "name a model.pt or checkpoint.pt that nmt train wrote"
     blob = read_file(path, "model.pt or checkpoint.pt", ("model",), context=context, remedy=remedy)
     if not isinstance(blob["model"], dict) or not all(isinstance(v, torch.Tensor) for v in blob["model"].values()):
-        raise ConfigError(f"{context}{path}: not a model.pt or checkpoint.pt written by nmt train (its `model` is no "
-                          f"state dict); {remedy}")
+        raise ConfigError(
+            f"{context}{path}: not a model.pt or checkpoint.pt written by nmt train (its `model` is no "
+            f"state dict); {remedy}"
+        )
     model_config = blob.get("model_config") or (blob.get("config") or {}).get("model") or {}
-    return {"model": blob["model"], "model_config": model_config,
-            "src_vocab": blob.get("src_vocab"), "tgt_vocab": blob.get("tgt_vocab")}
+    return {
+        "model": blob["model"],
+        "model_config": model_config,
+        "src_vocab": blob.get("src_vocab"),
+        "tgt_vocab": blob.get("tgt_vocab"),
+    }
 
 
 # -- RNG states -----------------------------------------------------------------------------------------------------
@@ -287,29 +312,49 @@ def restore_rng_states(state: dict, device: str | torch.device) -> str | None:
     saved = state.get("cuda_rng")
     if on_cuda(device):
         if saved is None:
-            return ("the checkpoint has no CUDA RNG state (written on a CPU, or by an older nmt): the rest of this "
-                    "epoch is not bit-identical to an uninterrupted run")
+            return (
+                "the checkpoint has no CUDA RNG state (written on a CPU, or by an older nmt): the rest of this "
+                "epoch is not bit-identical to an uninterrupted run"
+            )
         torch.cuda.set_rng_state(saved.cpu(), device)
         return None
     if saved is not None:
-        return ("the checkpoint was written on a GPU and this run is on the CPU: the rest of this epoch is not "
-                "bit-identical to an uninterrupted run")
+        return (
+            "the checkpoint was written on a GPU and this run is on the CPU: the rest of this epoch is not "
+            "bit-identical to an uninterrupted run"
+        )
     return None
 
 
-__all__ = ["CHECKPOINT_KEYS", "MODEL_KEYS", "load_checkpoint", "load_model", "on_cuda", "plain", "read_file",
-           "read_init_from", "read_model_file", "restore_rng_states", "rng_states", "save_checkpoint", "save_model"]
+__all__ = [
+    "CHECKPOINT_KEYS",
+    "MODEL_KEYS",
+    "load_checkpoint",
+    "load_model",
+    "on_cuda",
+    "plain",
+    "read_file",
+    "read_init_from",
+    "read_model_file",
+    "restore_rng_states",
+    "rng_states",
+    "save_checkpoint",
+    "save_model",
+]
 
 
 def _run_of(config: dict) -> dict:
     """What makes models of one run: the preset, the corpora and their preparation (not where the data lives)."""
-    return {"preset": config.get("preset"), "corpora": (config.get("data") or {}).get("tasks"),
-            "preparation": config.get("prepare")}
+    return {
+        "preset": config.get("preset"),
+        "corpora": (config.get("data") or {}).get("tasks"),
+        "preparation": config.get("prepare"),
+    }
 
 
 def _brief(value, width: int = 60) -> str:
     text = json.dumps(value, sort_keys=True, default=str)
-    return text if len(text) <= width else text[:width - 3] + "..."
+    return text if len(text) <= width else text[: width - 3] + "..."
 
 
 def load_models(paths: list[str], device=None, combine: str = "prob"):
@@ -326,11 +371,15 @@ def load_models(paths: list[str], device=None, combine: str = "prob"):
         mine, first = _run_of(member_config), _run_of(config)
         for key in mine:
             if mine[key] != first[key]:
-                raise InputError(f"{path}: its {key} differs from that of {paths[0]} "
-                                 f"({_brief(mine[key])} vs {_brief(first[key])}); "
-                                 "ensemble members must be trained by one run")
+                raise InputError(
+                    f"{path}: its {key} differs from that of {paths[0]} "
+                    f"({_brief(mine[key])} vs {_brief(first[key])}); "
+                    "ensemble members must be trained by one run"
+                )
         for side, mine, first in (("source", src_v, src_vocab), ("target", tgt_v, tgt_vocab)):
             if mine.itos != first.itos:
-                raise InputError(f"{path}: its {side} vocabulary differs from that of {paths[0]} "
-                                 f"({len(mine)} vs {len(first)} words); ensemble members must share vocabularies")
+                raise InputError(
+                    f"{path}: its {side} vocabulary differs from that of {paths[0]} "
+                    f"({len(mine)} vs {len(first)} words); ensemble members must share vocabularies"
+                )
     return Ensemble([m for m, *_ in loaded], combine), src_vocab, tgt_vocab, config

@@ -1,19 +1,6 @@
 """Local attention of Luong et al. (2015), section 3.2.
+Details: docs/internals/models.md."""
 
-At target step t the decoder attends to a window of 2D+1 source positions around an aligned position p_t:
-  local-m (monotonic)  p_t = t: the t-th target word looks at the t-th source word. When the encoder reads the
-                       source reversed, source word t sits at encoder position len-1-t, so the window is centred
-                       there.
-  local-p (predictive) p_t = len * sigmoid(v_p^T tanh(W_p h_t)), a real position predicted from the decoder state;
-                       the window's weights are multiplied by a Gaussian exp(-(s - p_t)^2 / (2 sigma^2)),
-                       sigma = D/2, which is what makes p_t trainable (the window itself is chosen by rounding).
-Inside the window the weights are align(h_t, hbar_s), a softmax over the window of one of the global scores
-(dot, general, concat; location: W_a h_t gives 2D+1 scores, one per offset in the window).
-
-The window is gathered from the encoder states, so the cost of a step is O(D), not O(S). Positions of the window
-outside the sentence (before its start, past its end, or padding) get no weight; the centre is clipped into the
-sentence so that at least one real word is always in the window (local-m once t runs past the source length).
-"""
 from __future__ import annotations
 
 import torch
@@ -41,8 +28,9 @@ class LocalAttention(GlobalAttention):
             self.W_p = nn.Linear(hidden, hidden, bias=False)
             self.v_p = nn.Linear(hidden, 1, bias=False)
 
-    def centres(self, query: torch.Tensor, steps: torch.Tensor, lengths: torch.Tensor
-                ) -> tuple[torch.Tensor, torch.Tensor | None]:
+    def centres(
+        self, query: torch.Tensor, steps: torch.Tensor, lengths: torch.Tensor
+    ) -> tuple[torch.Tensor, torch.Tensor | None]:
         """Integer window centres [B, T] (encoder positions) and, for local-p, the real-valued p_t [B, T]."""
         last = (lengths - 1).unsqueeze(1)  # [B, 1]
         if self.mode == "local-m":
@@ -68,8 +56,14 @@ class LocalAttention(GlobalAttention):
         hidden = torch.tanh(self.W_q(query).reshape(B * T, 1, H) + window_keys)  # concat
         return self.v_a(hidden).view(B, T, -1)
 
-    def context(self, query: torch.Tensor, memory: torch.Tensor, keys: torch.Tensor | None, mask: torch.Tensor,
-                steps: torch.Tensor | None = None) -> tuple[torch.Tensor, torch.Tensor]:
+    def context(
+        self,
+        query: torch.Tensor,
+        memory: torch.Tensor,
+        keys: torch.Tensor | None,
+        mask: torch.Tensor,
+        steps: torch.Tensor | None = None,
+    ) -> tuple[torch.Tensor, torch.Tensor]:
         """query [B, T, H], memory [B, S, H], mask [B, S] (True = a real source word), steps [T] the target
         positions of the queries (0 = first target word; local-m needs them).
 
@@ -91,7 +85,7 @@ class LocalAttention(GlobalAttention):
         scores = self.window_scores(query, keys, rows).masked_fill(outside, float("-inf"))
         weights = torch.softmax(scores, dim=-1)
         if p is not None:
-            gauss = torch.exp(-((positions.to(query.dtype) - p.unsqueeze(-1)) ** 2) / (2 * self.sigma ** 2))
+            gauss = torch.exp(-((positions.to(query.dtype) - p.unsqueeze(-1)) ** 2) / (2 * self.sigma**2))
             weights = weights * gauss
         context = weighted_rows(memory, rows, weights.view(B * T, -1)).view(B, T, H)
         full = weights.new_zeros(B, T, S).scatter_add_(2, index, weights.masked_fill(outside, 0.0))
@@ -100,6 +94,7 @@ class LocalAttention(GlobalAttention):
 
 # A step reads only the 2D+1 window rows of the encoder states (memory, keys), by their row number in the
 # flattened [B*S, H] view; no index of the full [.., W, H] size is built (torch.gather would need one).
+
 
 def window_rows(index: torch.Tensor, src_len: int) -> torch.Tensor:
     """Rows [B*T, W] of the flattened [B*S, H] states for the window positions `index` [B, T, W] (in 0..S-1)."""
@@ -116,8 +111,7 @@ def gather_rows(states: torch.Tensor, rows: torch.Tensor) -> torch.Tensor:
     return states.reshape(-1, H).index_select(0, rows.view(-1)).view(*rows.shape, H)
 
 
-def row_dots(query: torch.Tensor, states: torch.Tensor, rows: torch.Tensor, chunk_bytes: int = 1 << 20
-             ) -> torch.Tensor:
+def row_dots(query: torch.Tensor, states: torch.Tensor, rows: torch.Tensor, chunk_bytes: int = 1 << 20) -> torch.Tensor:
     """query[n] . (states at row rows[n, w] of their flattened view [B*S, H]): [N, W]."""
     N, W = rows.shape
     H = query.size(-1)
@@ -133,8 +127,8 @@ def row_dots(query: torch.Tensor, states: torch.Tensor, rows: torch.Tensor, chun
     out = query.new_empty(N, 1, W)
     for i in range(0, N, step):
         n = min(step, N - i)
-        window = torch.index_select(flat, 0, rows[i:i + n].reshape(-1), out=buffer[:n * W]).view(n, W, H)
-        torch.bmm(query[i:i + n].unsqueeze(1), window.transpose(1, 2), out=out[i:i + n])
+        window = torch.index_select(flat, 0, rows[i : i + n].reshape(-1), out=buffer[: n * W]).view(n, W, H)
+        torch.bmm(query[i : i + n].unsqueeze(1), window.transpose(1, 2), out=out[i : i + n])
     return out.view(N, W)
 
 

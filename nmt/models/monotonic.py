@@ -1,60 +1,7 @@
 """Monotonic attention of Raffel, Luong, Liu, Weiss and Eck (ICML 2017), "Online and Linear-Time Attention by
 Enforcing Monotonic Alignments".
+Details: docs/internals/models.md."""
 
-The decoder reads the encoder states h_1..h_S (the memory) left to right. At output step i it starts at the memory
-entry chosen at step i-1 (t_{i-1}; t_0 = the first entry) and, for j = t_{i-1}, t_{i-1}+1, ..., decides to stop
-and attend to h_j with probability p_ij = sigmoid(e_ij), or to move on to h_{j+1}. The query s_i is the decoder's
-top state at step i (this layer replaces the global attention of Luong et al.'s model, which scores h_t).
-
-Energies (ENERGIES):
-  eq15  e_ij = v^T tanh(W s_i + V h_j + b)                       (Bahdanau et al.)
-  eq16  e_ij = g (v^T / ||v||) tanh(W s_i + V h_j + b) + r        g = 1/sqrt(attention_dim), r = bias_init at init
-  eq17  e_ij = g s_i^T W h_j + r                                  g = 1/sqrt(hidden),        r = bias_init at init
-The per-sentence part (V h_j + b, or W h_j) is computed once by `keys`. The scalar r offsets the sigmoid (a softmax
-is offset-invariant, a sigmoid is not); it starts negative so that 1 - p_ij is near 1 and the attention does not
-decay over the memory before training has begun. The weight normalisation of v (eq16) makes p insensitive to
-the scale of v. `Seq2Seq.init_uniform` draws every parameter, g and r included, from U[-0.1, 0.1]; the model
-calls `reset_scalars()` after it to put g and r back to their intended values.
-
-Soft mode (`hard = False`; training, and "soft" decoding): the expected alignment of the stochastic process,
-  p_ij    = sigmoid(e_ij + N(0, noise^2))                  noise only while training: it pushes p towards {0, 1},
-                                                           where the expectation and the hard process agree
-  alpha_i = p_i * cumprod_excl(1 - p_i) * cumsum(alpha_{i-1} / clamp(cumprod_excl(1 - p_i), eps, 1))
-  c_i     = sum_j alpha_ij h_j
-with alpha_0 one-hot on the first position (`initial_state`). This is the paper's parallel solution (its
-eqs. 11-14, appendix C.1) of the recursion alpha_ij = p_ij sum_{k<=j} alpha_{i-1,k} prod_{l=k}^{j-1} (1 - p_il).
-cumprod_excl(x)_j = prod_{l<j} x_l is computed in log space, exp(exclusive cumsum(log(clamp(x, eps, 1)))), as the
-paper recommends (appendix G). alpha_i need not sum to 1: the missing mass is "attend to nothing" (a zero context),
-which is what the hard process does once it runs off the end of the memory; it is not renormalised. Padding gets
-p = 0, hence no weight. The recursion over i is a loop over the T queries; each step costs O(S) (cumsum/cumprod).
-Known limitation of the paper's clamp (its appendix G): the denominator is clamped at eps, so wherever the
-exclusive product up to a position holding alpha_{i-1} mass falls below eps, that mass is carried forward too
-small by the missing factor. This needs sum_{l<k} -log(1 - p_il) > -log(eps) = 23 over the positions l before
-it: two positions with p ~ 1, or some 23 positions with p around 0.63 (in this module's test, p_il ~ U(0, 1)
-with alpha_{i-1} spread over 50 positions loses a fifth to two thirds of the mass). The paper saw no effect on
-its results; training pushes those p down (the numerator still carries their gradient), and the hard process
-never looks at them.
-`soft_form = "logspace"` (SOFT_FORMS) selects `soft_monotonic_weights_logspace`, the same sum computed without
-the division, exact up to rounding in both regimes; the default, "clamped", is the paper's form.
-
-Hard mode (`hard = True`; decoding only, it is not differentiable): the process itself, deterministically
-(p >= 0.5 instead of sampling, no noise). A pointer per sentence (the state, [B] long, starts at 0): for output
-step i, j runs from t_{i-1} over the sentence; at the first j with p_ij >= 0.5, c_i = h_j, t_i = j and the weights
-are one-hot at j. If no j stops, c_i = 0, the weights are all zero and the pointer is set to the sentence length
-("exhausted"), so every later step attends to nothing as well. Energies are computed only at the pointers (one
-row of keys gathered per sentence), never for the whole [B, S] matrix: a step either moves a pointer forward or
-stops it, so a sentence of length S_b over T steps costs at most S_b + T energies, O(S + T) instead of the soft
-attention's O(S T). `energy_evaluations` counts the (sentence, position) energies computed in hard mode.
-
-Online use: with a unidirectional encoder (this project's Luong model, with the source not reversed) h_j depends
-only on x_1..x_j, and step i of the hard process reads h_{t_{i-1}}..h_{t_i} only. Decoding can therefore start
-before the source is complete: when the pointer reaches a position whose h_j has not been computed yet, the decoder
-waits for the next source word. (This module is given the whole memory at once; nothing here needs its future.)
-A reversed source or a bidirectional encoder breaks this, and the paper did not reverse the source.
-
-The state (`initial_state`, returned by `context`/`forward`) is one tensor with the batch on dim 0, so beam search
-can reorder it with index_select(0, idx): soft: alpha_{i-1} [B, S] float; hard: the pointers t_{i-1} [B] long.
-"""
 from __future__ import annotations
 
 import math
@@ -98,8 +45,9 @@ def soft_monotonic_weights_logspace(p: torch.Tensor, prev_alpha: torch.Tensor, e
     return p * torch.exp(logs + torch.logcumsumexp(torch.log(prev_alpha.clamp_min(floor)) - logs, dim=-1))
 
 
-def hard_monotonic_step(p_at: Callable[[torch.Tensor, torch.Tensor], torch.Tensor], pointer: torch.Tensor,
-                        lengths: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, int]:
+def hard_monotonic_step(
+    p_at: Callable[[torch.Tensor, torch.Tensor], torch.Tensor], pointer: torch.Tensor, lengths: torch.Tensor
+) -> tuple[torch.Tensor, torch.Tensor, int]:
     """One output step of the hard process for a batch.
 
     p_at(rows, positions) gives p for those (sentence, position) pairs ([N] each, returns [N]); it is only ever
@@ -126,14 +74,23 @@ def hard_monotonic_step(p_at: Callable[[torch.Tensor, torch.Tensor], torch.Tenso
 
 
 class MonotonicAttention(nn.Module):
-    def __init__(self, hidden: int, energy: str, attention_dim: int | None = None, bias_init: float = -1.0,
-                 noise: float = 1.0, eps: float = 1e-10):
+    def __init__(
+        self,
+        hidden: int,
+        energy: str,
+        attention_dim: int | None = None,
+        bias_init: float = -1.0,
+        noise: float = 1.0,
+        eps: float = 1e-10,
+    ):
         super().__init__()
         if energy not in ENERGIES:
             raise ValueError(f"unknown monotonic attention energy {energy!r}; choose one of {', '.join(ENERGIES)}")
         if energy == "eq17" and attention_dim not in (None, hidden):
-            raise ValueError(f"the eq17 energy g s^T W h + r has W of size hidden x hidden ({hidden}); "
-                             f"attention_dim={attention_dim} does not apply to it")
+            raise ValueError(
+                f"the eq17 energy g s^T W h + r has W of size hidden x hidden ({hidden}); "
+                f"attention_dim={attention_dim} does not apply to it"
+            )
         attention_dim = hidden if attention_dim is None else attention_dim
         if attention_dim < 1:
             raise ValueError(f"attention_dim must be positive, got {attention_dim}")
@@ -154,7 +111,7 @@ class MonotonicAttention(nn.Module):
             self.W = nn.Linear(hidden, hidden, bias=False)
         else:
             self.W = nn.Linear(hidden, attention_dim, bias=False)  # W s_i
-            self.V = nn.Linear(hidden, attention_dim, bias=True)   # V h_j + b: the keys
+            self.V = nn.Linear(hidden, attention_dim, bias=True)  # V h_j + b: the keys
             self.v = nn.Parameter(torch.empty(attention_dim))
             bound = 1.0 / math.sqrt(attention_dim)  # nn.Linear's default init for a 1-output layer
             nn.init.uniform_(self.v, -bound, bound)
@@ -174,8 +131,10 @@ class MonotonicAttention(nn.Module):
             self.r.fill_(self.bias_init)
 
     def extra_repr(self) -> str:
-        return (f"energy={self.energy}, attention_dim={self.attention_dim}, bias_init={self.bias_init}, "
-                f"noise={self.noise}, eps={self.eps}, hard={self.hard}, soft_form={self.soft_form}")
+        return (
+            f"energy={self.energy}, attention_dim={self.attention_dim}, bias_init={self.bias_init}, "
+            f"noise={self.noise}, eps={self.eps}, hard={self.hard}, soft_form={self.soft_form}"
+        )
 
     # -- energies ------------------------------------------------------------------------------------------------
     def keys(self, memory: torch.Tensor) -> torch.Tensor:
@@ -218,8 +177,9 @@ class MonotonicAttention(nn.Module):
         alpha[:, 0] = 1.0
         return alpha
 
-    def context(self, query: torch.Tensor, memory: torch.Tensor, keys: torch.Tensor, mask: torch.Tensor,
-                state: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    def context(
+        self, query: torch.Tensor, memory: torch.Tensor, keys: torch.Tensor, mask: torch.Tensor, state: torch.Tensor
+    ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
         """query [B, T, H] (T >= 1 output steps, taken in order), memory [B, S, H], keys from `keys(memory)`,
         mask [B, S] (True = a real source word), state from `initial_state` or the previous call.
 
@@ -228,8 +188,10 @@ class MonotonicAttention(nn.Module):
         if self.hard:
             return self._hard_context(query, memory, keys, mask, state)
         if state.dim() != 2 or not state.is_floating_point():
-            raise ValueError(f"soft monotonic attention expects the state alpha [B, S] (float), got "
-                             f"{tuple(state.shape)} {state.dtype}: was it made by initial_state in hard mode?")
+            raise ValueError(
+                f"soft monotonic attention expects the state alpha [B, S] (float), got "
+                f"{tuple(state.shape)} {state.dtype}: was it made by initial_state in hard mode?"
+            )
         if self.soft_form not in SOFT_FORMS:
             raise ValueError(f"unknown soft_form {self.soft_form!r}; choose one of {', '.join(SOFT_FORMS)}")
         step = soft_monotonic_weights if self.soft_form == "clamped" else soft_monotonic_weights_logspace
@@ -242,14 +204,19 @@ class MonotonicAttention(nn.Module):
         weights = torch.stack(weights, dim=1)
         return torch.bmm(weights, memory), weights, alpha
 
-    def _hard_context(self, query: torch.Tensor, memory: torch.Tensor, keys: torch.Tensor, mask: torch.Tensor,
-                      pointer: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    def _hard_context(
+        self, query: torch.Tensor, memory: torch.Tensor, keys: torch.Tensor, mask: torch.Tensor, pointer: torch.Tensor
+    ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
         if self.training:
-            raise RuntimeError("hard monotonic attention is the test-time process and is not differentiable; "
-                               "call model.eval() (training uses the soft expected alignment)")
+            raise RuntimeError(
+                "hard monotonic attention is the test-time process and is not differentiable; "
+                "call model.eval() (training uses the soft expected alignment)"
+            )
         if pointer.dim() != 1 or pointer.dtype != torch.long:
-            raise ValueError(f"hard monotonic attention expects the state [B] (long pointers), got "
-                             f"{tuple(pointer.shape)} {pointer.dtype}: was it made by initial_state in soft mode?")
+            raise ValueError(
+                f"hard monotonic attention expects the state [B] (long pointers), got "
+                f"{tuple(pointer.shape)} {pointer.dtype}: was it made by initial_state in soft mode?"
+            )
         B, T, H = query.shape
         S = memory.size(1)
         lengths = mask.sum(dim=1)
@@ -261,8 +228,9 @@ class MonotonicAttention(nn.Module):
 
             def p_at(rows: torch.Tensor, positions: torch.Tensor) -> torch.Tensor:
                 # Only the keys at the pointers of the walking sentences: no [B, S] energy matrix.
-                return torch.sigmoid(self.energies_at(q.index_select(0, rows),
-                                                      flat_keys.index_select(0, rows * S + positions)))
+                return torch.sigmoid(
+                    self.energies_at(q.index_select(0, rows), flat_keys.index_select(0, rows * S + positions))
+                )
 
             pointer, attends, evaluated = hard_monotonic_step(p_at, pointer, lengths)
             self.energy_evaluations += evaluated
@@ -272,13 +240,21 @@ class MonotonicAttention(nn.Module):
             weights[rows, i, chosen] = 1.0
         return contexts, weights, pointer
 
-    def step_context(self, query: torch.Tensor, memory: torch.Tensor, keys: torch.Tensor, mask: torch.Tensor,
-                     step: int, state: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    def step_context(
+        self,
+        query: torch.Tensor,
+        memory: torch.Tensor,
+        keys: torch.Tensor,
+        mask: torch.Tensor,
+        step: int,
+        state: torch.Tensor,
+    ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
         """One decoder step (query [B, 1, H]) for the fast decoder's AutogradKernel: `context` of that step."""
         return self.context(query, memory, keys, mask, state)
 
-    def forward(self, query: torch.Tensor, memory: torch.Tensor, keys: torch.Tensor, mask: torch.Tensor,
-                state: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    def forward(
+        self, query: torch.Tensor, memory: torch.Tensor, keys: torch.Tensor, mask: torch.Tensor, state: torch.Tensor
+    ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
         """htilde_i = tanh(W_c [c_i ; s_i]) [B, T, H] (as in GlobalAttention), the weights [B, T, S] and the new
         state; the arguments are those of `context`."""
         context, weights, state = self.context(query, memory, keys, mask, state)
@@ -294,7 +270,8 @@ def set_monotonic_mode(model: nn.Module, mode: str) -> None:
         raise ValueError(f"unknown monotonic attention mode {mode!r}; choose one of {', '.join(MODES)}")
     layers = [m for m in model.modules() if isinstance(m, MonotonicAttention)]
     if mode == "hard" and not layers:
-        raise ValueError(f"hard monotonic decoding asked for, but the model ({type(model).__name__}) has no "
-                         "monotonic attention")
+        raise ValueError(
+            f"hard monotonic decoding asked for, but the model ({type(model).__name__}) has no monotonic attention"
+        )
     for layer in layers:
         layer.hard = mode == "hard"

@@ -1,19 +1,21 @@
 """The training objective, as the reference path computes it: the summed negative log-likelihood of the target words,
 and the guided alignment loss. The fast engine computes the first fused with the output layer
 (nmt.engine.fused_loss) and is tested against this one."""
+
 from __future__ import annotations
 
 import torch
 import torch.nn.functional as F
 
-from ..data.vocab import PAD_ID
 from ..base.errors import ConfigError
+from ..data.vocab import PAD_ID
 
 
 def token_nll(log_probs: torch.Tensor, tgt_out: torch.Tensor) -> torch.Tensor:
     """Summed negative log-likelihood of tgt_out [B, T] under log_probs [B, T, V] (padding excluded)."""
-    return F.nll_loss(log_probs.reshape(-1, log_probs.size(-1)), tgt_out.reshape(-1),
-                      ignore_index=PAD_ID, reduction="sum")
+    return F.nll_loss(
+        log_probs.reshape(-1, log_probs.size(-1)), tgt_out.reshape(-1), ignore_index=PAD_ID, reduction="sum"
+    )
 
 
 def alignment_loss(weights: torch.Tensor, align: torch.Tensor, credit: str = "predicted") -> torch.Tensor:

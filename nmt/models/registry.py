@@ -2,6 +2,7 @@
 (nmt.models.variants). The builder, alignment extraction, heat maps, the benchmarks and the tests ask here; no
 other module tells architectures or variants apart by name.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -20,21 +21,30 @@ from .variants import variant
 class Architecture:
     name: str
     model_class: type[nn.Module]
-    credit: Callable[[ModelSettings], str]  # which decoder step's weights belong to a target word (nmt.models.variants)
+    # which decoder step's weights belong to a target word (nmt.settings.attention_variants)
+    credit: Callable[[ModelSettings], str]
     label: Callable[[ModelSettings], str]
-    only_here: dict                # settings no other architecture implements, and the value that means "off"
+    only_here: dict  # settings no other architecture implements, and the value that means "off"
 
 
 def _rnnsearch_label(model: ModelSettings) -> str:
     return "RNNsearch" + (" + target foresight" if model.target_foresight else "")  # Peter et al.'s name
 
 
-ARCHITECTURES: dict[str, Architecture] = {a.name: a for a in (
-    Architecture("luong", Seq2Seq, lambda m: variant(m).credit(m), lambda m: variant(m).label(m), {}),
-    # RNNsearch's alpha_i comes from s_{i-1}, before y_i is emitted (with target foresight it even reads y_i)
-    Architecture("rnnsearch", RNNSearch, lambda m: "predicted", _rnnsearch_label,
-                 {"target_foresight": False, "attention_noise": 0.0}),
-)}
+ARCHITECTURES: dict[str, Architecture] = {
+    a.name: a
+    for a in (
+        Architecture("luong", Seq2Seq, lambda m: variant(m).credit(m), lambda m: variant(m).label(m), {}),
+        # RNNsearch's alpha_i comes from s_{i-1}, before y_i is emitted (with target foresight it even reads y_i)
+        Architecture(
+            "rnnsearch",
+            RNNSearch,
+            lambda m: "predicted",
+            _rnnsearch_label,
+            {"target_foresight": False, "attention_noise": 0.0},
+        ),
+    )
+}
 
 
 def architecture(model: ModelSettings) -> Architecture:
@@ -56,8 +66,9 @@ def build_model(model: ModelSettings, src_vocab: int, tgt_vocab: int) -> nn.Modu
             if other is arch or key in own:
                 continue
             if getattr(model, key) != off:
-                raise ConfigError(f"model.{key} is implemented for model.arch: {other.name} only "
-                                 f"(this model is {arch.name})")
+                raise ConfigError(
+                    f"model.{key} is implemented for model.arch: {other.name} only (this model is {arch.name})"
+                )
     return arch.model_class(model, src_vocab, tgt_vocab)
 
 
@@ -67,7 +78,8 @@ def variant_keys(model: ModelSettings) -> tuple[str, ...]:
 
 
 def credit_rule(model: ModelSettings) -> str:
-    """'read' or 'predicted': which decoder step's weights are credited to a target word (nmt.models.variants)."""
+    """'read' or 'predicted': which decoder step's weights are credited to a target word
+    (nmt.settings.attention_variants)."""
     return architecture(model).credit(model)
 
 

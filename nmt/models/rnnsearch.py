@@ -1,49 +1,6 @@
 """RNNsearch of Bahdanau et al. (2015), with the target foresight of Peter, Nix & Ney (2017).
+Details: docs/internals/models.md."""
 
-`model.arch: rnnsearch`. Sizes: `embed` (m, 620 in the papers) for both embeddings, `hidden` (n, 1000) for each
-encoder direction and the decoder, `attention_dim` (n', 1000; 0 = `hidden`), readout maxout units l = hidden // 2
-(500 for n = 1000, as in the paper).
-
-Encoder: x_j -> E_x x_j -> bidirectional GRU; h_j = [fwd h_j ; bwd h_j] (2n). Padding is packed away, so every
-sentence's states are those of the sentence alone.
-
-Attention (Bahdanau et al., appendix A.1.2; Peter et al., eq. 1 and 3):
-    e_ij  = v^T tanh(W s_{i-1} + U h_j + b [+ V ehat_i])          alpha_i = softmax_j(e_i)    c_i = sum_j alpha_ij h_j
-U h_j + b is computed once per sentence (`keys`). The single bias b stands for the bias terms the paper leaves out of
-its equations; v needs none (a constant shift of e_i does not change alpha_i). Padding gets no
-weight. With `target_foresight`, ehat_i is the embedding of the CURRENT target word y_i: the decoder's target
-embedding E_y itself is used (shared, not a second table), so a TF model adds only V (attention_dim x embed);
-trained with `train.trainable: attention` the embedding stays the baseline's. With `attention_noise` sigma > 0,
-N(0, sigma^2) noise is added to every e_ij in training mode only (Peter et al.: "add random noise to the value of
-alpha~_ij"); in eval mode the model is deterministic.
-
-Decoder, readout and state update. The equations are those of the paper's appendix A.2.2, in the order in which
-Blocks' `SequenceGenerator` with `AttentionRecurrent` computes them (Peter et al.'s implementation is based on Blocks);
-to predict y_i:
-    c_i      = attention(s_{i-1}, h)                                  (s_0 = tanh(W_s bwd h_1 + b_s))
-    t~_i     = U_o s_{i-1} + V_o E_y y_{i-1} + C_o c_i + b_o          (2l units; y_0 = <s>)
-    t_i      = [max(t~_{i,2k-1}, t~_{i,2k})]_{k=1..l}                  maxout with pool 2
-    p(y_i)   = softmax(W_o t_i + b_out)
-    s_i      = GRU([E_y y_i ; c_i], s_{i-1})                          once y_i is known
-So the readout reads s_{i-1}, not s_i (appendix A.2.2: "t~_i = U_o s_{i-1} + V_o E y_{i-1} + C_o c_i"), and the state
-that attends for y_{i+1} has read y_i and c_i. (The appendix writes the GRU update with E y_{i-1}; read literally the
-state that attends for y_i would not yet have seen y_{i-1}, which is not how Blocks computes it: its transition
-reads the word just emitted.) In this module's step interface the update with y_i is made when y_i comes back as
-`prev` of the next step, so beam search can choose y_i first: a DecoderState holds s_{i-1} and c_{i-1}.
-The GRUs are torch's (nn.GRU / nn.GRUCell, cuDNN's variant), which apply the reset gate after the recurrent matrix,
-r * (U_h s + b), where Cho et al. (2014) and the paper write U_h (r * s): a known small deviation.
-Initialisation is `nmt train`'s uniform [-init_range, init_range] for every parameter, not the paper's
-(orthogonal recurrent matrices, N(0, 0.001^2) for W_a and U_a, zero v_a and biases, N(0, 0.01^2) otherwise).
-Dropout (`dropout`, default 0: Bahdanau et al. use none) acts on the embeddings (source, target and ehat) and on t_i.
-
-Interface: the one of `Seq2Seq` (encode, initial_state, decode, step, forward, init_uniform, .settings, .attention),
-so greedy/beam search, ensembles, perplexity and forced decoding work unchanged. The weights returned for a step
-are the alpha_i used to predict that step's word, over the source words in written order (padding 0).
-
-Target foresight needs the reference: `forward`/`decode` take `tgt_out` (y_1 .. y_T </s>, the words predicted);
-without it, tgt_in is taken as a complete teacher-forcing input (<s> y_1 .. y_T, then padding) and its next words
-are used, with </s> after the last word. `step` (free decoding) refuses a TF model.
-"""
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -52,12 +9,12 @@ import torch
 from torch import nn
 from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
 
-from ..data.vocab import EOS_ID, PAD_ID
 from ..base.errors import UserError
+from ..data.vocab import EOS_ID, PAD_ID
 from ..settings import ModelSettings
 from .accelerator import Accelerator
-from .shared import init_uniform, lengths_on
 from .dropout import Dropout
+from .shared import init_uniform, lengths_on
 
 CANNOT_TRANSLATE = "target foresight models align given a reference; they cannot translate"
 
@@ -68,25 +25,29 @@ class CannotTranslateError(UserError, ValueError):
 
 @dataclass
 class RNNSearchEncoderOutput:
-    memory: torch.Tensor   # [B, S, 2H] h_j, in written order
-    mask: torch.Tensor     # [B, S] True where there is a source word
-    keys: torch.Tensor     # [B, S, A] U h_j + b
-    init: torch.Tensor     # [B, H] s_0
+    memory: torch.Tensor  # [B, S, 2H] h_j, in written order
+    mask: torch.Tensor  # [B, S] True where there is a source word
+    keys: torch.Tensor  # [B, S, A] U h_j + b
+    init: torch.Tensor  # [B, H] s_0
 
     def select(self, index: torch.Tensor) -> "RNNSearchEncoderOutput":
-        return RNNSearchEncoderOutput(*(t.index_select(0, index) for t in (self.memory, self.mask, self.keys,
-                                                                            self.init)))
+        return RNNSearchEncoderOutput(
+            *(t.index_select(0, index) for t in (self.memory, self.mask, self.keys, self.init))
+        )
 
 
 @dataclass
 class RNNSearchState:
-    hidden: torch.Tensor               # [B, H] s_{i-1}: the state that attends for the next word
-    context: torch.Tensor | None       # [B, 2H] c_{i-1}, waiting for y_{i-1} to update the state (None at i = 1)
+    hidden: torch.Tensor  # [B, H] s_{i-1}: the state that attends for the next word
+    context: torch.Tensor | None  # [B, 2H] c_{i-1}, waiting for y_{i-1} to update the state (None at i = 1)
     step: int = 0
 
     def select(self, index: torch.Tensor) -> "RNNSearchState":
-        return RNNSearchState(self.hidden.index_select(0, index),
-                              None if self.context is None else self.context.index_select(0, index), self.step)
+        return RNNSearchState(
+            self.hidden.index_select(0, index),
+            None if self.context is None else self.context.index_select(0, index),
+            self.step,
+        )
 
 
 def next_words(tgt_in: torch.Tensor) -> torch.Tensor:
@@ -100,8 +61,7 @@ def next_words(tgt_in: torch.Tensor) -> torch.Tensor:
 class AdditiveAttention(nn.Module):
     """e_ij = v^T tanh(W s + U h_j + b [+ V ehat]), softmax over the source words, c = sum_j alpha_ij h_j."""
 
-    def __init__(self, query_dim: int, key_dim: int, attention_dim: int, foresight_dim: int = 0,
-                 noise: float = 0.0):
+    def __init__(self, query_dim: int, key_dim: int, attention_dim: int, foresight_dim: int = 0, noise: float = 0.0):
         super().__init__()
         self.W = nn.Linear(query_dim, attention_dim, bias=False)
         self.U = nn.Linear(key_dim, attention_dim)
@@ -116,8 +76,7 @@ class AdditiveAttention(nn.Module):
         """V ehat for target embeddings [..., E]."""
         return self.V(target_embeddings)
 
-    def energies(self, query: torch.Tensor, keys: torch.Tensor, foresight: torch.Tensor | None = None
-                 ) -> torch.Tensor:
+    def energies(self, query: torch.Tensor, keys: torch.Tensor, foresight: torch.Tensor | None = None) -> torch.Tensor:
         """e [B, S] for queries s [B, H]; `foresight` is V ehat [B, A]. Noisy in training mode when noise > 0."""
         pre = self.W(query)
         if foresight is not None:
@@ -127,8 +86,14 @@ class AdditiveAttention(nn.Module):
             energies = energies + self.noise * torch.randn_like(energies)
         return energies
 
-    def forward(self, query: torch.Tensor, memory: torch.Tensor, keys: torch.Tensor, mask: torch.Tensor,
-                foresight: torch.Tensor | None = None) -> tuple[torch.Tensor, torch.Tensor]:
+    def forward(
+        self,
+        query: torch.Tensor,
+        memory: torch.Tensor,
+        keys: torch.Tensor,
+        mask: torch.Tensor,
+        foresight: torch.Tensor | None = None,
+    ) -> tuple[torch.Tensor, torch.Tensor]:
         """Context c [B, 2H] and weights alpha [B, S]."""
         energies = self.energies(query, keys, foresight).masked_fill(~mask, float("-inf"))
         weights = torch.softmax(energies, dim=-1)
@@ -147,13 +112,13 @@ class RNNSearch(nn.Module):
         self.src_embed = nn.Embedding(src_vocab, embed, padding_idx=PAD_ID)
         self.tgt_embed = nn.Embedding(tgt_vocab, embed, padding_idx=PAD_ID)
         self.encoder = nn.GRU(embed, hidden, batch_first=True, bidirectional=True)
-        self.init_state = nn.Linear(hidden, hidden)                       # W_s
-        self.attention = AdditiveAttention(hidden, 2 * hidden, attention_dim,
-                                           embed if self.target_foresight else 0,
-                                           float(model.attention_noise))
+        self.init_state = nn.Linear(hidden, hidden)  # W_s
+        self.attention = AdditiveAttention(
+            hidden, 2 * hidden, attention_dim, embed if self.target_foresight else 0, float(model.attention_noise)
+        )
         self.decoder = nn.GRUCell(embed + 2 * hidden, hidden)
         self.readout = nn.Linear(hidden + embed + 2 * hidden, 2 * self.maxout_units)  # [U_o V_o C_o], b_o
-        self.generator = nn.Linear(self.maxout_units, tgt_vocab)                     # W_o
+        self.generator = nn.Linear(self.maxout_units, tgt_vocab)  # W_o
         self.dropout = Dropout(model.dropout)
         self.source_path: str | None = None  # set by nmt.models.io.load_model, for error messages
         self.accelerator: Accelerator | None = None  # as Seq2Seq.accelerator
@@ -162,30 +127,41 @@ class RNNSearch(nn.Module):
     def encode(self, src: torch.Tensor, src_len: torch.Tensor) -> RNNSearchEncoderOutput:
         src_len_cpu, src_len = lengths_on(src_len, src.device)
         emb = self.dropout(self.src_embed(src))
-        memory = (None if self.accelerator is None
-                  else self.accelerator.bidirectional_gru(self.encoder, emb, src_len_cpu))
+        memory = (
+            None if self.accelerator is None else self.accelerator.bidirectional_gru(self.encoder, emb, src_len_cpu)
+        )
         if memory is None:
             packed = pack_padded_sequence(emb, src_len_cpu, batch_first=True, enforce_sorted=False)
             out, _ = self.encoder(packed)
             memory, _ = pad_packed_sequence(out, batch_first=True, total_length=src.size(1))
         mask = torch.arange(src.size(1), device=src.device).unsqueeze(0) < src_len.unsqueeze(1)
         # The backward RNN's state at the first word has read the whole sentence.
-        init = torch.tanh(self.init_state(memory[:, 0, self.hidden_size:]))
+        init = torch.tanh(self.init_state(memory[:, 0, self.hidden_size :]))
         return RNNSearchEncoderOutput(memory=memory, mask=mask, keys=self.attention.keys(memory), init=init)
 
     def initial_state(self, enc: RNNSearchEncoderOutput) -> RNNSearchState:
         return RNNSearchState(hidden=enc.init, context=None)
 
     # -- decoder ---------------------------------------------------------------------------------------------
-    def decode(self, tgt_in: torch.Tensor, enc: RNNSearchEncoderOutput, state: RNNSearchState,
-               tgt_out: torch.Tensor | None = None) -> tuple[torch.Tensor, RNNSearchState, torch.Tensor]:
+    def decode(
+        self,
+        tgt_in: torch.Tensor,
+        enc: RNNSearchEncoderOutput,
+        state: RNNSearchState,
+        tgt_out: torch.Tensor | None = None,
+    ) -> tuple[torch.Tensor, RNNSearchState, torch.Tensor]:
         """Teacher-forced decoding of tgt_in [B, T]: log-probabilities [B, T, V], the final state, and the attention
         weights [B, T, S]; row t is alpha of the step that reads tgt_in[:, t] and predicts tgt_out[:, t]."""
         features, state, weights = self.decode_features(tgt_in, enc, state, tgt_out)
         return self.log_probs(features), state, weights
 
-    def decode_features(self, tgt_in: torch.Tensor, enc: RNNSearchEncoderOutput, state: RNNSearchState,
-                        tgt_out: torch.Tensor | None = None) -> tuple[torch.Tensor, RNNSearchState, torch.Tensor]:
+    def decode_features(
+        self,
+        tgt_in: torch.Tensor,
+        enc: RNNSearchEncoderOutput,
+        state: RNNSearchState,
+        tgt_out: torch.Tensor | None = None,
+    ) -> tuple[torch.Tensor, RNNSearchState, torch.Tensor]:
         """As `decode`, but the output layer's input (t_i after dropout) [B, T, l] in place of log-probabilities."""
         emb = self.dropout(self.tgt_embed(tgt_in))
         foresight = None
@@ -197,15 +173,17 @@ class RNNSearch(nn.Module):
             foresight = self.attention.foresight(self.dropout(self.tgt_embed(tgt_out)))
         if self.accelerator is not None:
             states, contexts, weights, (hidden, context) = self.accelerator.rnnsearch_decoder(
-                self, emb, enc.memory, enc.keys, enc.mask, state.hidden, state.context, foresight)
+                self, emb, enc.memory, enc.keys, enc.mask, state.hidden, state.context, foresight
+            )
         else:
             hidden, context = state.hidden, state.context
             states, contexts, weights = [], [], []
             for t in range(tgt_in.size(1)):
                 if context is not None:  # the word read now was predicted by the previous step: s_i = GRU(...)
                     hidden = self.decoder(torch.cat([emb[:, t], context], dim=-1), hidden)
-                context, alpha = self.attention(hidden, enc.memory, enc.keys, enc.mask,
-                                                None if foresight is None else foresight[:, t])
+                context, alpha = self.attention(
+                    hidden, enc.memory, enc.keys, enc.mask, None if foresight is None else foresight[:, t]
+                )
                 states.append(hidden)
                 contexts.append(context)
                 weights.append(alpha)
@@ -222,8 +200,9 @@ class RNNSearch(nn.Module):
     def log_probs(self, features: torch.Tensor) -> torch.Tensor:
         return torch.log_softmax(self.generator(features), dim=-1)
 
-    def step(self, prev: torch.Tensor, enc: RNNSearchEncoderOutput, state: RNNSearchState
-             ) -> tuple[torch.Tensor, RNNSearchState, torch.Tensor]:
+    def step(
+        self, prev: torch.Tensor, enc: RNNSearchEncoderOutput, state: RNNSearchState
+    ) -> tuple[torch.Tensor, RNNSearchState, torch.Tensor]:
         """One free decoding step for prev [B]: log-probs [B, V], new state, weights [B, S]."""
         if self.target_foresight:
             where = f"{self.source_path}: " if self.source_path else ""
@@ -231,15 +210,17 @@ class RNNSearch(nn.Module):
         log_probs, state, weights = self.decode(prev.unsqueeze(1), enc, state)
         return log_probs.squeeze(1), state, weights.squeeze(1)
 
-    def features(self, src: torch.Tensor, src_len: torch.Tensor, tgt_in: torch.Tensor,
-                 tgt_out: torch.Tensor | None = None) -> tuple[torch.Tensor, torch.Tensor]:
+    def features(
+        self, src: torch.Tensor, src_len: torch.Tensor, tgt_in: torch.Tensor, tgt_out: torch.Tensor | None = None
+    ) -> tuple[torch.Tensor, torch.Tensor]:
         """Teacher-forced: the output layer's input [B, T, l] and the attention weights (see Seq2Seq.features)."""
         enc = self.encode(src, src_len)
         features, _, weights = self.decode_features(tgt_in, enc, self.initial_state(enc), tgt_out)
         return features, weights
 
-    def forward(self, src: torch.Tensor, src_len: torch.Tensor, tgt_in: torch.Tensor,
-                tgt_out: torch.Tensor | None = None) -> tuple[torch.Tensor, torch.Tensor]:
+    def forward(
+        self, src: torch.Tensor, src_len: torch.Tensor, tgt_in: torch.Tensor, tgt_out: torch.Tensor | None = None
+    ) -> tuple[torch.Tensor, torch.Tensor]:
         features, weights = self.features(src, src_len, tgt_in, tgt_out)
         return self.log_probs(features), weights
 

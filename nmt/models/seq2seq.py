@@ -1,17 +1,8 @@
 """The stacked-LSTM encoder-decoder of Luong et al. (2015): no attention, global or local attention, or Raffel et
 al.'s (2017) monotonic attention in place of the softmax (model.arch: luong; its attention layers are the
 variants of nmt.models.variants, and nmt.models.registry builds it).
+Details: docs/internals/models.md."""
 
-- Encoder and decoder: L-layer LSTMs; dropout on the non-recurrent connections (embeddings, between layers,
-  before the softmax), as in Zaremba et al. (2015).
-- `reverse`: the source is fed backwards (within each sentence's own length; padding stays at the end).
-- The decoder starts from the encoder's final states. Without attention the output layer reads the top
-  decoder state h_t; with attention it reads htilde_t.
-- `input_feed`: the decoder input at step t is [embedding(y_{t-1}); htilde_{t-1}], so the attention decisions
-  made so far inform the next one. This forces a step-by-step loop during training.
-- Monotonic attention carries a state from step to step (the previous expected alignment, or the hard process'
-  pointer); it travels in DecoderState.attention so beam search reorders it with the hypotheses.
-"""
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -23,17 +14,17 @@ from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
 from ..data.vocab import PAD_ID
 from ..settings import ModelSettings
 from .accelerator import Accelerator
-from .shared import init_uniform, lengths_on
 from .dropout import Dropout
 from .monotonic import MonotonicAttention
+from .shared import init_uniform, lengths_on
 from .variants import build_attention
 
 
 @dataclass
 class EncoderOutput:
-    memory: torch.Tensor          # [B, S, H] top-layer states, in the order the encoder read them
-    mask: torch.Tensor            # [B, S] True where there is a source word
-    keys: torch.Tensor | None     # attention keys precomputed from memory
+    memory: torch.Tensor  # [B, S, H] top-layer states, in the order the encoder read them
+    mask: torch.Tensor  # [B, S] True where there is a source word
+    keys: torch.Tensor | None  # attention keys precomputed from memory
     final: tuple[torch.Tensor, torch.Tensor]  # (h, c), each [L, B, H]
 
     def select(self, index: torch.Tensor) -> "EncoderOutput":
@@ -49,9 +40,9 @@ class EncoderOutput:
 @dataclass
 class DecoderState:
     hidden: tuple[torch.Tensor, torch.Tensor]  # (h, c), each [L, B, H]
-    feed: torch.Tensor | None                  # [B, H] htilde of the previous step (input feeding)
-    step: int = 0                              # target position of the next word (local-m aligns it)
-    attention: torch.Tensor | None = None      # monotonic attention's state, batch first (None for the others)
+    feed: torch.Tensor | None  # [B, H] htilde of the previous step (input feeding)
+    step: int = 0  # target position of the next word (local-m aligns it)
+    attention: torch.Tensor | None = None  # monotonic attention's state, batch first (None for the others)
 
     def select(self, index: torch.Tensor) -> "DecoderState":
         return DecoderState(
@@ -85,8 +76,9 @@ class Seq2Seq(nn.Module):
         self.tgt_embed = nn.Embedding(tgt_vocab, embed, padding_idx=PAD_ID)
         inter_layer = p if layers > 1 else 0.0
         self.encoder = nn.LSTM(embed, hidden, layers, batch_first=True, dropout=inter_layer)
-        self.decoder = nn.LSTM(embed + (hidden if self.input_feed else 0), hidden, layers,
-                               batch_first=True, dropout=inter_layer)
+        self.decoder = nn.LSTM(
+            embed + (hidden if self.input_feed else 0), hidden, layers, batch_first=True, dropout=inter_layer
+        )
         self.attention = build_attention(model)
         self.monotonic = isinstance(self.attention, MonotonicAttention)
         self.dropout = Dropout(p)
@@ -95,8 +87,13 @@ class Seq2Seq(nn.Module):
         # an engine's faster computation of the loops below (nmt.models.accelerator); None: the reference
         self.accelerator: Accelerator | None = None
 
-    def _run_lstm(self, lstm: nn.LSTM, x: torch.Tensor, lengths: torch.Tensor | None,
-                  hidden: tuple[torch.Tensor, torch.Tensor] | None) -> tuple[torch.Tensor, tuple]:
+    def _run_lstm(
+        self,
+        lstm: nn.LSTM,
+        x: torch.Tensor,
+        lengths: torch.Tensor | None,
+        hidden: tuple[torch.Tensor, torch.Tensor] | None,
+    ) -> tuple[torch.Tensor, tuple]:
         """`lstm` over x [B, S, E]: with `lengths` (on the CPU) packed and padded back to S, without from `hidden`."""
         fast = None if self.accelerator is None else self.accelerator.lstm(lstm, x, lengths, hidden)
         if fast is not None:
@@ -126,8 +123,9 @@ class Seq2Seq(nn.Module):
         return DecoderState(hidden=enc.final, feed=feed, attention=attention)
 
     # -- decoder ---------------------------------------------------------------------------------------------
-    def _attend(self, top: torch.Tensor, enc: EncoderOutput, first_step: int, attention_state: torch.Tensor | None
-                ) -> tuple[torch.Tensor, torch.Tensor | None, torch.Tensor | None]:
+    def _attend(
+        self, top: torch.Tensor, enc: EncoderOutput, first_step: int, attention_state: torch.Tensor | None
+    ) -> tuple[torch.Tensor, torch.Tensor | None, torch.Tensor | None]:
         """htilde [B, T, H], the weights over the source words [B, T, S] and the attention state after them."""
         if self.attention is None:
             return top, None, None
@@ -146,16 +144,18 @@ class Seq2Seq(nn.Module):
         index = torch.where(positions < lengths, lengths - 1 - positions, positions)
         return weights.gather(-1, index.expand_as(weights))
 
-    def decode(self, tgt_in: torch.Tensor, enc: EncoderOutput, state: DecoderState,
-               tgt_out: torch.Tensor | None = None) -> tuple[torch.Tensor, DecoderState, torch.Tensor | None]:
+    def decode(
+        self, tgt_in: torch.Tensor, enc: EncoderOutput, state: DecoderState, tgt_out: torch.Tensor | None = None
+    ) -> tuple[torch.Tensor, DecoderState, torch.Tensor | None]:
         """Teacher-forced decoding of tgt_in [B, T]: log-probabilities [B, T, V], the final state, and the
         attention weights [B, T, S] over the source words in their written order (None without attention).
         `tgt_out` (the words predicted) is accepted for the interface's sake and not needed here."""
         htilde, state, weights = self.decode_states(tgt_in, enc, state)
         return self.log_probs(self.dropout(htilde)), state, weights
 
-    def decode_states(self, tgt_in: torch.Tensor, enc: EncoderOutput, state: DecoderState
-                      ) -> tuple[torch.Tensor, DecoderState, torch.Tensor | None]:
+    def decode_states(
+        self, tgt_in: torch.Tensor, enc: EncoderOutput, state: DecoderState
+    ) -> tuple[torch.Tensor, DecoderState, torch.Tensor | None]:
         """What the output layer reads (htilde [B, T, H], or h_t without attention, before dropout), the final
         state and the attention weights (as `decode`)."""
         emb = self.dropout(self.tgt_embed(tgt_in))
@@ -167,7 +167,8 @@ class Seq2Seq(nn.Module):
             return htilde, DecoderState(hidden, None, next_step, attention), weights
         if self.accelerator is not None:
             htilde, weights, hidden, feed, attention = self.accelerator.feed_decoder(
-                self, emb, enc.memory, enc.keys, enc.mask, state.hidden, state.feed, state.step, state.attention)
+                self, emb, enc.memory, enc.keys, enc.mask, state.hidden, state.feed, state.step, state.attention
+            )
             return htilde, DecoderState(hidden, feed, next_step, attention), self._source_order(weights, enc)
         outputs, all_weights = [], []
         hidden, feed, attention = state.hidden, state.feed, state.attention
@@ -178,28 +179,35 @@ class Seq2Seq(nn.Module):
             feed = htilde.squeeze(1)
             outputs.append(htilde)
             all_weights.append(weights)
-        return torch.cat(outputs, dim=1), DecoderState(hidden, feed, next_step, attention), torch.cat(all_weights, dim=1)
+        return (
+            torch.cat(outputs, dim=1),
+            DecoderState(hidden, feed, next_step, attention),
+            torch.cat(all_weights, dim=1),
+        )
 
     def log_probs(self, features: torch.Tensor) -> torch.Tensor:
         """log p(y) [..., V] from the output layer's input (after dropout)."""
         return torch.log_softmax(self.generator(features), dim=-1)
 
-    def step(self, prev: torch.Tensor, enc: EncoderOutput, state: DecoderState
-             ) -> tuple[torch.Tensor, DecoderState, torch.Tensor | None]:
+    def step(
+        self, prev: torch.Tensor, enc: EncoderOutput, state: DecoderState
+    ) -> tuple[torch.Tensor, DecoderState, torch.Tensor | None]:
         """One decoding step for prev [B] token ids: log-probs [B, V], new state, weights [B, S] or None."""
         log_probs, state, weights = self.decode(prev.unsqueeze(1), enc, state)
         return log_probs.squeeze(1), state, None if weights is None else weights.squeeze(1)
 
-    def features(self, src: torch.Tensor, src_len: torch.Tensor, tgt_in: torch.Tensor,
-                 tgt_out: torch.Tensor | None = None) -> tuple[torch.Tensor, torch.Tensor | None]:
+    def features(
+        self, src: torch.Tensor, src_len: torch.Tensor, tgt_in: torch.Tensor, tgt_out: torch.Tensor | None = None
+    ) -> tuple[torch.Tensor, torch.Tensor | None]:
         """Teacher-forced: the output layer's input [B, T, H] (after dropout) and the attention weights. Training's
         loss applies `generator` to it (nmt.engine.fused_loss); `forward` gives the log-probabilities."""
         enc = self.encode(src, src_len)
         htilde, _, weights = self.decode_states(tgt_in, enc, self.initial_state(enc))
         return self.dropout(htilde), weights
 
-    def forward(self, src: torch.Tensor, src_len: torch.Tensor, tgt_in: torch.Tensor,
-                tgt_out: torch.Tensor | None = None) -> tuple[torch.Tensor, torch.Tensor | None]:
+    def forward(
+        self, src: torch.Tensor, src_len: torch.Tensor, tgt_in: torch.Tensor, tgt_out: torch.Tensor | None = None
+    ) -> tuple[torch.Tensor, torch.Tensor | None]:
         features, weights = self.features(src, src_len, tgt_in, tgt_out)
         return self.log_probs(features), weights
 

@@ -2,12 +2,14 @@
 
 Seq2Seq and RNNSearch both import these; neither imports the other (nmt.models.registry knows both).
 """
+
 from __future__ import annotations
 
 import torch
 from torch import nn
 
 from ..data.vocab import PAD_ID
+
 
 def lengths_on(src_len: torch.Tensor, device: torch.device) -> tuple[torch.Tensor, torch.Tensor]:
     """The sentence lengths on the CPU (what packing reads) and on `device` (masks). Training batches bring them

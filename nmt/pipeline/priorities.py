@@ -1,22 +1,6 @@
 """The order a scheduler starts a preset's jobs in: whole seeds in order, the longest trainings of a seed first.
+Details: docs/internals/pipeline.md."""
 
-Why: a run made in pieces of machine time (a GPU lent for minutes, a cluster's wall-time limit) is often stopped
-before it ends. If the seeds' jobs are mixed, every seed is left partly done and none can be exported or reported;
-with seed N's jobs before seed N+1's, what a stopped call leaves is whole seeds and one part-done. Within a seed, the
-trainings that take longest start first (the longest-processing-time rule): on a machine that runs many trainings
-side by side, the last one to start is then a short one, and the call ends soonest.
-
-A job's priority (Snakemake's `priority:`, higher first; DVC runs its stages one at a time and has none):
-
-    SEED_SPAN * (seeds after the job's own) + its training's cost rank within the seed (0 for other jobs)
-
-The seed of a job is its run's (nmt.config.SEED_RUN: NAME_seedN is seed N's, NAME the preset's first seed's); the
-jobs every seed needs (a corpus, its preparation, the unk dictionary, the training links of guided alignment) come
-before all of them, the report and the speed measurements after. A training's expected cost is what the preset's
-published reference run measured for that system (nmt.base.layout.REFERENCE_METRICS: the seconds its epochs took, on
-the machine the preset is made for); a system the reference lacks is given the mean of those it has, and without a
-reference every training costs the same (the plan's order stands).
-"""
 from __future__ import annotations
 
 import dataclasses
@@ -26,8 +10,8 @@ from typing import Iterable
 from .. import config as cfg
 from ..base import layout
 from ..base.errors import UserError
-from ..base.files import read_jsonl
 from ..config.plan import preset_seeds, seed_of
+from ..records.metrics import read_epochs
 
 SEED_SPAN = 1000  # more than the trainings of one seed: the cost ranks of a seed never reach the next seed's
 SHARED_STEPS = ("corpus", "prepare", "unk_dictionary", "align_training_data")
@@ -40,7 +24,7 @@ def reference_costs(preset: str, root: str | Path) -> dict[tuple[str, str], floa
     pattern = layout.path(layout.REFERENCE_METRICS, preset=preset, pair="*", system="*")
     for path in sorted(Path(root).glob(pattern)):
         try:
-            records = read_jsonl(path, "a training's metrics")
+            records = read_epochs(path)
         except UserError:
             continue  # an unreadable record orders nothing; the report says what is wrong with it
         seconds = sum(r["elapsed_s"] for r in records if isinstance(r.get("elapsed_s"), (int, float)))
@@ -81,4 +65,5 @@ def prioritised(jobs: Iterable, config: dict, root: str | Path) -> list:
         system = dict(job.fields).get("system")
         later = len(seeds) - 1 - seeds.index(seed_of(system, seeds)) if system else 0
         return SEED_SPAN * (later + 1) + rank.get(job.name, 0)
+
     return [dataclasses.replace(job, priority=priority(job)) for job in jobs]

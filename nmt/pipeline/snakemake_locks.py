@@ -1,13 +1,7 @@
 """Snakemake's working-directory locks that a killed run left behind, recognised and removed, so that the same
 command run again goes on without `--unlock` typed by hand.
+Details: docs/internals/pipeline.md."""
 
-Snakemake locks the files a run will write (``.snakemake/locks``) and removes the locks when it ends; a run killed
-with SIGKILL (or a lost machine) leaves them, and every later run stops with "Directory cannot be locked". Its
-lock files do not say who holds them, so the Snakefile records the main Snakemake process of each run here
-(``.snakemake/nmt-owner.json``: host and pid) before Snakemake takes its locks. A later run removes the locks only
-when that owner ran on this host and is gone; locks of a live run, of another host (a shared file system) or of a
-run that recorded no owner are left alone (and the owner with them), and Snakemake then refuses as it always does.
-"""
 from __future__ import annotations
 
 import json
@@ -54,8 +48,10 @@ def take_over_stale_locks(snakemake_dir: str | Path, pid: int | None = None, hos
     if stale:
         for lock in stale:
             lock.unlink(missing_ok=True)
-        said = (f"removed {len(stale)} Snakemake lock(s) left in {locks} by a run that was killed "
-                f"(pid {previous} on {host})")
+        said = (
+            f"removed {len(stale)} Snakemake lock(s) left in {locks} by a run that was killed "
+            f"(pid {previous} on {host})"
+        )
     directory.mkdir(parents=True, exist_ok=True)
     tmp = owner_file.with_name(f".{OWNER}.{pid}")
     tmp.write_text(json.dumps({"pid": pid, "host": host}), encoding="utf-8")

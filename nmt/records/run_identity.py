@@ -1,14 +1,8 @@
-"""What a run is, for telling two runs apart: the preset, and for every table the corpus its systems were trained on
-and the settings they were trained and decoded with. `nmt report` writes it into claims.json (`run`), and
-`nmt compare` refuses to set two reports side by side whose runs differ in it (nmt.report.compare).
+"""What a run was made from, for telling two runs apart: the preset, and for every table the corpus its systems were
+trained on and the settings they were trained and decoded with. `nmt report` writes it into the claims file (`run`,
+nmt.records.report_files), and `nmt compare` refuses to set two reports side by side whose runs differ in it.
+Details: docs/internals/records.md."""
 
-The preset's name is not enough either way: the tiny and demo presets train the same systems on differently sized
-synthetic corpora, while the small-gpu reference trains Luong et al.'s Tables 1-4 exactly as small does, so that a
-small run can be compared with it. A table's digest covers what its numbers depend on: its task's corpus entry and
-preparation, and each row's system as it is trained (model and train settings, nmt.settings.comparable_settings,
-less the seed: more or fewer seed runs are what the comparison's band allows for) and decoded (translate), an
-ensemble's or decoding's definition, an aligner's settings, and the unk-dictionary and eflomal settings.
-"""
 from __future__ import annotations
 
 import hashlib
@@ -17,9 +11,9 @@ from pathlib import Path
 from typing import Any
 
 from .. import config as cfg
+from ..config import plan
 from ..data.tasks import data_task
 from ..settings import comparable_settings
-from . import plan
 
 
 def digest(obj: Any) -> str:
@@ -31,8 +25,8 @@ def digest(obj: Any) -> str:
 def run_identity(config: dict, root: str | Path = ".", recorded: dict[tuple[str, str], dict] | None = None) -> dict:
     """{"preset", "corpora": {task: {"corpus": name, "digest"}}, "tables": {table id: digest}} of the preset's
     tables (``config``: params.yaml merged with the preset). ``recorded``: {(task, system): the config its training
-    recorded (model.json)}: a system trained is described by what it was trained with, not by what the preset says
-    now (a run trained under an earlier rule is not "trained alike" with one trained under the current)."""
+    recorded in its model info}: a system trained is described by what it was trained with, not by what the preset
+    says now (a run trained under an earlier rule is not "trained alike" with one trained under the current)."""
     root = Path(root)
     systems, ensembles = plan.collect_systems(config, root), plan.collect_ensembles(config, root)
     unavailable = plan.unavailable_tables(config, root)
@@ -54,8 +48,10 @@ def run_identity(config: dict, root: str | Path = ".", recorded: dict[tuple[str,
     for table_path in config["tables"]:
         table = table_of(table_path)
         task = table["task"]
-        corpus = {"data": config["data"]["tasks"][data_task(config, task)],
-                  "prepare": cfg.prepare_for_task(config, task)}
+        corpus = {
+            "data": config["data"]["tasks"][data_task(config, task)],
+            "prepare": cfg.prepare_for_task(config, task),
+        }
         corpora[task] = {"corpus": cfg.corpus_for_task(config, task)["corpus"], "digest": digest(corpus)}
         aligners = (table.get("alignment") or {}).get("aligners") or {}
         rows = {}
@@ -69,7 +65,14 @@ def run_identity(config: dict, root: str | Path = ".", recorded: dict[tuple[str,
                 rows[name] = ensembles[task][name]
             else:
                 rows[name] = aligners.get(name)
-        tables[table["id"]] = digest({"corpus": corpus, "rows": rows, "alignment": table.get("alignment"),
-                                      "unavailable": table_path in unavailable, "unk": config.get("unk"),
-                                      "eflomal": config.get("eflomal")})
+        tables[table["id"]] = digest(
+            {
+                "corpus": corpus,
+                "rows": rows,
+                "alignment": table.get("alignment"),
+                "unavailable": table_path in unavailable,
+                "unk": config.get("unk"),
+                "eflomal": config.get("eflomal"),
+            }
+        )
     return {"preset": config["preset"], "corpora": corpora, "tables": tables}

@@ -1,20 +1,22 @@
 """A run's report inputs (nmt.report.inputs) from the preset's plan (nmt.config.plan) and the run's files: what
 `nmt report` renders, with the warnings it gives about what is missing."""
+
 from __future__ import annotations
 
 from pathlib import Path
 
 from .. import config as cfg
-from ..base import layout
-from ..base.files import read_json
-from ..data.tasks import data_task
 from ..config import plan
-from ..config.identity import run_identity
-from ..config.schema import validator
+from ..data.tasks import data_task
+from ..records.benchmarks import benchmark_path
+from ..records.model_info import model_info_path, read_model_info
+from ..records.run_identity import run_identity
+from ..records.scores import run_scores_path
 from ..settings import Params
 from .claims import ClaimJudge, adjust, training_convergence
 from .context import report_context
 from .deviations import claim_scopes, deviations
+from .headings import corpus_in_words
 from .inputs import ReportInputs
 from .partial import partial_record, runs_in, scored_runs
 from .render import SPEED_VIEWS, check_scores, training_problems
@@ -23,27 +25,30 @@ from .render import SPEED_VIEWS, check_scores, training_problems
 def expected_scores(config: dict, root: Path, results: Path) -> dict[tuple[str, str, str], Path]:
     """{(task, run, testset): its scores file below ``results``} of every scores file the preset's tables and figures
     read (translations' and alignments')."""
-    wanted = dict.fromkeys([*plan.collect_evaluations(config, root),
-                            *((a["task"], a["name"], a["split"]) for a in plan.collect_alignments(config, root))])
-    return {(task, name, testset): layout.under(results, layout.RESULTS_ROOT, layout.SCORES, pair=task, system=name,
-                                                testset=testset)
-            for task, name, testset in wanted}
+    wanted = dict.fromkeys(
+        [
+            *plan.collect_evaluations(config, root),
+            *((a["task"], a["name"], a["split"]) for a in plan.collect_alignments(config, root)),
+        ]
+    )
+    return {(task, name, testset): run_scores_path(results, task, name, testset) for task, name, testset in wanted}
 
 
 def recorded_configs(results: Path, trained: dict[str, dict]) -> dict[tuple[str, str], dict]:
-    """{(task, system): the config its model.json records} of the trainings there are (what the run record describes
-    them by: nmt.config.identity.run_identity)."""
+    """{(task, system): the config its model info records} of the trainings there are (what the run record describes
+    them by: nmt.records.run_identity.run_identity)."""
     out = {}
     for task, systems in trained.items():
         for system in systems:
-            path = layout.under(results, layout.RESULTS_ROOT, layout.MODEL_INFO, pair=task, system=system)
+            path = model_info_path(results, task, system)
             if path.is_file():
-                out[(task, system)] = read_json(path, "a model.json", schema=validator("model"))["config"]
+                out[(task, system)] = read_model_info(path)["config"]
     return out
 
 
-def report_inputs(config: dict, params: str | Path, results: Path, data: Path, *,
-                  partial: bool = False) -> tuple[ReportInputs, list[str]]:
+def report_inputs(
+    config: dict, params: str | Path, results: Path, data: Path, *, partial: bool = False
+) -> tuple[ReportInputs, list[str]]:
     """The inputs of the report of the run in ``results`` (results/{preset}) on the data in ``data``
     (data/{preset}), for ``config``, the preset of the params file ``params``; and the warnings to give with it.
     ``partial``: render a run with fewer than half of its scores files (else refused, nmt.report.render's
@@ -65,7 +70,7 @@ def report_inputs(config: dict, params: str | Path, results: Path, data: Path, *
     context = report_context(config, data, results, trained)
     speed = {}
     for name in SPEED_VIEWS:  # benchmarks/NAME.json: written by `nmt bench NAME` (the DAG's bench_NAME step)
-        bench_file = layout.under(results, layout.RESULTS_ROOT, layout.BENCHMARK, name=name)
+        bench_file = benchmark_path(results, name)
         if bench_file.is_file():
             speed[name] = bench_file
     unavailable = plan.unavailable_tables(config, root)
@@ -77,30 +82,52 @@ def report_inputs(config: dict, params: str | Path, results: Path, data: Path, *
     rule = params.verdicts
     # --partial: the claims are judged on the runs there are (fewer than planned: the verdicts say how many)
     judged_runs = runs_in(runs, scored_runs(found)) if by_seeds else runs
-    judge = ClaimJudge(results_dir=results, preset=config["preset"], tables_by_id=tables_by_id,
-                       pair_for_task=pairs, benchmarks=speed, runs=judged_runs, planned=runs, rule=rule,
-                       scopes=claim_scopes(config, paper, config["tables"], differ, root),
-                       ensembles=plan.collect_ensembles(config, root),
-                       languages={task: cfg.corpus_for_task(config, task)["tgt_lang"] for task in pairs},
-                       unavailable={cfg.load_table(root / t)["id"]: why for t, why in unavailable.items()})
+    judge = ClaimJudge(
+        results_dir=results,
+        preset=config["preset"],
+        tables_by_id=tables_by_id,
+        pair_for_task=pairs,
+        benchmarks=speed,
+        runs=judged_runs,
+        planned=runs,
+        rule=rule,
+        scopes=claim_scopes(config, paper, config["tables"], differ, root),
+        ensembles=plan.collect_ensembles(config, root),
+        languages={task: cfg.corpus_for_task(config, task)["tgt_lang"] for task in pairs},
+        unavailable={cfg.load_table(root / t)["id"]: why for t, why in unavailable.items()},
+    )
     claims = adjust([judge.judge(claim) for claim in claim_specs])
     synthetic = all(cfg.corpus_for_task(config, task)["corpus"] == "synth" for task in pairs)
-    inputs = ReportInputs(preset=config["preset"], preset_description=params.description,
-                          tables=tables, results_dir=results, pair_for_task=pairs, context=context, speed=speed,
-                          figures=plan.collect_figures(config, root), data_dir=data,
-                          unavailable={root / t: why for t, why in unavailable.items()},
-                          claims=claims, claim_files=list(params.claims), runs=runs,
-                          deviations=differ, synthetic=synthetic,
-                          trainings=training_convergence(results, trained, rule.converged_within,
-                                                         rule.converged_window),
-                          run={**run_identity(config, root, recorded_configs(results, trained)),
-                               **({"partial": made} if made else {})},
-                          problems=problems, partial=by_seeds)
+    inputs = ReportInputs(
+        preset=config["preset"],
+        preset_description=params.description,
+        tables=tables,
+        results_dir=results,
+        pair_for_task=pairs,
+        context=context,
+        speed=speed,
+        figures=plan.collect_figures(config, root),
+        data_dir=data,
+        unavailable={root / t: why for t, why in unavailable.items()},
+        claims=claims,
+        claim_files=list(params.claims),
+        runs=runs,
+        deviations=differ,
+        synthetic=synthetic,
+        trainings=training_convergence(results, trained, rule.converged_within, rule.converged_window),
+        run={**run_identity(config, root, recorded_configs(results, trained)), **({"partial": made} if made else {})},
+        problems=problems,
+        partial=by_seeds,
+        ran_on={task: corpus_in_words(cfg.corpus_for_task(config, task)) for task in pairs},
+        translations=plan.collect_evaluations(config, root),
+    )
     warnings = []
     if missing:
         shown = f"{made['text']}; each row is the mean of the runs it has" if by_seeds else "their rows say MISSING"
         warnings.append(f"a partial report: {len(missing)} of its {len(expected)} scores files are missing ({shown})")
     if problems:
-        warnings.append(f"{len(problems)} training{'s' if len(problems) > 1 else ''} with incomplete records "
-                        f"(listed at the top of the page): {'; '.join(problems)}")
+        warnings.append(
+            f"{len(problems)} training{'s' if len(problems) > 1 else ''} with incomplete records "
+            f"(listed at the top of the page): {'; '.join(problems)}"
+        )
     return inputs, warnings

@@ -1,50 +1,6 @@
 """The claims ledger: a verdict on each of the papers' claims (workflow/claims/*.yaml) from this run's results.
+Details: docs/internals/report.md."""
 
-One rule for every claim (docs/statistics.md states it with its assumptions and references).
-
-1. Each comparison A vs B gets our difference (A - B on the whole test set; for a system trained with several seeds
-   the mean of its runs) and its estimated variance (nmt.scoring.difference): each system's seed variance, moderated by
-   those of the other systems the preset scores on the same test set and quantity (the pool: :meth:`ClaimJudge._prior`)
-   unless it stands out of theirs (then its own), and the sentence variance all runs share, from the test sentences resampled (sacreBLEU's resampling for BLEU, the
-   same resamples of each sentence's link counts for AER/SAER; every run on the same resamples). [ci_low, ci_high]
-   is its 95% fiducial interval. Where a side has a single run, the paired sentence bootstrap's percentile interval.
-   Each comparison also says the smallest difference it could detect and, where the paper's is smaller, the seeds
-   that would detect it, with the range the seed variance's own uncertainty gives (:func:`claim_power`).
-2. With ``s`` = +1 where higher is better and -1 where lower is, and the threshold t (0; -m for a ``within`` claim
-   of margin m), two p-values (the interval's, nmt.scoring.difference): ``p_for`` that s * (A - B) > t, and
-   ``p_against`` that it is < t; for ``equal`` (margin m) ``p_for`` that -m < A - B < m (both one-sided tests) and
-   ``p_against`` that A - B lies beyond m or below -m. A comparison is reproduced when p_for <= 0.05 (exactly: its
-   interval lies above the threshold, inside the margins for ``equal``), contradicted when p_against <= 0.05,
-   otherwise inconclusive.
-3. A claim of several comparisons (best, order, each_better) holds when all of them do (an intersection-union test:
-   its p_for is the largest of theirs) and is contradicted when any is, corrected for their number k (its p_against
-   is k times the smallest of theirs, Bonferroni's and Holm's first step); it shows the comparison that decided its
-   verdict (:func:`deciding_index`: the weakest for "reproduced" and "inconclusive", the strongest against for
-   "contradicted"), the others a click away.
-4. A claim with a single run on a side of any comparison gets no verdict: its interval is about these two models,
-   not the techniques (equal techniques would be "reproduced" far more often than 5% of the time). It is "single run",
-   says which way it points (``points``: the sentence bootstrap's 95% interval on the paper's side, the other, or
-   across the threshold), stays outside Holm's family and the tally, and says the seeds that would decide it at an
-   assumed spread between seeds (verdicts.assumed_seed_ratio).
-5. Across the papers' claims a report judges, the claims' p-values (the smaller of p_for and p_against, the
-   two-sided test of the claim) are adjusted by Holm's step-down method, which keeps the chance of any wrong verdict
-   among them at 5%; the adjusted verdict is the raw one where its adjusted p-value is at most 0.05, else
-   inconclusive. Our checks (a claim with ``check``: a test the papers do not state) stay outside that family.
-6. The convergence gate (nmt.settings.schedule.convergence): a claim that rests on a trained system (any of its seed runs, an
-   ensemble's or a decoding's models) whose dev perplexity the gate projects to fall by more than
-   verdicts.converged_within in the next 10 epochs, or whose last epoch lowered it by more, is at most
-   "inconclusive (not converged)".
-7. The verdict is the adjusted one, capped by the gate. On any preset but ``paper`` a contradicted claim reads "not
-   reproduced at this scale"; "reproduced" of a difference says "(direction)", and every verdict says where the
-   paper's difference lies relative to our interval (``paper_position``: the size the direction test leaves out);
-   a claim judged on fewer runs than the preset plans (a partial run, nmt.report.partial) says how many ("1 of 3
-   runs"); one that rests on a stand-in for the paper's tool says which.
-
-A ``speedup`` claim is judged on a benchmark's grid, not by a test: reproduced when the speed-up exceeds 1 in every
-cell within its lengths, contradicted when it is below 1 in every one; it is left out of the adjustment. A claim
-whose table the preset cannot measure, or whose systems have no scores file, is "not run" with the reason, never
-guessed. The claims come checked from nmt.config.plan.collect_claims.
-"""
 from __future__ import annotations
 
 import csv
@@ -59,20 +15,30 @@ import numpy as np
 from scipy.stats import kendalltau
 
 from ..base import layout
+from ..base.errors import InputError
+from ..config.claim_kinds import CLAIM_KINDS, claim_kind
+from ..config.table_files import is_number
 from ..data.text import read_parallel
 from ..data.tokenize import detokenize
-from ..base.errors import InputError
-from ..scoring.evaluate import is_lowercased
+from ..records.benchmarks import read_benchmark
+from ..records.metrics import metrics_path, read_metrics
+from ..records.model_info import model_info_path, read_model_info
+from ..records.scores import read_scores, scores_dir, scores_path
+from ..scoring.bleu import is_lowercased
+from ..scoring.difference import SystemPart, estimate, fit_pool, seeds_range_text
+from ..scoring.significance import (
+    bleu_of,
+    bleu_resamples,
+    bleu_statistics,
+    bootstrap_seed,
+    error_rate,
+    error_rate_resamples,
+    holm,
+    resample_indices,
+)
 from ..settings import VerdictSettings
 from ..settings.schedule import convergence
-from ..scoring.difference import SystemPart, estimate, fit_pool, seeds_range_text
-from ..config.schema import validator
-from ..scoring.significance import (bleu_of, bleu_resamples, bleu_statistics, bootstrap_seed, error_rate,
-                            error_rate_resamples, holm, resample_indices)
-from .plots import read_metrics
-from ..config.table_files import is_number
 from .partial import runs_text
-from .tables import read_json_object, read_scores
 
 REPRODUCED, CONTRADICTED, INCONCLUSIVE, NOT_RUN = "reproduced", "contradicted", "inconclusive", "not run"
 #: a claim resting on a single run on a side of any comparison: no verdict (the spread between seeds is not measured),
@@ -83,30 +49,75 @@ JUDGED = (REPRODUCED, CONTRADICTED, INCONCLUSIVE)  # the verdicts (the 5% family
 #: a single-run claim's ``points`` (its sentence bootstrap's 95% interval on the paper's side of the threshold, on the
 #: other side, or across it) -> the words its label says
 POINTS = {"for": "points the paper's way", "against": "points the other way", "neither": "no direction"}
-#: the kinds whose "reproduced" tests a direction only (a margin claim tests its margin)
-DIRECTIONAL = ("better", "best", "order", "each_better")
-#: how a comparison's interval was made (nmt.scoring.difference), as claims.json and the report name it
-TWO_LEVEL = ("two-level: each system's seed variance (moderated by its table's systems) and the test sentences' "
-             "shared variance, fiducial interval")
+#: how a comparison's interval was made (nmt.scoring.difference), as the claims file and the report name it
+TWO_LEVEL = (
+    "two-level: each system's seed variance (moderated by its table's systems) and the test sentences' "
+    "shared variance, fiducial interval"
+)
 SENTENCE_LEVEL = "sentence bootstrap: a single run on one side at least"
 ALPHA = 0.05  # each verdict's level, and the family-wise level of the adjusted verdicts (the 95% intervals)
-#: claims.csv's columns, in order (claims.json has these and the comparisons of each claim)
-CSV_FIELDS = ("id", "paper", "claim", "where", "table", "metric", "kind", "paper_delta", "ours_delta", "ci_low",
-              "ci_high", "ours_delta_chrf", "paper_inside", "margin", "margin_basis", "p_for", "p_against",
-              "p_adjusted", "verdict_raw", "verdict_adjusted", "verdict", "verdict_label", "converged",
-              "interval_method", "n_runs", "n_planned", "min_detectable", "seeds_needed", "power_note", "substitute",
-              "scope", "reason", "paper_position", "points", "deciding", "seeds_needed_range", "assumed_seed_ratio")
+#: claims.csv's columns, in order (the claims file has these and the comparisons of each claim)
+CSV_FIELDS = (
+    "id",
+    "paper",
+    "claim",
+    "where",
+    "table",
+    "metric",
+    "kind",
+    "paper_delta",
+    "ours_delta",
+    "ci_low",
+    "ci_high",
+    "ours_delta_chrf",
+    "paper_inside",
+    "margin",
+    "margin_basis",
+    "p_for",
+    "p_against",
+    "p_adjusted",
+    "verdict_raw",
+    "verdict_adjusted",
+    "verdict",
+    "verdict_label",
+    "converged",
+    "interval_method",
+    "n_runs",
+    "n_planned",
+    "min_detectable",
+    "seeds_needed",
+    "power_note",
+    "substitute",
+    "scope",
+    "reason",
+    "paper_position",
+    "points",
+    "deciding",
+    "seeds_needed_range",
+    "assumed_seed_ratio",
+)
 
 #: scores field -> (the translation it scores, sacreBLEU tokenisation, detokenise first)
-BLEU_FIELDS = {"bleu_tok": ("plain", "none", False), "bleu_tok_unk": ("unk", "none", False),
-               "bleu_detok": ("plain", "13a", True), "bleu_detok_unk": ("unk", "13a", True)}
+BLEU_FIELDS = {
+    "bleu_tok": ("plain", "none", False),
+    "bleu_tok_unk": ("unk", "none", False),
+    "bleu_detok": ("plain", "13a", True),
+    "bleu_detok_unk": ("unk", "13a", True),
+}
 #: BLEU field -> the chrF field of the same translation, whose difference a claim shows beside BLEU's (no interval:
 #: BLEU is the papers' metric and the verdict's)
 CHRF_OF = {"bleu_tok": "chrf", "bleu_detok": "chrf", "bleu_tok_unk": "chrf_unk", "bleu_detok_unk": "chrf_unk"}
 #: scores field -> (its per-sentence counts in an alignment scores file, scale)
-RATE_FIELDS = {"aer": ("aer", 1.0), "aer_pct": ("aer", 100.0), "aer_predicted": ("aer_predicted", 1.0),
-               "aer_predicted_pct": ("aer_predicted", 100.0), "saer": ("saer", 1.0), "saer_pct": ("saer", 100.0),
-               "saer_hard": ("saer_hard", 1.0), "saer_hard_pct": ("saer_hard", 100.0)}
+RATE_FIELDS = {
+    "aer": ("aer", 1.0),
+    "aer_pct": ("aer", 100.0),
+    "aer_predicted": ("aer_predicted", 1.0),
+    "aer_predicted_pct": ("aer_predicted", 100.0),
+    "saer": ("saer", 1.0),
+    "saer_pct": ("saer", 100.0),
+    "saer_hard": ("saer_hard", 1.0),
+    "saer_hard_pct": ("saer_hard", 100.0),
+}
 
 
 class NotRun(Exception):
@@ -125,12 +136,22 @@ class ClaimJudge:
     ``n_planned``). :meth:`judge` judges one claim on its own; :func:`adjust` then adjusts the verdicts of
     all of a report's claims together."""
 
-    def __init__(self, *, results_dir: Path, preset: str, tables_by_id: dict[str, dict], pair_for_task: dict[str, str],
-                 languages: dict[str, str] | None = None, unavailable: dict[str, str] | None = None,
-                 benchmarks: dict[str, Path] | None = None, runs: dict[str, dict[str, list[str]]] | None = None,
-                 rule: VerdictSettings = VerdictSettings(), scopes: dict[str, dict] | None = None,
-                 ensembles: dict[str, dict[str, dict]] | None = None,
-                 planned: dict[str, dict[str, list[str]]] | None = None):
+    def __init__(
+        self,
+        *,
+        results_dir: Path,
+        preset: str,
+        tables_by_id: dict[str, dict],
+        pair_for_task: dict[str, str],
+        languages: dict[str, str] | None = None,
+        unavailable: dict[str, str] | None = None,
+        benchmarks: dict[str, Path] | None = None,
+        runs: dict[str, dict[str, list[str]]] | None = None,
+        rule: VerdictSettings = VerdictSettings(),
+        scopes: dict[str, dict] | None = None,
+        ensembles: dict[str, dict[str, dict]] | None = None,
+        planned: dict[str, dict[str, list[str]]] | None = None,
+    ):
         self.results_dir, self.preset, self.tables = Path(results_dir), preset, tables_by_id
         self.pair_for_task, self.languages = pair_for_task, languages or {}
         self.unavailable, self.benchmarks = unavailable or {}, benchmarks or {}
@@ -143,23 +164,68 @@ class ClaimJudge:
         self._pools: dict[tuple, Any] = {}  # (pair, testset, quantity) -> nmt.scoring.difference.SeedPool
 
     def judge(self, claim: dict) -> dict:
-        record = {key: claim.get(key) for key in ("id", "paper", "claim", "where", "table", "metric", "kind",
-                                                   "paper_delta", "paper_note", "margin", "margin_basis",
-                                                   "margin_why", "operationalisation", "substitute", "check")}
-        record.update({"direction": claim["direction"], "ours_delta": None, "ci_low": None, "ci_high": None,
-                       "ours_delta_chrf": None,
-                       "paper_inside": None, "p_for": None, "p_against": None, "p_adjusted": None,
-                       "verdict_raw": NOT_RUN, "verdict_adjusted": NOT_RUN, "verdict": NOT_RUN, "verdict_label": None,
-                       "reason": None, "comparisons": [], "weakest": None, "deciding": None, "interval": None,
-                       "interval_method": None, "resamples": None, "n_runs": None, "n_planned": None,
-                       "converged": None,
-                       "systems_convergence": None, "trained": [], "min_detectable": None, "paper_effect": None,
-                       "seeds_needed": None, "seeds_needed_range": None, "assumed_seed_ratio": None,
-                       "power_note": None, "paper_position": None, "points": None,
-                       "scope": self.scopes.get(claim.get("table")) or {"preset": self.preset},
-                       "paper_preset": self.preset == "paper"})
+        record = {
+            key: claim.get(key)
+            for key in (
+                "id",
+                "paper",
+                "claim",
+                "where",
+                "table",
+                "metric",
+                "kind",
+                "paper_delta",
+                "paper_note",
+                "margin",
+                "margin_basis",
+                "margin_why",
+                "operationalisation",
+                "substitute",
+                "check",
+            )
+        }
+        record.update(
+            {
+                "direction": claim["direction"],
+                "ours_delta": None,
+                "ci_low": None,
+                "ci_high": None,
+                "ours_delta_chrf": None,
+                "paper_inside": None,
+                "p_for": None,
+                "p_against": None,
+                "p_adjusted": None,
+                "verdict_raw": NOT_RUN,
+                "verdict_adjusted": NOT_RUN,
+                "verdict": NOT_RUN,
+                "verdict_label": None,
+                "reason": None,
+                "comparisons": [],
+                "weakest": None,
+                "deciding": None,
+                "interval": None,
+                "interval_method": None,
+                "resamples": None,
+                "n_runs": None,
+                "n_planned": None,
+                "converged": None,
+                "systems_convergence": None,
+                "trained": [],
+                "min_detectable": None,
+                "paper_effect": None,
+                "seeds_needed": None,
+                "seeds_needed_range": None,
+                "assumed_seed_ratio": None,
+                "power_note": None,
+                "paper_position": None,
+                "points": None,
+                "scope": self.scopes.get(claim.get("table")) or {"preset": self.preset},
+                "paper_preset": self.preset == "paper",
+            }
+        )
         try:
-            record.update(self._speedup(claim) if claim["kind"] == "speedup" else self._compared(claim))
+            judge = {"table": self._compared, "benchmark": self._benchmark}[CLAIM_KINDS[claim["kind"]].evidence]
+            record.update(judge(claim))
         except NotRun as why:
             record["reason"] = str(why)
         record["verdict_adjusted"] = record["verdict"] = record["verdict_raw"]
@@ -175,52 +241,70 @@ class ClaimJudge:
         pair = self.pair_for_task.get(table["task"])
         if pair is None:
             raise NotRun(f"preset {self.preset!r} has no corpus for task {table['task']}")
-        pairs = [{**comparison, "a": self._chosen(comparison["a"], pair), "b": self._chosen(comparison["b"], pair)}
-                 for comparison in claim["pairs"]]
+        pairs = [
+            {**comparison, "a": self._chosen(comparison["a"], pair), "b": self._chosen(comparison["b"], pair)}
+            for comparison in claim["pairs"]
+        ]
         values = {value for pair_ in pairs for term in (pair_["a"], pair_["b"]) for value in term["values"]}
         runs, n_sentences, n_runs = self._resampled(values, table, pair)
         planned = {system: len((self.planned.get(pair) or {}).get(system, [system])) for system in n_runs}
         if len(pairs) > 1 and claim["paper_delta"] is not None:  # the claim's number where the table has none
             pairs = [{**p, "paper_delta": claim["paper_delta"]} if p["paper_delta"] is None else p for p in pairs]
-        comparisons = [{**self._comparison(claim, comparison, runs, table, pair),
-                        "ours_delta_chrf": self._chrf_delta(comparison, pair, table["testset"])}
-                       for comparison in pairs]
+        comparisons = [
+            {
+                **self._comparison(claim, comparison, runs, table, pair),
+                "ours_delta_chrf": self._chrf_delta(comparison, pair, table["testset"]),
+            }
+            for comparison in pairs
+        ]
         weakest_index = deciding_index(comparisons, REPRODUCED)  # the largest p_for: the claim's
         p_for, p_against = claim_p_values([(c["p_for"], c["p_against"]) for c in comparisons])
         gate = self._gate(values, table, pair)
         single = any(c["method"] != "two-level" for c in comparisons)
         method = SENTENCE_LEVEL if single else TWO_LEVEL
-        record = {"verdict_raw": SINGLE_RUN if single else verdict_of(p_for, p_against), "p_for": p_for,
-                  "p_against": p_against, "points": points_of(p_for, p_against) if single else None,
-                  "paper_delta": claim["paper_delta"], "comparisons": comparisons, "weakest": weakest_index,
-                  "n_runs": n_runs, "n_planned": planned,
-                  **claim_power(comparisons, n_runs, claim["kind"], planned,
-                                self.rule.assumed_seed_ratio if single else None),
-                  "converged": gate["converged"], "systems_convergence": gate["systems"],
-                  "trained": gate["trained"], "interval_method": method, "resamples": self.n_samples,
-                  "interval": f"95%, {method} ({n_sentences} sentences of {table['testset']}; "
-                              f"{self.n_samples} resamples, seed {self.seed})"}
+        record = {
+            "verdict_raw": SINGLE_RUN if single else verdict_of(p_for, p_against),
+            "p_for": p_for,
+            "p_against": p_against,
+            "points": points_of(p_for, p_against) if single else None,
+            "paper_delta": claim["paper_delta"],
+            "comparisons": comparisons,
+            "weakest": weakest_index,
+            "n_runs": n_runs,
+            "n_planned": planned,
+            **claim_power(
+                comparisons, n_runs, claim["kind"], planned, self.rule.assumed_seed_ratio if single else None
+            ),
+            "converged": gate["converged"],
+            "systems_convergence": gate["systems"],
+            "trained": gate["trained"],
+            "interval_method": method,
+            "resamples": self.n_samples,
+            "interval": f"95%, {method} ({n_sentences} sentences of {table['testset']}; "
+            f"{self.n_samples} resamples, seed {self.seed})",
+        }
         return show_deciding(record, record["verdict_raw"])
 
     def _comparison(self, claim: dict, comparison: dict, runs: dict, table: dict, pair: str) -> dict:
         """One comparison A vs B: our difference, its 95% interval and p-values (nmt.scoring.difference: over seeds and
         sentences where both sides have several runs, over sentences where one has a single run) and how large a
         difference the run could detect."""
-        terms = [(value, sign) for value, sign in zip(comparison["a"]["values"], comparison["a"]["signs"])] + \
-                [(value, -sign) for value, sign in zip(comparison["b"]["values"], comparison["b"]["signs"])]
+        terms = [(value, sign) for value, sign in zip(comparison["a"]["values"], comparison["a"]["signs"])] + [
+            (value, -sign) for value, sign in zip(comparison["b"]["values"], comparison["b"]["signs"])
+        ]
         parts, names = [], []
         for system, fields in system_terms(terms).items():
             if not fields:
                 continue  # its values cancel out
             full = sum(weight * runs[(system, field)].full for field, weight in fields.items())
             resampled = sum(weight * runs[(system, field)].resampled for field, weight in fields.items())
-            parts.append(SystemPart(full=full, resampled=resampled,
-                                    prior=self._prior(table, pair, quantity(fields), system)))
+            parts.append(
+                SystemPart(full=full, resampled=resampled, prior=self._prior(table, pair, quantity(fields), system))
+            )
             names.append(system)
         difference = estimate(parts)
         # the systems whose seed variance stood out of their pool's and was taken on its own (nmt.scoring.difference)
-        outlying = [name for name, part, own in zip(names, parts, difference.own)
-                    if own and part.prior.systems >= 2]
+        outlying = [name for name, part, own in zip(names, parts, difference.own) if own and part.prior.systems >= 2]
         low, high = difference.interval
         kind, margin = claim["kind"], claim.get("margin")
         p_for, p_against = comparison_p_values(kind, claim["direction"], difference, margin)
@@ -234,15 +318,27 @@ class ClaimJudge:
             needed, needed_range = difference.seeds_needed(effect), None
             if needed is not None:
                 needed_range = list(difference.seeds_needed_range(effect))
-        return {"a": comparison["a"]["text"], "b": comparison["b"]["text"], "paper_delta": comparison["paper_delta"],
-                "ours_delta": difference.delta, "ci_low": low, "ci_high": high, "p_for": p_for,
-                "p_against": p_against, "paper_inside": inside(comparison["paper_delta"], low, high),
-                "paper_position": position(comparison["paper_delta"], low, high),
-                "verdict": SINGLE_RUN if single else verdict_of(p_for, p_against),
-                "points": points_of(p_for, p_against) if single else None, "method": difference.method,
-                "df": None if math.isinf(difference.df) else difference.df,
-                "min_detectable": difference.min_detectable(), "paper_effect": effect,
-                "seeds_needed": needed, "seeds_needed_range": needed_range, "outlying": outlying}
+        return {
+            "a": comparison["a"]["text"],
+            "b": comparison["b"]["text"],
+            "paper_delta": comparison["paper_delta"],
+            "ours_delta": difference.delta,
+            "ci_low": low,
+            "ci_high": high,
+            "p_for": p_for,
+            "p_against": p_against,
+            "paper_inside": inside(comparison["paper_delta"], low, high),
+            "paper_position": position(comparison["paper_delta"], low, high),
+            "verdict": SINGLE_RUN if single else verdict_of(p_for, p_against),
+            "points": points_of(p_for, p_against) if single else None,
+            "method": difference.method,
+            "df": None if math.isinf(difference.df) else difference.df,
+            "min_detectable": difference.min_detectable(),
+            "paper_effect": effect,
+            "seeds_needed": needed,
+            "seeds_needed_range": needed_range,
+            "outlying": outlying,
+        }
 
     def _chrf_delta(self, comparison: dict, pair: str, testset: str) -> float | None:
         """The chrF difference of the comparison's two terms, as BLEU's is taken (each system the mean of its runs);
@@ -273,19 +369,22 @@ class ClaimJudge:
         ppl = {member: self._kept_dev_ppl(pair, member) for member in choose["members"]}
         missing = [member for member, value in ppl.items() if value is None]
         if missing:
-            raise NotRun(f"no dev perplexity recorded for {', '.join(missing)} (to choose the best member of "
-                         f"{choose['ensemble']} on dev)")
+            raise NotRun(
+                f"no dev perplexity recorded for {', '.join(missing)} (to choose the best member of "
+                f"{choose['ensemble']} on dev)"
+            )
         best = min(ppl, key=lambda member: (ppl[member], member))
-        return {**term, "values": [(best, choose["field"])],
-                "text": f"{best}{choose['suffix']} (best of {choose['ensemble']} on dev: ppl {ppl[best]:.2f})"}
+        return {
+            **term,
+            "values": [(best, choose["field"])],
+            "text": f"{best}{choose['suffix']} (best of {choose['ensemble']} on dev: ppl {ppl[best]:.2f})",
+        }
 
     def _kept_dev_ppl(self, pair: str, system: str) -> float | None:
         values = []
         for run in self._runs(pair, system):
-            mfile, jfile = (layout.under(self.results_dir, layout.RESULTS_ROOT, template, pair=pair, system=run)
-                            for template in (layout.METRICS, layout.MODEL_INFO))
-            kept = (read_json_object(jfile, "a model.json", validator("model")).get("kept") or {}) \
-                if jfile.is_file() else {}
+            mfile, jfile = metrics_path(self.results_dir, pair, run), model_info_path(self.results_dir, pair, run)
+            kept = (read_model_info(jfile).get("kept") or {}) if jfile.is_file() else {}
             records = read_metrics(mfile) if mfile.is_file() else []
             value = kept.get("dev_ppl") if kept else (records[-1]["dev_ppl"] if records else None)
             if value is None:
@@ -297,8 +396,9 @@ class ClaimJudge:
     def _runs(self, pair: str, system: str) -> list[str]:
         return (self.runs.get(pair) or {}).get(system, [system])
 
-    def _resampled(self, values: set[tuple[str, str]], table: dict, pair: str
-                   ) -> tuple[dict[tuple[str, str], "ValueRuns"], int, dict[str, int]]:
+    def _resampled(
+        self, values: set[tuple[str, str]], table: dict, pair: str
+    ) -> tuple[dict[tuple[str, str], "ValueRuns"], int, dict[str, int]]:
         """{value: its runs' scores (ValueRuns)}, the number of sentences and {system: its number of runs}. Every
         run is scored on the same resamples of the test sentences (paired by sentence)."""
         runs_of = {system: self._runs(pair, system) for system, _ in values}
@@ -312,8 +412,10 @@ class ClaimJudge:
                 sizes.add(n)
             out[(system, field)] = ValueRuns(full=np.asarray(fulls), resampled=np.stack(resampled))
         if len(sizes) != 1:
-            raise InputError(f"{table['id']}: the scores files of {', '.join(sorted(runs_of))} count "
-                             f"different numbers of sentences of {table['testset']}")
+            raise InputError(
+                f"{table['id']}: the scores files of {', '.join(sorted(runs_of))} count "
+                f"different numbers of sentences of {table['testset']}"
+            )
         return out, sizes.pop(), {system: len(runs) for system, runs in sorted(runs_of.items())}
 
     def _prior(self, table: dict, pair: str, measured: tuple[tuple[str, float], ...], system: str):
@@ -356,38 +458,45 @@ class ClaimJudge:
         (computed once per run and field: many claims compare the same systems)."""
         key = (pair, table["testset"], run, field)
         if key not in self._run_samples:
-            kind, data = self._statistics(run, field, table, pair)
-            if kind == "bleu":
+            statistic, data = self._statistics(run, field, table, pair)
+            if statistic == "bleu":
                 tokenize, stats = data
                 indices = resample_indices(len(stats), self.n_samples, self.seed)
-                self._run_samples[key] = ((bleu_of(stats, tokenize), bleu_resamples(stats, indices, tokenize)),
-                                          len(stats))
+                self._run_samples[key] = (
+                    (bleu_of(stats, tokenize), bleu_resamples(stats, indices, tokenize)),
+                    len(stats),
+                )
             else:
                 counts, scale, reported = data
                 full = scale * error_rate(counts.sum(axis=0))
                 if not math.isclose(full, reported, rel_tol=1e-9, abs_tol=1e-12):
-                    raise InputError(f"{table['id']}: {run}'s sentence counts give {field} {full}, "
-                                     f"its scores file says {reported}")
+                    raise InputError(
+                        f"{table['id']}: {run}'s sentence counts give {field} {full}, its scores file says {reported}"
+                    )
                 indices = resample_indices(len(counts), self.n_samples, self.seed)
                 self._run_samples[key] = ((full, scale * error_rate_resamples(counts, indices)), len(counts))
         return self._run_samples[key]
 
     def _scores_file(self, pair: str, run: str, testset: str) -> Path:
-        return (layout.under(self.results_dir, layout.RESULTS_ROOT, layout.SCORES_DIR, pair=pair)
-                / layout.relative(layout.SCORES_DIR, layout.SCORES, system=run, testset=testset))
+        return scores_path(scores_dir(self.results_dir, pair), run, testset)
 
     def _statistics(self, run: str, field: str, table: dict, pair: str) -> tuple[str, Any]:
         sfile = self._scores_file(pair, run, table["testset"])
         if not sfile.is_file():
-            raise NotRun(f"no scores for {run} on {table['testset']} (results/{self.preset}/{pair}/scores)")
+            raise NotRun(
+                f"no scores for {run} on {table['testset']} "
+                f"({layout.path(layout.SCORES_DIR, preset=self.preset, pair=pair)})"
+            )
         scores = read_scores(sfile)
         self.sources.append(sfile)
         if field in BLEU_FIELDS:
             return "bleu", self._bleu_statistics(scores, field, sfile, pair)
         if field in RATE_FIELDS:
             return "rate", self._rate_counts(scores, field, sfile)
-        raise InputError(f"{sfile}: a claim compares {field!r}, which has no per-sentence statistics for an interval "
-                         f"(BLEU and alignment error rates have)")
+        raise InputError(
+            f"{sfile}: a claim compares {field!r}, which has no per-sentence statistics for an interval "
+            f"(BLEU and alignment error rates have)"
+        )
 
     def _bleu_statistics(self, scores: dict, field: str, sfile: Path, pair: str) -> tuple[str, np.ndarray]:
         which, tokenize, detok = BLEU_FIELDS[field]
@@ -407,8 +516,10 @@ class ClaimJudge:
         stats = bleu_statistics(hyps, refs, tokenize, is_lowercased(scores.get(f"{field}_signature")))
         recomputed = bleu_of(stats, tokenize)
         if not math.isclose(recomputed, scores[field], rel_tol=1e-9, abs_tol=1e-9):
-            raise InputError(f"{sfile}: {field} is {scores[field]}, but {hyp} scores {recomputed} against "
-                             f"{scores['ref']}: the translation changed after it was scored")
+            raise InputError(
+                f"{sfile}: {field} is {scores[field]}, but {hyp} scores {recomputed} against "
+                f"{scores['ref']}: the translation changed after it was scored"
+            )
         self.sources.extend([Path(hyp), Path(scores["ref"])])
         return tokenize, stats
 
@@ -417,8 +528,14 @@ class ClaimJudge:
         exported elsewhere, e.g. a published reference, keeps the paths it was scored at), else as recorded."""
         template = layout.TRANSLATION if which == "plain" else layout.UNK_TRANSLATION
         if scores.get("system") and scores.get("testset"):
-            here = layout.under(self.results_dir, layout.RESULTS_ROOT, template, pair=pair, system=scores["system"],
-                                testset=scores["testset"])
+            here = layout.under(
+                self.results_dir,
+                layout.RESULTS_ROOT,
+                template,
+                pair=pair,
+                system=scores["system"],
+                testset=scores["testset"],
+            )
             if here.is_file():
                 return str(here)
         return recorded
@@ -452,11 +569,16 @@ class ClaimJudge:
                     if all(record is None for record in runs.values()) and where != pair:
                         continue  # not trained for the reverse task
                     label = trained if where == pair else f"{trained} ({where})"
-                    systems[label] = {"converged": all_converged([r and r["converged"] for r in runs.values()]),
-                                      "runs": runs}
+                    systems[label] = {
+                        "converged": all_converged([r and r["converged"] for r in runs.values()]),
+                        "runs": runs,
+                    }
                     trainings.append({"pair": where, "system": trained})
-        return {"converged": all_converged([s["converged"] for s in systems.values()]) if systems else None,
-                "systems": systems, "trained": trainings}
+        return {
+            "converged": all_converged([s["converged"] for s in systems.values()]) if systems else None,
+            "systems": systems,
+            "trained": trainings,
+        }
 
     def _trained(self, table: dict, name: str, pair: str) -> list[str]:
         """The trained systems a row's values rest on: the system itself, an ensemble's members or the system a
@@ -469,36 +591,45 @@ class ClaimJudge:
         return [name]
 
     def _run_convergence(self, pair: str, run: str) -> dict | None:
-        """The convergence gate on one training run's metrics.jsonl; None when it has none."""
+        """The convergence gate on one training run's metrics file; None when it has none."""
         key = (pair, run)
         if key not in self._convergence:
-            mfile = layout.under(self.results_dir, layout.RESULTS_ROOT, layout.METRICS, pair=pair, system=run)
+            mfile = metrics_path(self.results_dir, pair, run)
             records = read_metrics(mfile) if mfile.is_file() else []
             if records:
                 self.sources.append(mfile)
-            self._convergence[key] = (convergence(records, self.rule.converged_within, self.rule.converged_window)
-                                      if records else None)
+            self._convergence[key] = (
+                convergence(records, self.rule.converged_within, self.rule.converged_window) if records else None
+            )
         return self._convergence[key]
 
     # -- a benchmark's speed-up --------------------------------------------------------------------------------
-    def _speedup(self, claim: dict) -> dict:
-        spec = claim["speedup"]
+    def _benchmark(self, claim: dict) -> dict:
+        spec = claim[claim["kind"]]
         bench_file = self.benchmarks.get(spec["benchmark"])
         if bench_file is None or not Path(bench_file).is_file():
             raise NotRun(f"no {spec['benchmark']} benchmark in this run")
-        bench = read_json_object(Path(bench_file), "a benchmark file", validator("benchmark", "monotonic"))
+        bench = read_benchmark(Path(bench_file), "monotonic")
         self.sources.append(Path(bench_file))
         low_len, high_len = spec["lengths"]
-        ratios = [cell["speedup"] for cell in bench["contexts"]["cells"]
-                  if low_len <= cell["T"] <= high_len and low_len <= cell["U"] <= high_len]
+        ratios = [
+            cell["speedup"]
+            for cell in bench["contexts"]["cells"]
+            if low_len <= cell["T"] <= high_len and low_len <= cell["U"] <= high_len
+        ]
         if not ratios:
             raise NotRun(f"the {spec['benchmark']} benchmark has no cell with lengths in {low_len}..{high_len}")
         low, high = float(min(ratios)), float(max(ratios))
         verdict = REPRODUCED if low > 1 else CONTRADICTED if high < 1 else INCONCLUSIVE
-        return {"verdict_raw": verdict, "ours_delta": float(np.median(ratios)), "ci_low": low, "ci_high": high,
-                "interval_method": "range over the benchmark's grid (a measurement, not a test)",
-                "interval": f"range of the speed-up over the {len(ratios)} cells of the benchmark's grid with input "
-                            f"and output lengths in {low_len}..{high_len}"}
+        return {
+            "verdict_raw": verdict,
+            "ours_delta": float(np.median(ratios)),
+            "ci_low": low,
+            "ci_high": high,
+            "interval_method": "range over the benchmark's grid (a measurement, not a test)",
+            "interval": f"range of the speed-up over the {len(ratios)} cells of the benchmark's grid with input "
+            f"and output lengths in {low_len}..{high_len}",
+        }
 
 
 def all_converged(flags: list[bool | None]) -> bool | None:
@@ -511,16 +642,22 @@ def all_converged(flags: list[bool | None]) -> bool | None:
 def training_convergence(results_dir: Path, trained: dict[str, dict], within: float, window: int) -> list[dict]:
     """The convergence gate (threshold ``within``, a line through the last ``window`` evaluations) on every training
     the plan made (``trained``: {task: {system: ...}}, seed runs included: nmt.config.plan.collect_systems) that left
-    its metrics.jsonl under ``results_dir`` (results/PRESET): [{pair, system, **nmt.settings.schedule.convergence's
+    its metrics file under ``results_dir`` (results/PRESET): [{pair, system, **nmt.settings.schedule.convergence's
     record: epochs, halvings, last_improvement, window, horizon, fit_from, slope, slope_bound, scatter,
     projected_left, converged}], by pair and system."""
     out = []
-    for mfile in sorted(layout.under(results_dir, layout.RESULTS_ROOT, layout.METRICS, pair=pair, system=system)
-                        for pair, systems in trained.items() for system in systems):
+    for mfile in sorted(
+        metrics_path(results_dir, pair, system) for pair, systems in trained.items() for system in systems
+    ):
         records = read_metrics(mfile) if mfile.is_file() else []
         if records:
-            out.append({"pair": mfile.parent.parent.parent.name, "system": mfile.parent.name,
-                        **convergence(records, within, window)})
+            out.append(
+                {
+                    "pair": mfile.parent.parent.parent.name,
+                    "system": mfile.parent.name,
+                    **convergence(records, within, window),
+                }
+            )
     return out
 
 
@@ -528,6 +665,7 @@ def training_convergence(results_dir: Path, trained: dict[str, dict], within: fl
 class ValueRuns:
     """One value of a claim (a system's field) over its runs: ``full`` [n_runs] the whole test set's score of each
     run, ``resampled`` [n_runs, n_samples] each run on every resample of the test sentences."""
+
     full: np.ndarray
     resampled: np.ndarray
 
@@ -552,15 +690,9 @@ def quantity(fields: dict[str, float]) -> tuple[tuple[str, float], ...]:
 
 def comparison_p_values(kind: str, direction: str, difference, margin: float | None) -> tuple[float, float]:
     """(p_for, p_against) of one comparison from its estimated difference A - B (nmt.scoring.difference; see the module
-    docstring): ``p_for`` that the difference lies on the claim's side of its threshold, ``p_against`` on the other."""
-    if kind == "equal":
-        p_for = max(difference.p_value(-margin, "above"), difference.p_value(margin, "below"))
-        p_against = min(difference.p_value(margin, "above"), difference.p_value(-margin, "below"))
-        return p_for, p_against
-    threshold = -margin if kind == "within" else 0.0
-    if direction == "higher":
-        return difference.p_value(threshold, "above"), difference.p_value(threshold, "below")
-    return difference.p_value(-threshold, "below"), difference.p_value(-threshold, "above")
+    docstring): ``p_for`` that the difference lies on the claim's side of its threshold, ``p_against`` on the other
+    (the kind's test: nmt.config.claim_kinds)."""
+    return CLAIM_KINDS[kind].p_values(difference, direction, margin)
 
 
 def claim_p_values(comparisons: list[tuple[float, float]]) -> tuple[float, float]:
@@ -576,14 +708,16 @@ def paper_effect(kind: str, direction: str, paper_delta: float | None, margin: f
     to detect to decide the claim at the paper's size (None where the paper gives no number)."""
     if paper_delta is None:
         return None
-    if kind == "equal":
-        return margin - abs(paper_delta)
-    oriented = paper_delta if direction == "higher" else -paper_delta
-    return oriented + (margin if kind == "within" else 0.0)
+    return CLAIM_KINDS[kind].paper_effect(direction, paper_delta, margin)
 
 
-def claim_power(comparisons: list[dict], n_runs: dict[str, int], kind: str,
-                planned: dict[str, int] | None = None, assumed_seed_ratio: float | None = None) -> dict:
+def claim_power(
+    comparisons: list[dict],
+    n_runs: dict[str, int],
+    kind: str,
+    planned: dict[str, int] | None = None,
+    assumed_seed_ratio: float | None = None,
+) -> dict:
     """What a claim's run could detect: ``min_detectable`` (the largest of its comparisons': the claim needs them
     all), ``paper_effect`` (the smallest distance of a paper's difference from the claim's threshold), ``seeds_needed``
     where the paper's difference is closer to it than the run could detect (the largest of its comparisons'; None
@@ -598,14 +732,21 @@ def claim_power(comparisons: list[dict], n_runs: dict[str, int], kind: str,
     runs = max(n_runs.values()) if n_runs else 1
     with_paper = [c for c in comparisons if c["paper_effect"] is not None]
     closest = min(with_paper, key=lambda c: c["paper_effect"], default=None)
-    out = {"min_detectable": detectable, "paper_effect": closest and closest["paper_effect"], "seeds_needed": None,
-           "seeds_needed_range": None, "assumed_seed_ratio": None}
+    out = {
+        "min_detectable": detectable,
+        "paper_effect": closest and closest["paper_effect"],
+        "seeds_needed": None,
+        "seeds_needed_range": None,
+        "assumed_seed_ratio": None,
+    }
     single = any(c["method"] != "two-level" for c in comparisons)
     if single:
         partial = any(n < (planned or {}).get(system, n) for system, n in n_runs.items())
         measures = "the seed runs not in yet measure it" if partial else "train.seeds: [1, 2, 3] measures it"
-        detect = (f"one run: the spread between seeds is not measured (the test sentences alone detect "
-                  f"{detectable:.2g}; {measures})")
+        detect = (
+            f"one run: the spread between seeds is not measured (the test sentences alone detect "
+            f"{detectable:.2g}; {measures})"
+        )
         # its single-run comparisons need seeds whatever the test sentences detect; the others where they fall short
         short = [c for c in with_paper if c["method"] != "two-level" or c["paper_effect"] < c["min_detectable"]]
     else:
@@ -615,12 +756,16 @@ def claim_power(comparisons: list[dict], n_runs: dict[str, int], kind: str,
         out["power_note"] = f"{detect}; the paper gives no number to size it by"
         return out
     paper = f"the paper's {closest['paper_delta']:+.2g}"
-    if kind in ("within", "equal"):
+    if CLAIM_KINDS[kind].margin:
         paper += f" ({closest['paper_effect']:.2g} inside the margin)"
-    assumed = ("" if not single else
-               " at the assumed spread between seeds" if assumed_seed_ratio is None else
-               f" were seeds to vary {assumed_seed_ratio:g}x as much as test sets (verdicts.assumed_seed_ratio: an "
-               f"assumption, not a measurement)")
+    assumed = (
+        ""
+        if not single
+        else " at the assumed spread between seeds"
+        if assumed_seed_ratio is None
+        else f" were seeds to vary {assumed_seed_ratio:g}x as much as test sets (verdicts.assumed_seed_ratio: an "
+        f"assumption, not a measurement)"
+    )
     if not short:
         out["power_note"] = f"{detect}: {paper} included"
     elif closest["paper_effect"] <= 0:
@@ -635,15 +780,18 @@ def claim_power(comparisons: list[dict], n_runs: dict[str, int], kind: str,
         else:
             ranges = [c.get("seeds_needed_range") for c in short]
             if all(ranges):
-                out["seeds_needed_range"] = [max(r[0] for r in ranges),
-                                             None if any(r[1] is None for r in ranges) else max(r[1] for r in ranges)]
-            out["power_note"] = (f"{detect}; {paper} needs about {out['seeds_needed']}"
-                                 f"{range_text(out['seeds_needed_range'])}")
+                out["seeds_needed_range"] = [
+                    max(r[0] for r in ranges),
+                    None if any(r[1] is None for r in ranges) else max(r[1] for r in ranges),
+                ]
+            out["power_note"] = (
+                f"{detect}; {paper} needs about {out['seeds_needed']}{range_text(out['seeds_needed_range'])}"
+            )
     return out
 
 
 def range_text(needed_range: list | None) -> str:
-    """" (10-44)": the seeds needed at the seed variance's 10th and 90th percentiles; "" without a range."""
+    """ " (10-44)": the seeds needed at the seed variance's 10th and 90th percentiles; "" without a range."""
     text = seeds_range_text(needed_range)
     return f" ({text})" if text else ""
 
@@ -691,8 +839,15 @@ def show_deciding(record: dict, verdict: str) -> dict:
     if index is None:
         return record
     shown = comparisons[index]
-    record.update({"deciding": index, "ours_delta": shown["ours_delta"], "ci_low": shown["ci_low"],
-                   "ci_high": shown["ci_high"], "ours_delta_chrf": shown.get("ours_delta_chrf")})
+    record.update(
+        {
+            "deciding": index,
+            "ours_delta": shown["ours_delta"],
+            "ci_low": shown["ci_low"],
+            "ci_high": shown["ci_high"],
+            "ours_delta_chrf": shown.get("ours_delta_chrf"),
+        }
+    )
     if len(comparisons) > 1:
         record["paper_delta"] = shown["paper_delta"]
     record["paper_inside"] = inside(record["paper_delta"], shown["ci_low"], shown["ci_high"])
@@ -753,10 +908,11 @@ def verdict_label(record: dict, capped: bool) -> str:
         text = "not reproduced at this scale"
     else:
         text = verdict
-    if verdict == REPRODUCED and record.get("kind") in DIRECTIONAL:
+    kind = claim_kind(record.get("kind"))
+    if verdict == REPRODUCED and kind and kind.directional:  # a margin claim tests its margin
         text += " (direction)"
     notes = []
-    if record.get("paper_position") and record.get("kind") != "speedup":
+    if record.get("paper_position"):  # a benchmark's claim has none (no comparisons)
         notes.append(f"the paper's {record['paper_delta']:+.2f} lies {record['paper_position']} our interval")
     if verdict == SINGLE_RUN and record.get("converged") is False:
         notes.append("not converged")
@@ -777,36 +933,50 @@ def summary(records: list[dict]) -> dict[str, Any]:
     ones the gate capped and how many rest on a stand-in tool, and the raw (unadjusted) counts beside them."""
     checks = [r for r in records if r.get("check")]
     records = [r for r in records if not r.get("check")]
+
     def count(key: str) -> dict[str, int]:
         return {verdict.replace(" ", "_"): sum(r[key] == verdict for r in records) for verdict in VERDICTS}
 
     judged = [r for r in records if r["verdict"] in JUDGED]
-    return {"claims": len(records), **count("verdict"), "judged": len(judged),
-            "family": sum(r.get("p_adjusted") is not None for r in records),
-            "not_converged": sum(r["converged"] is False for r in judged),
-            "with_stand_in": sum(bool(r.get("substitute")) for r in judged),
-            "raw": count("verdict_raw"), "checks": len(checks)}
+    return {
+        "claims": len(records),
+        **count("verdict"),
+        "judged": len(judged),
+        "family": sum(r.get("p_adjusted") is not None for r in records),
+        "not_converged": sum(r["converged"] is False for r in judged),
+        "with_stand_in": sum(bool(r.get("substitute")) for r in judged),
+        "raw": count("verdict_raw"),
+        "checks": len(checks),
+    }
 
 
 def claims_json(preset: str, records: list[dict], trainings: list[dict] | None = None) -> dict:
-    """What reports/PRESET/claims.json holds: the rule, the counts (DVC metrics), the papers' claims with their
-    comparisons, our checks apart (outside Holm's family), and the convergence gate on every training
+    """What a report's claims file (nmt.records.report_files) holds: the rule, the counts (DVC's metrics too:
+    nmt.records.headline), the papers'
+    claims with their comparisons, our checks apart (outside Holm's family), and the convergence gate on every training
     (:func:`training_convergence`)."""
-    rule = {"alpha": ALPHA,
-            "correction": "holm, over the papers' judged claims (not our checks, not the single-run claims): the 5% "
-                          "family-wise error covers those verdicts only",
-            "interval": f"95%; {TWO_LEVEL} (a generalised pivotal quantity); {SENTENCE_LEVEL} (its percentiles)",
-            "single_run": "a claim with a single run on a side of any comparison gets no verdict (its spread between "
-                          "seeds is not measured): 'single run', with which way its sentence bootstrap points "
-                          "(points: for, against, neither), outside Holm's family and the tally",
-            "power": "min_detectable: the smallest distance from the claim's threshold detected with 80% power by the "
-                     "two-sided 5% test; seeds_needed: the seeds that would detect the paper's difference, with "
-                     "seeds_needed_range at the 10th and 90th percentiles of the seed variance it was projected "
-                     "from; for a single-run claim projected from assumed_seed_ratio (an assumption, not a "
-                     "measurement)"}
-    return {"preset": preset, "rule": rule, "summary": summary(records),
-            "claims": [r for r in records if not r.get("check")], "checks": [r for r in records if r.get("check")],
-            "trainings": trainings or []}
+    rule = {
+        "alpha": ALPHA,
+        "correction": "holm, over the papers' judged claims (not our checks, not the single-run claims): the 5% "
+        "family-wise error covers those verdicts only",
+        "interval": f"95%; {TWO_LEVEL} (a generalised pivotal quantity); {SENTENCE_LEVEL} (its percentiles)",
+        "single_run": "a claim with a single run on a side of any comparison gets no verdict (its spread between "
+        "seeds is not measured): 'single run', with which way its sentence bootstrap points "
+        "(points: for, against, neither), outside Holm's family and the tally",
+        "power": "min_detectable: the smallest distance from the claim's threshold detected with 80% power by the "
+        "two-sided 5% test; seeds_needed: the seeds that would detect the paper's difference, with "
+        "seeds_needed_range at the 10th and 90th percentiles of the seed variance it was projected "
+        "from; for a single-run claim projected from assumed_seed_ratio (an assumption, not a "
+        "measurement)",
+    }
+    return {
+        "preset": preset,
+        "rule": rule,
+        "summary": summary(records),
+        "claims": [r for r in records if not r.get("check")],
+        "checks": [r for r in records if r.get("check")],
+        "trainings": trainings or [],
+    }
 
 
 def claims_csv(records: list[dict]) -> str:
@@ -836,7 +1006,6 @@ def kendall_tau(paper: list[float], ours: list[float]) -> tuple[float | None, in
         return None, len(pairs)
     tau = kendalltau([p for p, _ in pairs], [o for _, o in pairs]).statistic
     return (None if math.isnan(tau) else float(tau)), len(pairs)
-
 
 
 def dumps(obj: Any) -> str:

@@ -1,22 +1,23 @@
 """What a report page must state besides the tables: preset, corpora, training and decoding settings.
 
 Everything here is read from files the pipeline wrote (corpus statistics, prepared-data records, each
-model's model.json), so the page describes the runs that produced its numbers.
+model's model info), so the page describes the runs that produced its numbers.
 """
+
 from __future__ import annotations
 
 from pathlib import Path
 
 from .. import __version__
-
 from ..base import layout
+from ..base.environment import git_commit
 from ..base.errors import InputError
+from ..base.files import read_json
+from ..config.schema import validator
 from ..data.prepare import TRAINING_FILES, prepared_fingerprint
 from ..data.synth import describe
 from ..data.tasks import data_task
-from ..base.environment import git_commit
-from ..base.files import read_json
-from ..config.schema import validator
+from ..records.model_info import model_info_path, read_model_info
 from ..settings import SystemSettings, upgrade_value
 
 
@@ -30,10 +31,16 @@ def _read_json(path: Path, what: str, schema) -> dict | None:
 
 
 def training_settings(train: dict, epochs, halve_after, plateau) -> dict:
-    """The settings the report shows of a training (a system's, from its model.json, or the preset's own):
+    """The settings the report shows of a training (a system's, from its model info, or the preset's own):
     ``train`` its resolved train section, the schedule's fields as it ran (nmt.settings.schedule)."""
-    settings = {"optimizer": train["optimizer"], "lr": train["lr"], "epochs": epochs, "halve_after": halve_after,
-                "batch_size": train["batch_size"], "clip_norm": train["clip_norm"]}
+    settings = {
+        "optimizer": train["optimizer"],
+        "lr": train["lr"],
+        "epochs": epochs,
+        "halve_after": halve_after,
+        "batch_size": train["batch_size"],
+        "clip_norm": train["clip_norm"],
+    }
     if plateau:  # the epochs above are at most; the metrics say how many were trained
         # (one recorded before plateau.patience existed: patience 1: train.plateau's `within`, nmt.settings.sections)
         settings["plateau"] = upgrade_value("train", "plateau", plateau)
@@ -51,7 +58,7 @@ def corpora_in_words(corpus_of: dict[str, str]) -> str:
 def check_data(meta: dict, model_json: Path, data_dir: Path, pair: str, fingerprints: dict) -> None:
     """InputError when a training recorded other prepared data than the report's --data holds for its pair (the
     corpus sizes and vocabularies on the page would be another run's). ``fingerprints``: the pairs' data, computed
-    once. A model.json that records no data (written before it was recorded) is not checked."""
+    once. Model info that records no data (written before it was recorded) is not checked."""
     recorded = (meta.get("data") or {}).get("fingerprint")
     prepared = layout.under(data_dir, layout.DATA_ROOT, layout.PREPARED, pair=pair)
     if recorded is None or not all((prepared / name).is_file() for name in TRAINING_FILES):
@@ -59,9 +66,11 @@ def check_data(meta: dict, model_json: Path, data_dir: Path, pair: str, fingerpr
     if pair not in fingerprints:
         fingerprints[pair] = prepared_fingerprint(prepared)
     if fingerprints[pair] != recorded:
-        raise InputError(f"{model_json}: trained on the data in {meta['data'].get('dir')} (fingerprint {recorded}), "
-                         f"not on {prepared} ({fingerprints[pair]}): --data is another run's data; give the data "
-                         f"this run was trained on")
+        raise InputError(
+            f"{model_json}: trained on the data in {meta['data'].get('dir')} (fingerprint {recorded}), "
+            f"not on {prepared} ({fingerprints[pair]}): --data is another run's data; give the data "
+            f"this run was trained on"
+        )
 
 
 def report_context(config: dict, data_dir: Path, results_dir: Path, trained: dict[str, dict]) -> dict:
@@ -70,10 +79,22 @@ def report_context(config: dict, data_dir: Path, results_dir: Path, trained: dic
     for task in config["data"]["tasks"]:
         pair = data_task(config, task)  # a task played by another's corpus (same_as) shows that corpus
         spec = config["data"]["tasks"][pair]
-        raw_stats = _read_json(layout.under(data_dir, layout.DATA_ROOT, layout.RAW_STATS, pair=pair),
-                               "a corpus's statistics", validator("data-stats")) or {}
-        prep = _read_json(layout.under(data_dir, layout.DATA_ROOT, layout.PREP_STATS, pair=pair),
-                          "a prepared corpus's statistics", validator("data-stats")) or {}
+        raw_stats = (
+            _read_json(
+                layout.under(data_dir, layout.DATA_ROOT, layout.RAW_STATS, pair=pair),
+                "a corpus's statistics",
+                validator("data-stats"),
+            )
+            or {}
+        )
+        prep = (
+            _read_json(
+                layout.under(data_dir, layout.DATA_ROOT, layout.PREP_STATS, pair=pair),
+                "a prepared corpus's statistics",
+                validator("data-stats"),
+            )
+            or {}
+        )
         description = spec["corpus"]
         corpus_of[task] = spec["corpus"]
         if spec["corpus"] == "synth":
@@ -89,13 +110,14 @@ def report_context(config: dict, data_dir: Path, results_dir: Path, trained: dic
     training, fingerprints = {}, {}
     pairs = sorted(trained)
     for pair, system in sorted((pair, system) for pair in pairs for system in trained[pair]):
-        model_json = layout.under(results_dir, layout.RESULTS_ROOT, layout.MODEL_INFO, pair=pair, system=system)
-        meta = _read_json(model_json, "a model.json", validator("model", "described"))
+        model_json = model_info_path(results_dir, pair, system)
+        meta = read_model_info(model_json, "described") if model_json.is_file() else None
         if not meta:
             continue
         check_data(meta, model_json, data_dir, pair, fingerprints)
-        settings = training_settings(meta["config"]["train"], meta["epochs"], meta.get("halve_after"),
-                                     meta.get("plateau"))
+        settings = training_settings(
+            meta["config"]["train"], meta["epochs"], meta.get("halve_after"), meta.get("plateau")
+        )
         # one row per training: a system of one name trained for two pairs is two trainings, and may differ
         training[f"{pair}/{system}" if len(pairs) > 1 else system] = {**settings, "device": meta.get("device")}
     preset = SystemSettings.from_config(config).schedule

@@ -1,46 +1,39 @@
 """The report's "Environment and cost" section: on what the report was rendered, where the trainings ran, and what
 they cost in device time.
+Details: docs/internals/report.md."""
 
-`environment_data` builds what ``reports/{preset}/environment.json`` holds (and claims.json under `environment`):
-
-  report      the machine, software and commit that rendered the report (nmt.base.environment.describe)
-  trainings   the distinct training environments of the systems' model.json files (device, CPU, GPU driver, torch,
-              CUDA, cuDNN, commit and whether its tree was dirty), each with the trainings that ran there
-  systems     per trained system and seed run (pair, system, run): its training wall time on its device
-              (`wall_s`) and where that comes from (`source`: "model.json" for its wall_s, "metrics.jsonl" for the
-              sum of the epochs' elapsed_s of a model.json written before wall_s existed, which leaves out setup
-              and the time lost to restarts; null when neither is there), and its device
-  tables      per table: the trainings its numbers rest on (its systems, its ensembles' and decodings' members and
-              the systems of other tables it uses, with their seed runs, in both directions for an alignment table
-              with a reverse task), how many have a time, their device_hours in all and by_device; a system of two
-              tables counts in each table's sum
-  total       the same over every training of the report, each counted once
-
-Read from files only (no clock): the same results and the same report machine give the same bytes.
-"""
 from __future__ import annotations
 
 from pathlib import Path
 from typing import Any
 
-from ..base import layout
-from ..config.schema import validator
-from .plots import read_metrics
 from ..config.table_files import is_number
-from .tables import read_json_object
+from ..records import metrics as metrics_file
+from ..records import model_info
 
 DASH = "\u2013"
-SOURCE_WALL, SOURCE_EPOCHS = "model.json", "metrics.jsonl"
-SOURCE_LABELS = {SOURCE_WALL: "model.json wall_s", SOURCE_EPOCHS: "metrics.jsonl elapsed_s (epochs only)", None: DASH}
+SOURCE_WALL, SOURCE_EPOCHS = model_info.NAME, metrics_file.NAME  # the file a training's time comes from
+SOURCE_LABELS = {
+    SOURCE_WALL: f"{SOURCE_WALL} wall_s",
+    SOURCE_EPOCHS: f"{SOURCE_EPOCHS} elapsed_s (epochs only)",
+    None: DASH,
+}
 # what the distinct training environments are told apart by: (key, label)
-ENVIRONMENT_FIELDS = (("device", "device"), ("cpu", "CPU"), ("driver", "GPU driver"), ("torch", "torch"),
-                      ("cuda", "CUDA"), ("cudnn", "cuDNN"), ("commit", "commit"), ("dirty", "uncommitted changes"))
-
+ENVIRONMENT_FIELDS = (
+    ("device", "device"),
+    ("cpu", "CPU"),
+    ("driver", "GPU driver"),
+    ("torch", "torch"),
+    ("cuda", "CUDA"),
+    ("cudnn", "cuDNN"),
+    ("commit", "commit"),
+    ("dirty", "uncommitted changes"),
+)
 
 
 def training_seconds(model_json: dict | None, metrics: list[dict]) -> tuple[float | None, str | None]:
-    """A training's wall time on its device and its source: model.json's wall_s (setup to model.pt, every process
-    of a resumed training), else the sum of metrics.jsonl's per-epoch elapsed_s (a model.json written before
+    """A training's wall time on its device and its source: its model info's wall_s (setup to model.pt, every process
+    of a resumed training), else the sum of its metrics' per-epoch elapsed_s (model info written before
     wall_s existed: training epochs only), else (None, None)."""
     if model_json and is_number(model_json.get("wall_s")):
         return float(model_json["wall_s"]), SOURCE_WALL
@@ -51,20 +44,27 @@ def training_seconds(model_json: dict | None, metrics: list[dict]) -> tuple[floa
 
 
 def training_environment(model_json: dict | None) -> dict | None:
-    """The fields a training environment is told apart by (ENVIRONMENT_FIELDS), from model.json's `environment`;
-    None when model.json has none (written before nmt recorded it)."""
+    """The fields a training environment is told apart by (ENVIRONMENT_FIELDS), from the model info's `environment`;
+    None when it has none (written before nmt recorded it)."""
     env = (model_json or {}).get("environment")
     if not isinstance(env, dict):
         return None
-    hardware, software, code = (env.get(k) if isinstance(env.get(k), dict) else {} for k in
-                                ("hardware", "software", "code"))
+    hardware, software, code = (
+        env.get(k) if isinstance(env.get(k), dict) else {} for k in ("hardware", "software", "code")
+    )
     device = env.get("device")
     gpus = hardware.get("gpus") if isinstance(hardware.get("gpus"), list) else []
     on_gpu = device not in (None, "cpu")
-    return {"device": device, "cpu": hardware.get("cpu"),
-            "driver": next((g.get("driver") for g in gpus if isinstance(g, dict)), None) if on_gpu else None,
-            "torch": software.get("torch"), "cuda": software.get("cuda"), "cudnn": software.get("cudnn"),
-            "commit": code.get("commit"), "dirty": code.get("dirty")}
+    return {
+        "device": device,
+        "cpu": hardware.get("cpu"),
+        "driver": next((g.get("driver") for g in gpus if isinstance(g, dict)), None) if on_gpu else None,
+        "torch": software.get("torch"),
+        "cuda": software.get("cuda"),
+        "cudnn": software.get("cudnn"),
+        "commit": code.get("commit"),
+        "dirty": code.get("dirty"),
+    }
 
 
 def _hours(seconds: float) -> float:
@@ -76,16 +76,25 @@ def _sums(entries: list[dict]) -> dict:
     timed = [e for e in entries if e["wall_s"] is not None]
     by_device: dict[str, float] = {}
     for e in timed:
-        device = e["device"] or "unknown"  # a model.json that names none
+        device = e["device"] or "unknown"  # model info that names none
         by_device[device] = by_device.get(device, 0.0) + e["wall_s"]
-    return {"trainings": len(entries), "timed": len(timed), "wall_s": sum(e["wall_s"] for e in timed),
-            "device_hours": _hours(sum(e["wall_s"] for e in timed)),
-            "by_device": {device: _hours(seconds) for device, seconds in by_device.items()}}
+    return {
+        "trainings": len(entries),
+        "timed": len(timed),
+        "wall_s": sum(e["wall_s"] for e in timed),
+        "device_hours": _hours(sum(e["wall_s"] for e in timed)),
+        "by_device": {device: _hours(seconds) for device, seconds in by_device.items()},
+    }
 
 
-def environment_data(report_machine: dict, tables: list[dict], results_dir: Path, pair_for_task: dict[str, str],
-                     runs: dict[str, dict[str, list[str]]] | None = None, unavailable_ids: set[str] | None = None,
-                     ) -> dict:
+def environment_data(
+    report_machine: dict,
+    tables: list[dict],
+    results_dir: Path,
+    pair_for_task: dict[str, str],
+    runs: dict[str, dict[str, list[str]]] | None = None,
+    unavailable_ids: set[str] | None = None,
+) -> dict:
     """environment.json (module docstring). `tables`: the loaded table files (nmt.config.table_files.load_table), in the
     report's order; `runs`: {pair: {system: [its seed runs]}} (nmt.config.plan.collect_runs); `unavailable_ids`:
     tables the preset cannot measure (an alignment table without gold links trains nothing for its reverse task)."""
@@ -97,15 +106,21 @@ def environment_data(report_machine: dict, tables: list[dict], results_dir: Path
     def entry(pair: str, system: str, run: str) -> dict:
         if (pair, run) in systems:
             return systems[(pair, run)]
-        mfile, jfile = (layout.under(results_dir, layout.RESULTS_ROOT, template, pair=pair, system=run)
-                        for template in (layout.METRICS, layout.MODEL_INFO))
-        model_json = read_json_object(jfile, "a model.json", validator("model")) if jfile.is_file() else None
-        metrics = read_metrics(mfile) if mfile.is_file() else []
+        mfile = metrics_file.metrics_path(results_dir, pair, run)
+        jfile = model_info.model_info_path(results_dir, pair, run)
+        model_json = model_info.read_model_info(jfile) if jfile.is_file() else None
+        metrics = metrics_file.read_metrics(mfile) if mfile.is_file() else []
         seconds, source = training_seconds(model_json, metrics)
         env = training_environment(model_json)
-        row = {"pair": pair, "system": system, "run": run, "wall_s": seconds, "source": source,
-               "device": (env or {}).get("device") or (model_json or {}).get("device"),
-               "trained": model_json is not None or bool(metrics)}
+        row = {
+            "pair": pair,
+            "system": system,
+            "run": run,
+            "wall_s": seconds,
+            "source": source,
+            "device": (env or {}).get("device") or (model_json or {}).get("device"),
+            "trained": model_json is not None or bool(metrics),
+        }
         if row["trained"]:
             group = next((g for g in environments if g["environment"] == env), None)
             if group is None:
@@ -122,11 +137,20 @@ def environment_data(report_machine: dict, tables: list[dict], results_dir: Path
         reverse = (table.get("alignment") or {}).get("reverse_task")
         if reverse and table["id"] not in unavailable_ids and reverse in pair_for_task:
             pairs.append(pair_for_task[reverse])
-        rows = [entry(pair, system, run) for pair in pairs for system in _rests_on(table, ensembles)
-                for run in runs.get(pair, {}).get(system, [system])]
+        rows = [
+            entry(pair, system, run)
+            for pair in pairs
+            for system in _rests_on(table, ensembles)
+            for run in runs.get(pair, {}).get(system, [system])
+        ]
         table_rows.append({"table": table["id"], "title": table.get("title"), **_sums(rows)})
-    return {"report": report_machine, "trainings": environments, "systems": list(systems.values()),
-            "tables": table_rows, "total": _sums(list(systems.values()))}
+    return {
+        "report": report_machine,
+        "trainings": environments,
+        "systems": list(systems.values()),
+        "tables": table_rows,
+        "total": _sums(list(systems.values())),
+    }
 
 
 def _rests_on(table: dict, ensembles: dict[str, list[str]]) -> list[str]:
@@ -185,28 +209,54 @@ def environment_view(data: dict) -> dict:
     machine = data["report"] or {}
     hardware, software = machine.get("hardware") or {}, machine.get("software") or {}
     gpus = hardware.get("gpus")
-    gpu_text = (DASH if gpus is None else "none" if not gpus else
-                "; ".join(f"{g.get('name') or DASH} (driver {g.get('driver') or DASH})" for g in gpus))
-    report_rows = [("CPU", f"{_text(hardware.get('cpu'))}, {_text(hardware.get('cpu_count'))} logical CPUs, "
-                           f"{_text(hardware.get('machine'))}"),
-                   ("GPUs", gpu_text), ("OS", _text(software.get("os"))), ("Python", _text(software.get("python"))),
-                   ("torch", f"{_text(software.get('torch'))} (CUDA {_text(software.get('cuda'))}, "
-                             f"cuDNN {_text(software.get('cudnn'))})")]
-    report_rows += [(name, _text(software.get(key))) for key, name in
-                    (("sacrebleu", "sacreBLEU"), ("sacremoses", "sacremoses"), ("eflomal", "eflomal"),
-                     ("numpy", "numpy"), ("nmt", "nmt"))]
+    gpu_text = (
+        DASH
+        if gpus is None
+        else "none"
+        if not gpus
+        else "; ".join(f"{g.get('name') or DASH} (driver {g.get('driver') or DASH})" for g in gpus)
+    )
+    report_rows = [
+        (
+            "CPU",
+            f"{_text(hardware.get('cpu'))}, {_text(hardware.get('cpu_count'))} logical CPUs, "
+            f"{_text(hardware.get('machine'))}",
+        ),
+        ("GPUs", gpu_text),
+        ("OS", _text(software.get("os"))),
+        ("Python", _text(software.get("python"))),
+        (
+            "torch",
+            f"{_text(software.get('torch'))} (CUDA {_text(software.get('cuda'))}, "
+            f"cuDNN {_text(software.get('cudnn'))})",
+        ),
+    ]
+    report_rows += [
+        (name, _text(software.get(key)))
+        for key, name in (
+            ("sacrebleu", "sacreBLEU"),
+            ("sacremoses", "sacremoses"),
+            ("eflomal", "eflomal"),
+            ("numpy", "numpy"),
+            ("nmt", "nmt"),
+        )
+    ]
     report_rows.append(("commit", _commit(machine.get("code") or {})))
     environments = []
     for group in data["trainings"]:
         env = group["environment"]
         cells = [_text(env.get(key)) for key, _ in ENVIRONMENT_FIELDS] if env is not None else None
-        environments.append({"cells": cells, "trainings": group["trainings"],
-                             "systems": ", ".join(group["systems"])})
+        environments.append({"cells": cells, "trainings": group["trainings"], "systems": ", ".join(group["systems"])})
 
     def sums(row: dict) -> dict:
         by_device = "; ".join(f"{device}: {fmt_hours(hours)}" for device, hours in row["by_device"].items())
-        return {"trainings": row["trainings"], "timed": row["timed"], "time": fmt_duration(row["wall_s"]),
-                "hours": fmt_hours(row["device_hours"]), "by_device": by_device or DASH}
+        return {
+            "trainings": row["trainings"],
+            "timed": row["timed"],
+            "time": fmt_duration(row["wall_s"]),
+            "hours": fmt_hours(row["device_hours"]),
+            "by_device": by_device or DASH,
+        }
 
     return {
         "report": [{"key": k, "value": v} for k, v in report_rows],
@@ -214,9 +264,15 @@ def environment_view(data: dict) -> dict:
         "environments": environments,
         "tables": [{"id": t["table"], "title": t["title"] or t["table"], **sums(t)} for t in data["tables"]],
         "total": sums(data["total"]),
-        "systems": [{"pair": s["pair"], "run": s["run"], "device": _text(s["device"]),
-                     "time": training_time_cell(s["wall_s"], s["source"]) if s["trained"] else "not trained",
-                     "source": SOURCE_LABELS[s["source"]]}
-                    for s in data["systems"]],
+        "systems": [
+            {
+                "pair": s["pair"],
+                "run": s["run"],
+                "device": _text(s["device"]),
+                "time": training_time_cell(s["wall_s"], s["source"]) if s["trained"] else "not trained",
+                "source": SOURCE_LABELS[s["source"]],
+            }
+            for s in data["systems"]
+        ],
         "epochs_only": any(s["source"] == SOURCE_EPOCHS for s in data["systems"]),
     }

@@ -1,13 +1,6 @@
 """Every way a preset's runs differ from the papers', in one list, generated from the configs.
+Details: docs/internals/report.md."""
 
-Three sources, so that nothing is typed twice:
-- corpora: a task played by another corpus than in the paper preset (the demo's synthetic pair in place of WMT'14);
-- settings: each key of a system's resolved `model`/`train` settings and of its task's `prepare` settings whose value
-  differs from the same system's under the paper preset (nmt.config.system_config of both), grouped by key and values
-  with the systems it concerns (e.g. "train.optimizer: adam, the paper's sgd (30 systems)");
-- declared: what even the paper preset does differently from the paper, one line per fact in the table files'
-  `deviations:` (the ensemble's members, an aligner in place of another, a value the paper's text lost).
-"""
 from __future__ import annotations
 
 from pathlib import Path
@@ -31,9 +24,12 @@ def _flat(d: dict, prefix: str) -> dict[str, Any]:
 def _settings(config: dict, table: dict, system: str, table_path: str, task: str) -> dict[str, Any]:
     resolved = cfg.system_config(config, table, system, table_path)
     comparable = comparable_settings(resolved)
-    return {**_flat(comparable["model"], "model."), **_flat(comparable["train"], "train."),
-            **_flat(cfg.prepare_for_task(resolved, task), "prepare."),
-            **_flat(resolved.get("translate") or {}, "translate.")}
+    return {
+        **_flat(comparable["model"], "model."),
+        **_flat(comparable["train"], "train."),
+        **_flat(cfg.prepare_for_task(resolved, task), "prepare."),
+        **_flat(resolved.get("translate") or {}, "translate."),
+    }
 
 
 def _show(value: Any) -> str:
@@ -57,8 +53,9 @@ def deviations(config: dict, paper: dict, table_paths: list[str], root: str | Pa
     for table_path in table_paths:
         table = cfg.load_table(Path(root) / table_path)
         declared += [f"{table['id']}: {line}" for line in table["deviations"]]
-        tasks = [table["task"]] + ([table["alignment"]["reverse_task"]]
-                                   if table["alignment"] and table["alignment"]["reverse_task"] else [])
+        tasks = [table["task"]] + (
+            [table["alignment"]["reverse_task"]] if table["alignment"] and table["alignment"]["reverse_task"] else []
+        )
         for task in tasks:
             try:
                 corpus_for_task(paper, task)
@@ -77,13 +74,16 @@ def deviations(config: dict, paper: dict, table_paths: list[str], root: str | Pa
         theirs = _flat(paper.get("unk") or {}, "unk.").get(key)
         if value != theirs:
             grouped[(key, _show(value), _show(theirs))] = ["every system"]
-    settings = [{"key": key, "ours": ours, "paper": theirs, "systems": systems}
-                for (key, ours, theirs), systems in sorted(grouped.items())]
+    settings = [
+        {"key": key, "ours": ours, "paper": theirs, "systems": systems}
+        for (key, ours, theirs), systems in sorted(grouped.items())
+    ]
     return {"corpora": corpora, "settings": settings, "declared": declared}
 
 
-def claim_scopes(config: dict, paper: dict, table_paths: list[str], found: dict,
-                 root: str | Path = ".") -> dict[str, dict]:
+def claim_scopes(
+    config: dict, paper: dict, table_paths: list[str], found: dict, root: str | Path = "."
+) -> dict[str, dict]:
     """{table id: scope}: what a verdict on that table's systems was measured at, beside the verdict: the preset, the
     corpus that played the table's task (and the paper preset's), the model size of the table's systems (and the
     paper preset's) and how many settings of `found` (:func:`deviations`) concern them; ``text`` says it in one line."""
@@ -98,20 +98,30 @@ def claim_scopes(config: dict, paper: dict, table_paths: list[str], found: dict,
             theirs = corpus_for_task(paper, table["task"])["corpus"]
         except cfg.ConfigError:
             theirs = None
-        sizes = {_model_size(cfg.system_config(conf, table, system, table_path)["model"])
-                 for conf in (config,) for system in table["systems"]}
-        paper_sizes = {_model_size(cfg.system_config(paper, table, system, table_path)["model"])
-                       for system in table["systems"]}
+        sizes = {
+            _model_size(cfg.system_config(conf, table, system, table_path)["model"])
+            for conf in (config,)
+            for system in table["systems"]
+        }
+        paper_sizes = {
+            _model_size(cfg.system_config(paper, table, system, table_path)["model"]) for system in table["systems"]
+        }
         names = {f"{task}/{system}" for task in (table["task"],) for system in table["systems"]}
         settings = sum(1 for d in found["settings"] if names & set(d["systems"]) or d["systems"] == ["every system"])
         corpus = ours if theirs in (None, ours) else f"{ours} in place of {theirs}"
-        model = ", ".join(sorted(sizes)) + ("" if sizes == paper_sizes else
-                                            f" (paper preset: {', '.join(sorted(paper_sizes))})")
+        model = ", ".join(sorted(sizes)) + (
+            "" if sizes == paper_sizes else f" (paper preset: {', '.join(sorted(paper_sizes))})"
+        )
         text = f"preset {config['preset']}: {corpus}; {model}"
         if settings:
             text += f"; {settings} setting{'s' if settings != 1 else ''} differ from the paper preset"
-        scopes[table["id"]] = {"preset": config["preset"], "corpus": corpus, "model": model,
-                               "settings_differing": settings, "text": text}
+        scopes[table["id"]] = {
+            "preset": config["preset"],
+            "corpus": corpus,
+            "model": model,
+            "settings_differing": settings,
+            "text": text,
+        }
     return scopes
 
 

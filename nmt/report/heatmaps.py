@@ -4,6 +4,7 @@ One panel per model (or the gold alignment): source words along the top, referen
 grey scale from white (0) to black (1) on the same range in every panel. The figure grows with the sentence
 lengths so that the word labels keep a readable size.
 """
+
 from __future__ import annotations
 
 import math
@@ -18,8 +19,8 @@ from .plots import save_png
 
 Panel = tuple[str, Sequence[str], Sequence[str], "np.ndarray | Sequence[Sequence[float]]"]
 
-CELL_IN = 0.22       # inches per word: room for an 8 pt label beside each row / column
-LABEL_IN = 1.2       # room for the word labels (and the panel title) around each matrix
+CELL_IN = 0.22  # inches per word: room for an 8 pt label beside each row / column
+LABEL_IN = 1.2  # room for the word labels (and the panel title) around each matrix
 WORD_FONT_PT = 8
 MAX_COLUMNS = 3
 
@@ -28,8 +29,10 @@ def _matrix(panel: Panel) -> np.ndarray:
     label, src, tgt, weights = panel
     matrix = np.asarray(weights, dtype=float)
     if matrix.shape != (len(tgt), len(src)):
-        raise ValueError(f"panel {label!r}: matrix is {'x'.join(map(str, matrix.shape))}, expected "
-                         f"{len(tgt)}x{len(src)} (target words x source words)")
+        raise ValueError(
+            f"panel {label!r}: matrix is {'x'.join(map(str, matrix.shape))}, expected "
+            f"{len(tgt)}x{len(src)} (target words x source words)"
+        )
     return matrix
 
 
@@ -50,7 +53,7 @@ def attention_heatmaps(panels: Sequence[Panel], out_png: str | Path, title: str)
     longest_src = max(len(p[1]) for p in panels)
     longest_tgt = max(len(p[2]) for p in panels)
     width = columns * (longest_src * CELL_IN + LABEL_IN) + 1.0  # + the colour bar
-    height = rows * (longest_tgt * CELL_IN + LABEL_IN) + 0.5    # + the figure title
+    height = rows * (longest_tgt * CELL_IN + LABEL_IN) + 0.5  # + the figure title
     fig = Figure(figsize=(width, height), dpi=100, layout="constrained")
     FigureCanvasAgg(fig)
     axes = fig.subplots(rows, columns, squeeze=False).ravel()
@@ -61,7 +64,7 @@ def attention_heatmaps(panels: Sequence[Panel], out_png: str | Path, title: str)
         ax.set_yticks(range(len(tgt)), labels=tgt, fontsize=WORD_FONT_PT)
         ax.tick_params(length=0)
         ax.set_xlabel(label, fontsize=10)  # below the matrix: the top is taken by the source words
-    for ax in axes[len(panels):]:
+    for ax in axes[len(panels) :]:
         ax.set_visible(False)
     fig.colorbar(image, ax=axes[: len(panels)].tolist(), shrink=0.6, label="attention weight")
     fig.suptitle(title, fontsize=11)

@@ -1,11 +1,6 @@
 """Which of a preset's planned runs a results directory holds.
+Details: docs/internals/report.md."""
 
-A run made one seed at a time (a published reference while its parts come in, docs/reproductions/PRESET) holds fewer
-runs than its preset plans. `nmt report --partial` reports it on the runs there are: a table row is the mean of the
-k of its n planned runs that were scored (nmt.report.tables.build_table), a claim is judged on them
-(nmt.report.claims), and claims.json's ``run`` records how much of the run is in (:func:`partial_record`), which
-`nmt compare` states on its first lines.
-"""
 from __future__ import annotations
 
 from ..config.plan import seed_of
@@ -40,8 +35,13 @@ def partial_record(expected: dict[tuple[str, str, str], bool], seeds: list[int])
     text = f"a partial run: {len(scored)} of its {len(planned)} planned runs have scores"
     if len(seeds) > 1:  # a run made one seed at a time: which seeds are in
         text += f" (seed{'s' if len(seeds_in) != 1 else ''} {shown} of {', '.join(map(str, seeds))})"
-    return {"runs_in": len(scored), "runs_planned": len(planned), "seeds_in": seeds_in, "seeds_planned": list(seeds),
-            "text": text}
+    return {
+        "runs_in": len(scored),
+        "runs_planned": len(planned),
+        "seeds_in": seeds_in,
+        "seeds_planned": list(seeds),
+        "text": text,
+    }
 
 
 def runs_text(k: int, n: int) -> str:

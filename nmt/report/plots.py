@@ -14,27 +14,8 @@ from matplotlib import ticker
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
-from ..data.text import write_bytes_atomic
-from ..base.errors import InputError
-from ..base.files import read_jsonl
-from ..config.schema import validator
-
-
-def read_metrics(path: Path) -> list[dict]:
-    """Read a ``metrics.jsonl`` file (one JSON object per finished epoch; blank lines ignored) through
-    nmt.base.files.read_jsonl, each line checked against schemas/metrics.schema.yaml.
-
-    Raises ``InputError`` naming the file and line on a malformed line (invalid UTF-8 or JSON, a line that is not
-    an object, ``dev_ppl`` missing or not a number, ...), and naming the file when it holds no epoch at all: `nmt
-    train` writes it only once an epoch has finished, so an empty one is a damaged record, not a training to leave
-    out without a word.
-    """
-    path = Path(path)
-    records = read_jsonl(path, "a training's metrics", schema=validator("metrics"), allow_empty=True)
-    if not records:
-        raise InputError(f"{path}: empty: no epoch recorded (nmt train writes it once an epoch has finished); train "
-                         f"the system again, or remove its directory to leave it out")
-    return records
+from ..base.atomic import write_bytes_atomic
+from ..records.metrics import read_metrics
 
 
 def _num(x) -> float | None:
@@ -66,9 +47,7 @@ def learning_curves(metrics_files: dict[str, Path], out_png: Path, title: str) -
         if pts:
             series.append((system, pts))
     if not series:
-        raise ValueError(
-            f"no (updates, dev_ppl) points in any of: {', '.join(str(p) for p in metrics_files.values())}"
-        )
+        raise ValueError(f"no (updates, dev_ppl) points in any of: {', '.join(str(p) for p in metrics_files.values())}")
 
     fig = Figure(figsize=(8.0, 4.5), dpi=100)
     FigureCanvasAgg(fig)
@@ -77,8 +56,7 @@ def learning_curves(metrics_files: dict[str, Path], out_png: Path, title: str) -
     for i, (system, pts) in enumerate(series):
         xs = [p[0] for p in pts]
         ys = [p[1] for p in pts]
-        ax.plot(xs, ys, label=system, color=f"C{i % 10}", marker=markers[i % len(markers)],
-                markersize=4, linewidth=1.5)
+        ax.plot(xs, ys, label=system, color=f"C{i % 10}", marker=markers[i % len(markers)], markersize=4, linewidth=1.5)
     ax.set_yscale("log")
     # plain numbers (20, 50, 100) instead of 2x10^1 on the log axis
     ax.yaxis.set_major_formatter(ticker.LogFormatter(labelOnlyBase=False))

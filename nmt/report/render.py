@@ -1,16 +1,5 @@
 """Render the HTML reproduction report (paper numbers beside reproduced ones).
-
-Everything the page shows as "ours" is read from files the DAG wrote under ``results/{preset}``:
-scores JSON (``{pair}/scores/{system}.{testset}.json``), ``{pair}/models/{system}/metrics.jsonl``
-and ``{pair}/models/{system}/model.json``. The output is deterministic: the same inputs give the
-same bytes (no clock is read; a time appears only if the caller passes one in ``context``). One input is the
-machine that renders the report (its Environment and cost section, nmt.report.cost): described, never timed.
-
-The report directory is replaced whole (nmt.data.staging): the report is rendered beside it and moved into place
-once complete, so a failure (a malformed input found late, a full disk, a kill) leaves the previous report intact.
-The directory's top-level .html, .json, .csv and .png files are the report's (replaced, or dropped when the new
-report has no such file); anything else there (a reference's README.md and results/) is kept.
-"""
+Details: docs/internals/report.md."""
 
 from __future__ import annotations
 
@@ -22,24 +11,28 @@ from typing import Any
 
 import jinja2
 
-from ..base import layout
-from ..data.staging import staged_directory
-from ..data.text import write_bytes_atomic
+from ..base.atomic import write_bytes_atomic, write_text_atomic
 from ..base.environment import describe
 from ..base.errors import ConfigError, InputError
 from ..base.files import read_json
-from ..scoring.evaluate import is_lowercased
-from ..training.records import check_metrics
+from ..config.table_files import is_number
+from ..data.staging import staged_directory
+from ..records import metrics as metrics_file
+from ..records import model_info
+from ..records import report_files as report_records
+from ..records import scores as scores_file
+from ..records.headline import write_headlines
+from ..records.scores import read_scores, scores_path
+from ..scoring.bleu import is_lowercased
 from .claims import claims_csv, claims_json, kendall_tau
 from .claims_view import claims_markdown, claims_view
 from .cost import environment_data, environment_view, training_seconds, training_time_cell
-from .differences import flatten, settings_view
-from .plots import curve_points, learning_curves, read_metrics
 from .figures import FigureInputs, figure_view
-from .speed import ATTENTION_FIGURES, MONOTONIC_FIGURES, attention_speed_view, monotonic_speed_view
-from ..config.schema import validator
-from ..config.table_files import is_number
+from .headings import heading
 from .inputs import ReportInputs
+from .plots import curve_points, learning_curves
+from .setting_changes import flatten, settings_view
+from .speed import ATTENTION_FIGURES, MONOTONIC_FIGURES, attention_speed_view, monotonic_speed_view
 from .tables import (
     COLUMN_LABELS,
     SIGNED_COLUMNS,
@@ -48,12 +41,16 @@ from .tables import (
     build_table,
     dataframe_records,
     load_table,
-    read_json_object,
-    read_scores,
-    scores_path,
 )
 
 TEMPLATE_DIR = Path(__file__).parent / "templates"
+# the run files the page names (nmt.records), as the template says them
+RUN_FILE_NAMES = {
+    "metrics": metrics_file.NAME,
+    "model_info": model_info.NAME,
+    "claims": report_records.CLAIMS_NAME,
+    "scores_dir": scores_file.DIR_NAME,
+}
 DASH = "\u2013"  # en dash: empty cell
 # The report's speed sections: benchmark name (`nmt bench NAME`, results/PRESET/benchmarks/NAME.json) -> the view
 # builder of nmt.report.speed and the PNGs it writes.
@@ -66,8 +63,11 @@ SPEED_VIEWS = {
 REPORT_SUFFIXES = (".html", ".json", ".csv", ".png")
 CLAIMS_MARKDOWN = "claims.md"
 MANIFEST = ".report-files.json"  # the files the report wrote: what the next report may replace, and nothing else
-MANIFEST_SCHEMA = {"type": "object", "required": ["files"],
-                   "properties": {"files": {"type": "array", "items": {"type": "string", "pattern": "^[^/]+$"}}}}
+MANIFEST_SCHEMA = {
+    "type": "object",
+    "required": ["files"],
+    "properties": {"files": {"type": "array", "items": {"type": "string", "pattern": "^[^/]+$"}}},
+}
 # `nmt report` renders a page only where at least this fraction of the expected scores files exist (--partial: any).
 ENOUGH_SCORES = 0.5
 
@@ -119,13 +119,18 @@ def fmt_value(value: Any) -> str:
 
 
 def model_sizes(model_json: dict | None) -> dict[str, Any]:
-    """Sizes of a trained system, from the model.json that `nmt train` wrote beside it."""
+    """Sizes of a trained system, from the model info that `nmt train` wrote beside it."""
     if not model_json:
         return dict.fromkeys(SIZE_LABELS)
     model = (model_json.get("config") or {}).get("model") or {}
-    return {"layers": model.get("layers"), "hidden": model.get("hidden"), "embed": model.get("embed"),
-            "params": model_json.get("parameters"), "src_vocab": model_json.get("src_vocab"),
-            "tgt_vocab": model_json.get("tgt_vocab")}
+    return {
+        "layers": model.get("layers"),
+        "hidden": model.get("hidden"),
+        "embed": model.get("embed"),
+        "params": model_json.get("parameters"),
+        "src_vocab": model_json.get("src_vocab"),
+        "tgt_vocab": model_json.get("tgt_vocab"),
+    }
 
 
 def _display_path(path: Path, base: Path, shown_base: str) -> str:
@@ -156,15 +161,8 @@ def _sha256(path: Path) -> str:
     return hashlib.sha256(Path(path).read_bytes()).hexdigest()
 
 
-def _write_text(path: Path, text: str) -> None:
-    write_bytes_atomic(path, text.encode("utf-8"))
-
-
-def _dumps(obj: Any) -> str:
-    return json.dumps(obj, indent=2, ensure_ascii=False, allow_nan=False) + "\n"
-
-
 # --------------------------------------------------------------------------- context rendering
+
 
 def _splits_view(splits: Any) -> dict | None:
     """corpus.splits {split: {stat: value}} -> header + rows (union of stats, first-seen order)."""
@@ -204,8 +202,7 @@ def _block_view(value: Any) -> dict | None:
                     if k not in keys:
                         keys.append(k)
             if keys and all(not isinstance(x, dict) for v in value.values() for x in v.values()):
-                rows = [{"name": str(name), "cells": [fmt_value(v.get(k)) for k in keys]}
-                        for name, v in value.items()]
+                rows = [{"name": str(name), "cells": [fmt_value(v.get(k)) for k in keys]} for name, v in value.items()]
                 return {"kind": "grid", "columns": [str(k).replace("_", " ") for k in keys], "rows": rows}
         return {"kind": "kv", "rows": _kv_rows(value)}
     if isinstance(value, (list, tuple)):
@@ -261,8 +258,16 @@ def _context_view(context: dict) -> dict:
         notes = [str(notes)]
     else:
         notes = [n if isinstance(n, str) else fmt_value(n) for n in notes]
-    known = {"corpus", "corpora", "corpora_in_words", "training", "preset_training", "generated_by", "notes",
-             "generated_at"}
+    known = {
+        "corpus",
+        "corpora",
+        "corpora_in_words",
+        "training",
+        "preset_training",
+        "generated_by",
+        "notes",
+        "generated_at",
+    }
     other = []
     for k, v in context.items():
         if k in known:
@@ -287,6 +292,7 @@ def _context_view(context: dict) -> dict:
 
 # --------------------------------------------------------------------------- main entry point
 
+
 def _table_systems_in_order(table: dict) -> list[str]:
     order: list[str] = []
     for row in table["rows"]:
@@ -308,29 +314,58 @@ def check_scores(expected: list[Path], results_dir: Path, preset: str, partial: 
         return missing
     if not found:
         where = "" if Path(results_dir).is_dir() else ", no such directory"
-        raise InputError(f"{results_dir}: no scores files of preset {preset} ({len(expected)} expected{where}); a "
-                         "report would be all MISSING: check --results, or pass --partial")
-    raise InputError(f"{results_dir}: {found} of the {len(expected)} scores files of preset {preset} (fewer than "
-                     f"half; e.g. no {missing[0]}); a report would be mostly MISSING: finish the run, check --results, "
-                     "or pass --partial")
+        raise InputError(
+            f"{results_dir}: no scores files of preset {preset} ({len(expected)} expected{where}); a "
+            "report would be all MISSING: check --results, or pass --partial"
+        )
+    raise InputError(
+        f"{results_dir}: {found} of the {len(expected)} scores files of preset {preset} (fewer than "
+        f"half; e.g. no {missing[0]}); a report would be mostly MISSING: finish the run, check --results, "
+        "or pass --partial"
+    )
+
+
+# what a file the page expected and did not find is, singular and plural (nmt.report.figures' MissingInput kinds)
+MISSING_KINDS = {
+    "scores": ("scores file", "scores files"),
+    "translation": ("translation", "translations"),
+    "attention": ("attention file", "attention files"),
+    "prepared": ("prepared test-set file", "prepared test-set files"),
+}
+
+
+def missing_in_words(kinds: list[str]) -> str:
+    """The missing files' count as the page says it, each kind counted: "19 expected scores files", or
+    "36 expected files (33 scores files, 2 attention files and 1 translation)"."""
+    counts = {kind: kinds.count(kind) for kind in dict.fromkeys(kinds)}
+    if len(counts) == 1:
+        kind, n = counts.popitem()
+        return f"{n} expected {MISSING_KINDS[kind][n != 1]}"
+    said = [f"{n} {MISSING_KINDS[kind][n != 1]}" for kind, n in counts.items()]
+    listed = ", ".join(said[:-1]) + f" and {said[-1]}" if len(said) > 1 else "none"
+    return f"{len(kinds)} expected file{'' if len(kinds) == 1 else 's'} ({listed})"
 
 
 def training_problems(results_dir: Path, trained: dict[str, dict]) -> list[str]:
     """What is wrong with the records of the trainings of ``trained`` ({pair: {run: ...}}, seed runs included:
-    nmt.config.plan.collect_systems) that left any: a metrics.jsonl or a model.json missing beside the other.
+    nmt.config.plan.collect_systems) that left any: a metrics file or a model info missing beside the other.
     A training that left neither is not run (yet), which its rows say (MISSING); an empty or malformed
-    metrics.jsonl is refused where it is read (nmt.report.plots.read_metrics)."""
+    metrics file is refused where it is read (nmt.records.metrics.read_metrics)."""
     problems = []
     for pair, systems in trained.items():
         for system in systems:
-            mfile, jfile = (layout.under(Path(results_dir), layout.RESULTS_ROOT, template, pair=pair, system=system)
-                            for template in (layout.METRICS, layout.MODEL_INFO))
+            mfile = metrics_file.metrics_path(Path(results_dir), pair, system)
+            jfile = model_info.model_info_path(Path(results_dir), pair, system)
             if mfile.is_file() and not jfile.is_file():
-                problems.append(f"{pair}/{system}: no model.json beside its metrics.jsonl (an unfinished or damaged "
-                                "training): its size, time and environment are unknown")
+                problems.append(
+                    f"{pair}/{system}: no {model_info.NAME} beside its {metrics_file.NAME} (an unfinished "
+                    "or damaged training): its size, time and environment are unknown"
+                )
             elif jfile.is_file() and not mfile.is_file():
-                problems.append(f"{pair}/{system}: no metrics.jsonl beside its model.json: no learning curve, "
-                                "convergence unknown")
+                problems.append(
+                    f"{pair}/{system}: no {metrics_file.NAME} beside its {model_info.NAME}: no learning "
+                    "curve, convergence unknown"
+                )
     return problems
 
 
@@ -340,13 +375,13 @@ def _report_file(entry: Path) -> bool:
 
 def report_files(out_dir: Path):
     """Which entries of ``out_dir`` an earlier report made, and so may replace: those its manifest names; in a report
-    written before manifests (index.html and summary.json there, no manifest), its kinds of file; in a directory no
+    written before manifests (index.html and its summary there, no manifest), its kinds of file; in a directory no
     report made, none (the user's own files stay, and one the report would write over stops it)."""
     manifest = out_dir / MANIFEST
     if manifest.is_file():
         names = set(read_json(manifest, "a report's manifest", schema=MANIFEST_SCHEMA)["files"]) | {MANIFEST}
         return lambda entry: entry.is_file() and entry.name in names
-    if (out_dir / "index.html").is_file() and (out_dir / "summary.json").is_file():
+    if (out_dir / "index.html").is_file() and (out_dir / report_records.SUMMARY_NAME).is_file():
         return _report_file
     return lambda entry: False
 
@@ -358,8 +393,10 @@ def _write_manifest(staging: Path, out_dir: Path, own) -> None:
     for name in written:
         there = out_dir / name
         if there.is_file() and not own(there):
-            raise InputError(f"{there}: not a file a report made (no report manifest names it), and the report "
-                             f"would write over it; give --out a directory of its own, or move the file")
+            raise InputError(
+                f"{there}: not a file a report made (no report manifest names it), and the report "
+                f"would write over it; give --out a directory of its own, or move the file"
+            )
     write_bytes_atomic(staging / MANIFEST, (json.dumps({"files": written}, indent=1) + "\n").encode())
 
 
@@ -367,8 +404,8 @@ def render_report(inputs: ReportInputs, out_dir: Path) -> Path:
     """Render the report of ``inputs`` (nmt.report.inputs says what each is) into ``out_dir``.
 
     Writes (atomically) ``index.html``, ``{table_id}.csv``, ``{table_id}.json`` (records),
-    ``{table_id}_learning_curves.png`` when any system has dev-ppl metrics, and ``summary.json``
-    (``{table_id: {system: {metric: value}}}`` for measured systems).
+    ``{table_id}_learning_curves.png`` when any system has dev-ppl metrics, the claims file and the summary
+    (``{table_id: {system: {metric: value}}}`` for measured systems: nmt.records.report_files).
     The directory is replaced whole (module doc). Returns the index path.
     """
     own = report_files(Path(out_dir))
@@ -378,13 +415,37 @@ def render_report(inputs: ReportInputs, out_dir: Path) -> Path:
     return Path(out_dir) / "index.html"
 
 
-def _render(*, out_dir: Path, preset, preset_description, tables, results_dir, pair_for_task, context, speed, figures,
-            data_dir, unavailable, claims, claim_files, runs, deviations, machine, synthetic, trainings, run,
-            problems, partial) -> None:
+def _render(
+    *,
+    out_dir: Path,
+    preset,
+    preset_description,
+    tables,
+    results_dir,
+    pair_for_task,
+    context,
+    speed,
+    figures,
+    data_dir,
+    unavailable,
+    claims,
+    claim_files,
+    runs,
+    deviations,
+    machine,
+    synthetic,
+    trainings,
+    run,
+    problems,
+    partial,
+    ran_on,
+    translations,
+) -> None:
     """render_report's work, into ``out_dir`` (the staging directory)."""
     report = _Report(preset, Path(results_dir), pair_for_task, out_dir, runs or {})
     report.problems = list(problems or [])
     report.partial = partial
+    report.ran_on = dict(ran_on or {})
     table_views, summary = [], {}
     for tpath in tables:
         view, summary[view["id"]] = report.table_view(Path(tpath), (unavailable or {}).get(Path(tpath)))
@@ -393,22 +454,41 @@ def _render(*, out_dir: Path, preset, preset_description, tables, results_dir, p
     figure_views = [report.figure_view(task, fig, data_dir, learning_curve_pngs) for task, fig in figures or []]
     speed_views = report.speed_views(speed or {})
     claims = list(claims or [])
-    shown_claims = claims_view(preset, claims, claim_files or [], {t["id"] for t in table_views}, synthetic,
-                               trainings or [])
+    shown_claims = claims_view(
+        preset, claims, claim_files or [], {t["id"] for t in table_views}, synthetic, trainings or []
+    )
     loaded = {Path(tpath): load_table(Path(tpath)) for tpath in tables}
-    environment = environment_data(describe() if machine is None else machine, list(loaded.values()),
-                                   Path(results_dir), pair_for_task, runs,
-                                   {loaded[Path(p)]["id"] for p in unavailable or {} if Path(p) in loaded})
-    html = report.html(preset_description, table_views, figure_views, speed_views, dict(context or {}), shown_claims,
-                       _deviations_view(deviations), environment_view(environment))
-    # claims.json: claims.py's content, and where the runs were made and what they cost (nmt.report.cost)
-    claims_record = {**claims_json(preset, claims, trainings), "environment": environment, **({"run": run} if run else {})}
-    _write_text(out_dir / "claims.json", _dumps(claims_record))
-    _write_text(out_dir / "environment.json", _dumps(environment))
-    _write_text(out_dir / "claims.csv", claims_csv(claims))
-    _write_text(out_dir / CLAIMS_MARKDOWN, claims_markdown(claims_record))
-    _write_text(out_dir / "summary.json", _dumps(summary))
-    _write_text(out_dir / "index.html", html)
+    environment = environment_data(
+        describe() if machine is None else machine,
+        list(loaded.values()),
+        Path(results_dir),
+        pair_for_task,
+        runs,
+        {loaded[Path(p)]["id"] for p in unavailable or {} if Path(p) in loaded},
+    )
+    html = report.html(
+        preset_description,
+        table_views,
+        figure_views,
+        speed_views,
+        dict(context or {}),
+        shown_claims,
+        _deviations_view(deviations),
+        environment_view(environment),
+    )
+    # the claims file: claims.py's content, and where the runs were made and what they cost (nmt.report.cost)
+    claims_record = {
+        **claims_json(preset, claims, trainings),
+        "environment": environment,
+        **({"run": run} if run else {}),
+    }
+    report_records.write_claims(out_dir, claims_record)
+    report_records.write_report_json(out_dir / "environment.json", environment)
+    write_text_atomic(out_dir / "claims.csv", claims_csv(claims))
+    write_text_atomic(out_dir / CLAIMS_MARKDOWN, claims_markdown(claims_record))
+    report_records.write_summary(out_dir, summary)
+    write_headlines(out_dir, results_dir, translations or [], claims_record["summary"])
+    write_text_atomic(out_dir / "index.html", html)
 
 
 def header_label(column: str, signatures: list[dict]) -> str:
@@ -418,8 +498,11 @@ def header_label(column: str, signatures: list[dict]) -> str:
     label = COLUMN_LABELS[column]
     if column not in SIGNED_COLUMNS:
         return label
-    cases = {"lowercased" if is_lowercased(s["signature"]) else "cased"
-             for s in signatures if s["metric"] == label and "case:" in s["signature"]}
+    cases = {
+        "lowercased" if is_lowercased(s["signature"]) else "cased"
+        for s in signatures
+        if s["metric"] == label and "case:" in s["signature"]
+    }
     if not cases:
         return label
     case = cases.pop() if len(cases) == 1 else "case varies"
@@ -434,15 +517,21 @@ def _reference_used(field: str, scores: dict) -> str:
     used = scores.get("bleu_detok_reference") or {}
     if used.get("kind") == "raw":
         return f"raw reference {used['path']}"
-    return (f"tokenised reference {used.get('path') or scores.get('ref') or ''}, detokenised with sacremoses "
-            "(this preset has no raw reference for this test set)")
+    return (
+        f"tokenised reference {used.get('path') or scores.get('ref') or ''}, detokenised with sacremoses "
+        "(this preset has no raw reference for this test set)"
+    )
 
 
 def _deviations_view(found: dict | None) -> dict:
     found = found or {"corpora": [], "settings": [], "declared": []}
     settings = [{**d, "count": len(d["systems"]), "systems": ", ".join(d["systems"])} for d in found["settings"]]
-    return {"corpora": found["corpora"], "settings": settings, "declared": found["declared"],
-            "count": len(found["corpora"]) + len(settings) + len(found["declared"])}
+    return {
+        "corpora": found["corpora"],
+        "settings": settings,
+        "declared": found["declared"],
+        "count": len(found["corpora"]) + len(settings) + len(found["declared"]),
+    }
 
 
 def _table_tau(records: list[dict], columns: list[str]) -> list[dict]:
@@ -459,22 +548,41 @@ class _Report:
     """What the sections of one report share: where results are, the source files it read (with their hashes),
     the score files it missed and the systems it has described."""
 
-    def __init__(self, preset: str, results_dir: Path, pair_for_task: dict[str, str], out_dir: Path,
-                 runs: dict[str, dict[str, list[str]]]):
+    def __init__(
+        self,
+        preset: str,
+        results_dir: Path,
+        pair_for_task: dict[str, str],
+        out_dir: Path,
+        runs: dict[str, dict[str, list[str]]],
+    ):
         self.preset, self.results_dir, self.pair_for_task, self.out_dir = preset, results_dir, pair_for_task, out_dir
         self.runs = runs
         self.shown_base = _shown_results_base(results_dir)
         self.sources: dict[str, dict] = {}  # shown path -> {path, sha256, kind}
         self.missing_files: list[str] = []
+        self.missing_kinds: list[str] = []  # what each of them is (a key of MISSING_KINDS)
         self.not_included: list[str] = []  # what this page could not show, and the file it lacked (said at the top)
         self.problems: list[str] = []  # what is wrong with the trainings' records (training_problems)
         self.partial: dict | None = None  # how much of a run made one seed at a time is in (nmt.report.partial)
+        self.ran_on: dict[str, str] = {}  # {task: the corpus that played it, in words}: what the headings say
         self.system_views: list[dict] = []
         self.seen_systems: set[tuple[str, str]] = set()
         self.seen_ids: set[str] = set()
 
     def shown(self, path: Path) -> str:
         return _display_path(path, self.results_dir, self.shown_base)
+
+    def heading(self, paper: str, title: str, task: str) -> dict:
+        """A table's or figure's heading (nmt.report.headings): what ran its task, else its corpus pair."""
+        ran = self.ran_on.get(task) or f"pair {self.pair_for_task.get(task, task)}"
+        return heading(paper, title, ran)
+
+    def missed(self, shown: str, kind: str) -> None:
+        """An expected file (of ``kind``) that is not there: listed once at the top of the page."""
+        if shown not in self.missing_files:
+            self.missing_files.append(shown)
+            self.missing_kinds.append(kind)
 
     def add_source(self, path: Path, kind: str) -> str:
         shown = self.shown(path)
@@ -497,26 +605,31 @@ class _Report:
                 f"(pair_for_task has: {', '.join(sorted(self.pair_for_task)) or 'nothing'})"
             )
         pair = self.pair_for_task[task]
-        scores_dir = layout.under(self.results_dir, layout.RESULTS_ROOT, layout.SCORES_DIR, pair=pair)
+        scores_dir = scores_file.scores_dir(self.results_dir, pair)
         columns = table["columns"]
 
-        df = build_table(table, scores_dir, pair, self.preset, unavailable, self.runs.get(pair),
-                         partial=bool(self.partial))
+        df = build_table(
+            table, scores_dir, pair, self.preset, unavailable, self.runs.get(pair), partial=bool(self.partial)
+        )
         records = dataframe_records(df)
-        _write_text(self.out_dir / f"{tid}.csv", df.to_csv(index=False, lineterminator="\n"))
-        _write_text(self.out_dir / f"{tid}.json", _dumps(records))
+        write_text_atomic(self.out_dir / f"{tid}.csv", df.to_csv(index=False, lineterminator="\n"))
+        report_records.write_report_json(self.out_dir / f"{tid}.json", records)
 
         # a column the paper gives no value in (the papers report no chrF) shows ours only
         with_paper = {c for c in columns if any(is_number(r[f"paper_{c}"]) for r in records)}
         row_views, signatures, table_summary, missing_systems = [], [], {}, []
         for rec, table_row in zip(records, table["rows"]):
-            row_views.append(self.row_view(rec, table_row, table, scores_dir, pair, signatures, table_summary,
-                                           missing_systems, with_paper))
+            row_views.append(
+                self.row_view(
+                    rec, table_row, table, scores_dir, pair, signatures, table_summary, missing_systems, with_paper
+                )
+            )
         metrics_files = self.describe_systems(table, pair)
         figure = self.learning_curves(tid, metrics_files, pair)
         view = {
             "id": tid,
             "title": table["title"],
+            "heading": self.heading(table["paper"], table["title"], task),
             "paper": table["paper"],
             "task": task,
             "pair": pair,
@@ -524,8 +637,15 @@ class _Report:
             "source": _shown_table_path(tpath),
             "paper_source": table.get("paper_source"),
             # our scores' headers say the case they were computed with; the paper's keep its own label
-            "columns": [{"key": c, "label": COLUMN_LABELS[c], "ours_label": header_label(c, signatures),
-                         "paper": c in with_paper} for c in columns],
+            "columns": [
+                {
+                    "key": c,
+                    "label": COLUMN_LABELS[c],
+                    "ours_label": header_label(c, signatures),
+                    "paper": c in with_paper,
+                }
+                for c in columns
+            ],
             "ours_only": [COLUMN_LABELS[c] for c in columns if c not in with_paper],
             "rows": row_views,
             "signatures": signatures,
@@ -541,15 +661,28 @@ class _Report:
         }
         return view, table_summary
 
-    def row_view(self, rec: dict, table_row: dict, table: dict, scores_dir: Path, pair: str, signatures: list,
-                 table_summary: dict, missing_systems: list, with_paper: set[str]) -> dict:
+    def row_view(
+        self,
+        rec: dict,
+        table_row: dict,
+        table: dict,
+        scores_dir: Path,
+        pair: str,
+        signatures: list,
+        table_summary: dict,
+        missing_systems: list,
+        with_paper: set[str],
+    ) -> dict:
         """One row's cells (the paper's only in the columns ``with_paper``); a measured row adds its metrics to the
         summary and its BLEU signatures, a missing one its scores file to the missing list."""
         system, columns, testset = rec["system"], table["columns"], table["testset"]
         cells = [
-            {"paper": fmt_metric(rec[f"paper_{c}"], c), "paper_shown": c in with_paper,
-             "ours": fmt_metric(rec[f"ours_{c}"], c) + (f" \u00b1 {fmt_metric(rec[f'ours_{c}_sd'], c)}"
-                                                        if is_number(rec.get(f"ours_{c}_sd")) else "")}
+            {
+                "paper": fmt_metric(rec[f"paper_{c}"], c),
+                "paper_shown": c in with_paper,
+                "ours": fmt_metric(rec[f"ours_{c}"], c)
+                + (f" \u00b1 {fmt_metric(rec[f'ours_{c}_sd'], c)}" if is_number(rec.get(f"ours_{c}_sd")) else ""),
+            }
             for c in columns
         ]
         source = None
@@ -567,21 +700,22 @@ class _Report:
                     field = table_row["values_from"].get(c, c)
                     if c in SIGNED_COLUMNS and field is not None and is_number(scores.get(field)):
                         sig = scores.get(f"{field}_signature")
-                        signatures.append({
-                            "system": system,
-                            "label": rec["label"],
-                            "metric": COLUMN_LABELS[c],
-                            "signature": str(sig) if sig else "(no signature recorded in the scores file)",
-                            "reference": _reference_used(field, scores),
-                            # of the row's value: the field's, averaged over the runs like the score (build_table)
-                            "bp": fmt_diagnostic(rec.get(f"ours_{c}_bp")),
-                            "ratio": fmt_diagnostic(rec.get(f"ours_{c}_ratio")),
-                        })
+                        signatures.append(
+                            {
+                                "system": system,
+                                "label": rec["label"],
+                                "metric": COLUMN_LABELS[c],
+                                "signature": str(sig) if sig else "(no signature recorded in the scores file)",
+                                "reference": _reference_used(field, scores),
+                                # of the row's value: the field's, averaged over the runs like the score (build_table)
+                                "bp": fmt_diagnostic(rec.get(f"ours_{c}_bp")),
+                                "ratio": fmt_diagnostic(rec.get(f"ours_{c}_ratio")),
+                            }
+                        )
             elif rec["status"] == STATUS_MISSING:
                 shown = self.shown(sfile)
                 missing_systems.append({"system": system, "file": shown})
-                if shown not in self.missing_files:
-                    self.missing_files.append(shown)
+                self.missed(shown, "scores")
         return {
             "label": rec["label"],
             "system": system,
@@ -597,9 +731,9 @@ class _Report:
         perplexity); returns the metrics files that have a learning curve to draw."""
         metrics_files: dict[str, Path] = {}
         for system in _table_systems_in_order(table):
-            mfile, jfile = (layout.under(self.results_dir, layout.RESULTS_ROOT, template, pair=pair, system=system)
-                            for template in (layout.METRICS, layout.MODEL_INFO))
-            mrecords = read_metrics(mfile) if mfile.is_file() else []
+            mfile = metrics_file.metrics_path(self.results_dir, pair, system)
+            jfile = model_info.model_info_path(self.results_dir, pair, system)
+            mrecords = metrics_file.read_metrics(mfile) if mfile.is_file() else []
             if mfile.is_file():
                 self.add_source(mfile, "training metrics")
                 if curve_points(mrecords):
@@ -607,31 +741,34 @@ class _Report:
             else:
                 if (pair, system) not in self.seen_systems:  # said once, by the first table that shows it
                     self.not_included.append(f"the learning curve of {pair}/{system}: no {self.shown(mfile)}")
-            model_json = read_json_object(jfile, "a model.json", validator("model")) if jfile.is_file() else None
+            model_json = model_info.read_model_info(jfile) if jfile.is_file() else None
             if model_json is not None:
                 self.add_source(jfile, "model")
-                check_metrics(model_json, mrecords, mfile, jfile)  # this training's curve, not another's
+                metrics_file.check_metrics(model_json, mrecords, mfile, jfile)  # this training's curve, not another's
             key = (pair, system)
             if key in self.seen_systems:
                 continue
             self.seen_systems.add(key)
             sizes = model_sizes(model_json)
             last = mrecords[-1] if mrecords else {}
-            self.system_views.append({
-                "pair": pair,
-                "system": system,
-                "overrides": ", ".join(f"{k}={fmt_value(v)}" for k, v in flatten(table["systems"][system]))
-                or "(preset defaults)",
-                "sizes": [fmt_value(sizes[k]) for k in SIZE_LABELS],
-                "epochs": fmt_value(last.get("epoch")),
-                "updates": fmt_value(last.get("updates")),
-                "tok_per_s": fmt_value(round(last["tgt_tokens_per_s"]))
-                if is_number(last.get("tgt_tokens_per_s")) else DASH,
-                # model.json's wall_s, else (an older one) the sum of the epochs' elapsed_s, marked (nmt.report.cost)
-                "elapsed": training_time_cell(*training_seconds(model_json, mrecords)),
-                "dev_ppl": fmt_metric(last.get("dev_ppl"), "ppl"),
-                "has_files": bool(mrecords or model_json),
-            })
+            self.system_views.append(
+                {
+                    "pair": pair,
+                    "system": system,
+                    "overrides": ", ".join(f"{k}={fmt_value(v)}" for k, v in flatten(table["systems"][system]))
+                    or "(preset defaults)",
+                    "sizes": [fmt_value(sizes[k]) for k in SIZE_LABELS],
+                    "epochs": fmt_value(last.get("epoch")),
+                    "updates": fmt_value(last.get("updates")),
+                    "tok_per_s": fmt_value(round(last["tgt_tokens_per_s"]))
+                    if is_number(last.get("tgt_tokens_per_s"))
+                    else DASH,
+                    # the model info's wall_s, else (an older one) the sum of the epochs' elapsed_s, marked (nmt.report.cost)
+                    "elapsed": training_time_cell(*training_seconds(model_json, mrecords)),
+                    "dev_ppl": fmt_metric(last.get("dev_ppl"), "ppl"),
+                    "has_files": bool(mrecords or model_json),
+                }
+            )
         return metrics_files
 
     def learning_curves(self, tid: str, metrics_files: dict[str, Path], pair: str) -> str | None:
@@ -640,8 +777,11 @@ class _Report:
         if not metrics_files:
             (self.out_dir / figure).unlink(missing_ok=True)
             return None
-        learning_curves(metrics_files, self.out_dir / figure,
-                        f"{tid}: dev perplexity vs. updates (preset {self.preset}, pair {pair})")
+        learning_curves(
+            metrics_files,
+            self.out_dir / figure,
+            f"{tid}: dev perplexity vs. updates (preset {self.preset}, pair {pair})",
+        )
         return figure
 
     # -- figures, speed, the page ------------------------------------------------------------------------------
@@ -652,11 +792,11 @@ class _Report:
         elif fig["kind"] != "learning_curves":
             raise ValueError(f"figure {fig['id']}: task {task!r} has no corpus pair, or no data directory given")
         view = figure_view(fig, inputs, self.out_dir, learning_curve_pngs)
+        view["heading"] = self.heading(fig["paper"], fig["title"], task)
         if view.get("missing") is not None:  # drawn from results that are not all there (a report made by hand)
             shown = self.shown(view.pop("missing"))
             view["unavailable"] = f"MISSING results: no {shown}"
-            if shown not in self.missing_files:
-                self.missing_files.append(shown)
+            self.missed(shown, view.pop("missing_kind"))
         return view
 
     def speed_views(self, speed: dict[str, Path]) -> list[dict]:
@@ -670,12 +810,22 @@ class _Report:
             if name not in speed:  # a figure of an earlier report whose benchmark is gone
                 for png in pngs:
                     (self.out_dir / png).unlink(missing_ok=True)
-                self.not_included.append(f"the {name} speed section: no "
-                                         f"{self.shown(self.results_dir / 'benchmarks' / f'{name}.json')}")
+                self.not_included.append(
+                    f"the {name} speed section: no {self.shown(self.results_dir / 'benchmarks' / f'{name}.json')}"
+                )
         return views
 
-    def html(self, preset_description: str, table_views: list, figure_views: list, speed_views: list,
-             context: dict, claims_view: dict, deviations_view: dict, environment: dict) -> str:
+    def html(
+        self,
+        preset_description: str,
+        table_views: list,
+        figure_views: list,
+        speed_views: list,
+        context: dict,
+        claims_view: dict,
+        deviations_view: dict,
+        environment: dict,
+    ) -> str:
         env = jinja2.Environment(
             loader=jinja2.FileSystemLoader(str(TEMPLATE_DIR)),
             autoescape=True,
@@ -691,6 +841,7 @@ class _Report:
             reduced=(self.preset != "paper"),
             corpus_name=cview["corpus_name"],
             tables=table_views,
+            table_headings={t["id"]: t["heading"]["text"] for t in table_views},
             claims=claims_view,
             deviations=deviations_view,
             environment=environment,
@@ -701,9 +852,11 @@ class _Report:
             ctx=cview,
             sources=list(self.sources.values()),
             missing_files=self.missing_files,
+            missing_count=missing_in_words(self.missing_kinds),
             not_included=self.not_included,
             problems=self.problems,
             partial=self.partial,
             results_base=self.shown_base,
+            files=RUN_FILE_NAMES,
             dash=DASH,
         )

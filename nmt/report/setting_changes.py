@@ -5,6 +5,7 @@ shares are listed once (with the preset's own value where theirs is another), th
 columns of one table whose rows are the groups of systems with the same values, and the whole grid stays available
 for whoever wants it.
 """
+
 from __future__ import annotations
 
 from collections.abc import Callable
@@ -53,8 +54,14 @@ def settings_view(systems: dict[str, dict], preset: dict | None, fmt: Callable[[
         shown = {cell(key, values) for values in flat.values()}
         if len(shown) == 1:
             value = shown.pop()
-            shared.append({"key": key, "value": value, "preset": fmt(base[key]) if key in base else None,
-                           "differs": preset_differs(key, value)})
+            shared.append(
+                {
+                    "key": key,
+                    "value": value,
+                    "preset": fmt(base[key]) if key in base else None,
+                    "differs": preset_differs(key, value),
+                }
+            )
         else:
             varying.append(key)
     groups: dict[tuple[str, ...], list[str]] = {}
@@ -64,10 +71,17 @@ def settings_view(systems: dict[str, dict], preset: dict | None, fmt: Callable[[
         "count": len(flat),
         "shared": shared,
         "columns": [{"key": key, "preset": fmt(base[key]) if key in base else None} for key in varying],
-        "groups": [{"systems": names,
-                    "cells": [{"value": value, "differs": preset_differs(key, value)}
-                              for key, value in zip(varying, combination)]}
-                   for combination, names in groups.items()],
-        "full": {"columns": keys, "rows": [{"name": name, "cells": [cell(key, values) for key in keys]}
-                                           for name, values in flat.items()]},
+        "groups": [
+            {
+                "systems": names,
+                "cells": [
+                    {"value": value, "differs": preset_differs(key, value)} for key, value in zip(varying, combination)
+                ],
+            }
+            for combination, names in groups.items()
+        ],
+        "full": {
+            "columns": keys,
+            "rows": [{"name": name, "cells": [cell(key, values) for key in keys]} for name, values in flat.items()],
+        },
     }

@@ -5,6 +5,7 @@ learning curves) and returns a view for the template: title, the paper's claim, 
 summary of the measurement (or None), the figures with their captions and the tables (column headers and rows).
 Nothing here is typed in except the paper's own claims.
 """
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -15,8 +16,7 @@ from matplotlib import colors, patches, ticker
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
-from ..base.files import read_json
-from ..config.schema import validator
+from ..records.benchmarks import read_benchmark
 from .plots import save_png
 
 ATTENTION_METHODS = ("global", "local-m", "local-p")  # as `nmt bench attention` names them
@@ -34,12 +34,12 @@ def _plain_log_axis(axis) -> None:
 
 def attention_speed_view(bench_file: Path, out_dir: Path, shown_path: str) -> dict:
     """Luong et al. section 3.2's cost argument, measured: ms per decoder step against source length."""
-    bench = read_json(bench_file, "a benchmark file", schema=validator("benchmark", "attention"))
+    bench = read_benchmark(bench_file, "attention")
     rows = bench["rows"]
     lengths = sorted({r["src_len"] for r in rows})
     by = {(r["src_len"], r["method"]): r for r in rows}
 
-    figure, = ATTENTION_FIGURES
+    (figure,) = ATTENTION_FIGURES
     fig = Figure(figsize=(8.0, 4.5), dpi=100)
     FigureCanvasAgg(fig)
     ax = fig.add_subplot(1, 1, 1)
@@ -56,8 +56,11 @@ def attention_speed_view(bench_file: Path, out_dir: Path, shown_path: str) -> di
     _plain_log_axis(ax.yaxis)
     ax.set_xlabel("source length S (words)")
     ax.set_ylabel("ms per decoder step (log scale)")
-    ax.set_title(f"Attention cost per step: weights + context, batch {bench['batch']}, hidden {bench['hidden']}, "
-                 f"D = {bench['window']}", fontsize=10)
+    ax.set_title(
+        f"Attention cost per step: weights + context, batch {bench['batch']}, hidden {bench['hidden']}, "
+        f"D = {bench['window']}",
+        fontsize=10,
+    )
     ax.grid(True, which="both", alpha=0.3)
     ax.legend(fontsize=9)
     fig.tight_layout()
@@ -78,26 +81,45 @@ def attention_speed_view(bench_file: Path, out_dir: Path, shown_path: str) -> di
         "id": "attention-speed",
         "title": "Cost of global vs local attention per decoder step",
         "paper": "Luong, Pham, Manning (2015), section 3.2: local attention costs O(D) per target step, global O(S)",
-        "measured": Markup("Measured by <code>nmt bench attention</code> on {}, torch {}, {}; {} score, "
-                           "batch {}, hidden {}, window D = {}; median of repeated calls. Raw numbers: "
-                           "<code>{}</code>.").format(bench["device"], bench["torch"], bench["date"], bench["score"],
-                                                      bench["batch"], bench["hidden"], bench["window"], shown_path),
+        "measured": Markup(
+            "Measured by <code>nmt bench attention</code> on {}, torch {}, {}; {} score, "
+            "batch {}, hidden {}, window D = {}; median of repeated calls. Raw numbers: "
+            "<code>{}</code>."
+        ).format(
+            bench["device"],
+            bench["torch"],
+            bench["date"],
+            bench["score"],
+            bench["batch"],
+            bench["hidden"],
+            bench["window"],
+            shown_path,
+        ),
         "summary": None,
-        "figures": [{
-            "file": figure, "alt": "ms per decoder step against source length, global vs local attention",
-            "width": 800, "height": 450,
-            "caption": ("Time per decoder step of computing the alignment weights and the context vector c_t "
-                        "(log-log). The whole layer adds the attentional state tanh(W_c[c_t; h_t]), the same for "
-                        "every variant. Local attention should stay flat as S grows; global attention grows "
-                        "linearly."),
-        }],
-        "tables": [{
-            "caption": None,
-            "columns": ["S"] + [f"{m} weights+context (ms)" for m in ATTENTION_METHODS]
-                       + [f"{m} whole layer (ms)" for m in ATTENTION_METHODS]
-                       + ["global / local-p, weights+context", "global / local-p, whole layer"],
-            "rows": table_rows,
-        }],
+        "figures": [
+            {
+                "file": figure,
+                "alt": "ms per decoder step against source length, global vs local attention",
+                "width": 800,
+                "height": 450,
+                "caption": (
+                    "Time per decoder step of computing the alignment weights and the context vector c_t "
+                    "(log-log). The whole layer adds the attentional state tanh(W_c[c_t; h_t]), the same for "
+                    "every variant. Local attention should stay flat as S grows; global attention grows "
+                    "linearly."
+                ),
+            }
+        ],
+        "tables": [
+            {
+                "caption": None,
+                "columns": ["S"]
+                + [f"{m} weights+context (ms)" for m in ATTENTION_METHODS]
+                + [f"{m} whole layer (ms)" for m in ATTENTION_METHODS]
+                + ["global / local-p, weights+context", "global / local-p, whole layer"],
+                "rows": table_rows,
+            }
+        ],
     }
 
 
@@ -130,12 +152,23 @@ def _speedup_heatmap(cells: list[dict], inputs: list[int], outputs: list[int], d
         for b in range(len(outputs)):
             if np.isfinite(grid[a, b]):
                 strong = abs(np.log10(grid[a, b])) > 0.6 * top
-                ax.text(b, a, _times(grid[a, b]), ha="center", va="center", fontsize=8,
-                        color="white" if strong else "black")
+                ax.text(
+                    b, a, _times(grid[a, b]), ha="center", va="center", fontsize=8, color="white" if strong else "black"
+                )
     in_range = (sum(t <= PAPER_RANGE for t in inputs), sum(u <= PAPER_RANGE for u in outputs))
     if all(in_range) and in_range != (len(inputs), len(outputs)):
-        ax.add_patch(patches.Rectangle((-0.5, -0.5), in_range[1], in_range[0], fill=False, linewidth=1.5,
-                                       edgecolor="black", linestyle="--", label="the paper's range (4..128)"))
+        ax.add_patch(
+            patches.Rectangle(
+                (-0.5, -0.5),
+                in_range[1],
+                in_range[0],
+                fill=False,
+                linewidth=1.5,
+                edgecolor="black",
+                linestyle="--",
+                label="the paper's range (4..128)",
+            )
+        )
         ax.legend(loc="upper left", bbox_to_anchor=(0.0, -0.12), fontsize=8, frameon=False)
     ax.set_xticks(range(len(outputs)), [str(u) for u in outputs])
     ax.set_yticks(range(len(inputs)), [str(t) for t in inputs])
@@ -144,7 +177,7 @@ def _speedup_heatmap(cells: list[dict], inputs: list[int], outputs: list[int], d
     ax.set_title(f"Speed-up of hard monotonic over softmax attention, all U contexts, d = {dim}", fontsize=10)
     bar = fig.colorbar(image, ax=ax)
     ticks = [v for v in (-3, -2, -1, 0, 1, 2, 3) if -top <= v <= top]
-    bar.set_ticks(ticks, labels=[f"{10.0 ** v:g}x" for v in ticks])
+    bar.set_ticks(ticks, labels=[f"{10.0**v:g}x" for v in ticks])
     bar.set_label("softmax time / hard monotonic time (log scale)")
     fig.tight_layout()
     save_png(fig, path)
@@ -199,8 +232,10 @@ def _monotonic_summary(cells: list[dict], decoding: dict) -> str | None:
     parts = []
     at = next((c for c in cells if c["T"] == c["U"] == PAPER_RANGE), None)
     if at:
-        parts.append(f"at T = U = {PAPER_RANGE} hard monotonic attention was {_times(at['speedup'])} faster "
-                     f"({at['softmax_ms']:.3f} ms vs {at['hard_ms']:.3f} ms for all {PAPER_RANGE} contexts)")
+        parts.append(
+            f"at T = U = {PAPER_RANGE} hard monotonic attention was {_times(at['speedup'])} faster "
+            f"({at['softmax_ms']:.3f} ms vs {at['hard_ms']:.3f} ms for all {PAPER_RANGE} contexts)"
+        )
     paper = [c["speedup"] for c in cells if c["T"] <= PAPER_RANGE and c["U"] <= PAPER_RANGE]
     if paper:
         parts.append(f"over T, U <= {PAPER_RANGE}: {_times(min(paper))} to {_times(max(paper))}")
@@ -223,18 +258,22 @@ def _monotonic_summary(cells: list[dict], decoding: dict) -> str | None:
 
 def _growth_row(name: str, g: dict) -> dict:
     dash = "\u2013"
-    return {"name": name, "cells": [
-        f"{g['slope_ms_per_word']:.3f}" if "slope_ms_per_word" in g else dash,
-        f"{g['r2']:.4f}" if "r2" in g else dash,
-        f"{g['to_length']:,} / {g['from_length']:,}" if "ratio" in g else dash,
-        f"{g['ratio']:.2f}" if "ratio" in g else dash,
-        f"{g['exponent']:.2f}" if "exponent" in g else dash]}
+    return {
+        "name": name,
+        "cells": [
+            f"{g['slope_ms_per_word']:.3f}" if "slope_ms_per_word" in g else dash,
+            f"{g['r2']:.4f}" if "r2" in g else dash,
+            f"{g['to_length']:,} / {g['from_length']:,}" if "ratio" in g else dash,
+            f"{g['ratio']:.2f}" if "ratio" in g else dash,
+            f"{g['exponent']:.2f}" if "exponent" in g else dash,
+        ],
+    }
 
 
 def monotonic_speed_view(bench_file: Path, out_dir: Path, shown_path: str) -> dict:
     """Raffel et al. (2017) appendix F, measured: the speed-up of hard monotonic over softmax attention over a
     T x U grid, and whole greedy decoding time against source length with this project's models."""
-    bench = read_json(bench_file, "a benchmark file", schema=validator("benchmark", "monotonic"))
+    bench = read_benchmark(bench_file, "monotonic")
     contexts, decoding = bench["contexts"], bench["decoding"]
     cells = contexts["cells"]
     inputs, outputs = sorted({c["T"] for c in cells}), sorted({c["U"] for c in cells})
@@ -244,8 +283,10 @@ def monotonic_speed_view(bench_file: Path, out_dir: Path, shown_path: str) -> di
 
     dash = "\u2013"
     by = {(c["T"], c["U"]): c for c in cells}
-    grid_rows = [{"name": f"{t:,}", "cells": [_times(by[(t, u)]["speedup"]) if (t, u) in by else dash
-                                              for u in outputs]} for t in inputs]
+    grid_rows = [
+        {"name": f"{t:,}", "cells": [_times(by[(t, u)]["speedup"]) if (t, u) in by else dash for u in outputs]}
+        for t in inputs
+    ]
     methods, baseline = decoding["methods"], decoding["baseline"]
     attending = [m for m in methods if m != baseline]
     pair = ("softmax", "hard-monotonic")  # as `nmt bench monotonic` names its decoders
@@ -255,65 +296,108 @@ def monotonic_speed_view(bench_file: Path, out_dir: Path, shown_path: str) -> di
         row = [times.get((length, m)) for m in methods]
         cells_ms = [f"{r['ms']:.1f}" if r else dash for r in row]
         cells_word = [f"{r['ms_per_word']:.3f}" if r else dash for r in row]
-        ratio = (_times(times[(length, pair[0])]["ms"] / times[(length, pair[1])]["ms"])
-                 if all((length, m) in times for m in pair) else dash)
+        ratio = (
+            _times(times[(length, pair[0])]["ms"] / times[(length, pair[1])]["ms"])
+            if all((length, m) in times for m in pair)
+            else dash
+        )
         energies = [f"{times[(length, m)]['energies']:,}" if (length, m) in times else dash for m in attending]
         decode_rows.append({"name": f"{length:,}", "cells": cells_ms + cells_word + [ratio] + energies})
     growth_rows = [_growth_row(m, decoding["growth"].get(m, {})) for m in methods]
-    growth_rows += [_growth_row(f"{m} minus {baseline}", decoding["attention_growth"][m])
-                    for m in methods if m in decoding["attention_growth"]]
+    growth_rows += [
+        _growth_row(f"{m} minus {baseline}", decoding["attention_growth"][m])
+        for m in methods
+        if m in decoding["attention_growth"]
+    ]
     blas = bench["blas_threads"] if bench["blas_threads"] is not None else "unknown"
     hard = decoding["models"].get(pair[1], {})
     return {
         "id": "monotonic-speed",
         "title": "Speed of hard monotonic vs softmax attention at test time",
-        "paper": ("Raffel, Luong, Liu, Weiss, Eck (2017), appendix F: Raffel et al. measured hard monotonic "
-                  "attention 4x-40x faster than softmax attention; C++/Eigen, dot energy, d = 256, lengths 4..128 "
-                  "(one thread, memory and decoder states uniform in [-1, 1]); the largest gains for short inputs "
-                  "and long outputs"),
-        "measured": Markup("Measured by <code>nmt bench monotonic</code> on {}, torch {}, numpy {}, {}; {} torch "
-                           "thread(s), {} BLAS thread(s). Contexts: numpy float32 kernels of both mechanisms on the "
-                           "same primitives (one matrix-vector product per softmax step, one dot product per hard "
-                           "monotonic energy), dot energy, d = {}, random memory and states uniform in [-1, 1], "
-                           "median of samples taken in turn, about {} s per method and cell. Decoding: this "
-                           "project's models ({}-layer LSTMs, {} units, vocabulary {}, random weights, batch 1), "
-                           "median of {} greedy decodings taken in turn. Raw numbers: <code>{}</code>.").format(
-            bench["device"], bench["torch"], bench["numpy"], bench["date"], bench["threads"], blas,
-            contexts["dim"], contexts["min_time_s"], decoding["layers"], decoding["hidden"], decoding["vocab"],
-            decoding["repeats"], shown_path),
+        "paper": (
+            "Raffel, Luong, Liu, Weiss, Eck (2017), appendix F: Raffel et al. measured hard monotonic "
+            "attention 4x-40x faster than softmax attention; C++/Eigen, dot energy, d = 256, lengths 4..128 "
+            "(one thread, memory and decoder states uniform in [-1, 1]); the largest gains for short inputs "
+            "and long outputs"
+        ),
+        "measured": Markup(
+            "Measured by <code>nmt bench monotonic</code> on {}, torch {}, numpy {}, {}; {} torch "
+            "thread(s), {} BLAS thread(s). Contexts: numpy float32 kernels of both mechanisms on the "
+            "same primitives (one matrix-vector product per softmax step, one dot product per hard "
+            "monotonic energy), dot energy, d = {}, random memory and states uniform in [-1, 1], "
+            "median of samples taken in turn, about {} s per method and cell. Decoding: this "
+            "project's models ({}-layer LSTMs, {} units, vocabulary {}, random weights, batch 1), "
+            "median of {} greedy decodings taken in turn. Raw numbers: <code>{}</code>."
+        ).format(
+            bench["device"],
+            bench["torch"],
+            bench["numpy"],
+            bench["date"],
+            bench["threads"],
+            blas,
+            contexts["dim"],
+            contexts["min_time_s"],
+            decoding["layers"],
+            decoding["hidden"],
+            decoding["vocab"],
+            decoding["repeats"],
+            shown_path,
+        ),
         "summary": _monotonic_summary(cells, decoding),
         "figures": [
-            {"file": heatmap, "alt": "speed-up of hard monotonic over softmax attention by input and output length",
-             "width": 750, "height": 600,
-             "caption": ("Time to compute all U context vectors with softmax attention divided by the time with "
-                         "hard monotonic attention (Raffel et al.'s Figure 8). With random states about half of the "
-                         "energies are >= 0, so the hard process' pointer advances about one entry per output step; "
-                         "when the input is shorter than the output it runs out of memory and the remaining "
-                         "contexts are 0 and free. Numpy's per-call cost is paid per energy by the hard process "
-                         "and per step by softmax, so these ratios are lower than a compiled implementation's.")},
-            {"file": curves, "alt": "greedy decoding time against source length, softmax vs hard monotonic",
-             "width": 1050, "height": 380,
-             "caption": ("Whole greedy decoding (encode, then exactly U = L steps) with this project's models. "
-                         "Softmax attention's cost per sentence grows as L^2, the hard process' as L; the LSTM "
-                         "steps and the output layer grow as L for every decoder. Right: each decoder's time "
-                         f"minus that of the decoder without attention ({baseline}), per output word: the "
-                         "attention's own cost (its input feeding included). The hard monotonic model's energy "
-                         f"bias r starts at {hard.get('energy_bias', 'the preset value')}, so that with random "
-                         "weights it attends at every step.")},
+            {
+                "file": heatmap,
+                "alt": "speed-up of hard monotonic over softmax attention by input and output length",
+                "width": 750,
+                "height": 600,
+                "caption": (
+                    "Time to compute all U context vectors with softmax attention divided by the time with "
+                    "hard monotonic attention (Raffel et al.'s Figure 8). With random states about half of the "
+                    "energies are >= 0, so the hard process' pointer advances about one entry per output step; "
+                    "when the input is shorter than the output it runs out of memory and the remaining "
+                    "contexts are 0 and free. Numpy's per-call cost is paid per energy by the hard process "
+                    "and per step by softmax, so these ratios are lower than a compiled implementation's."
+                ),
+            },
+            {
+                "file": curves,
+                "alt": "greedy decoding time against source length, softmax vs hard monotonic",
+                "width": 1050,
+                "height": 380,
+                "caption": (
+                    "Whole greedy decoding (encode, then exactly U = L steps) with this project's models. "
+                    "Softmax attention's cost per sentence grows as L^2, the hard process' as L; the LSTM "
+                    "steps and the output layer grow as L for every decoder. Right: each decoder's time "
+                    f"minus that of the decoder without attention ({baseline}), per output word: the "
+                    "attention's own cost (its input feeding included). The hard monotonic model's energy "
+                    f"bias r starts at {hard.get('energy_bias', 'the preset value')}, so that with random "
+                    "weights it attends at every step."
+                ),
+            },
         ],
         "tables": [
-            {"caption": "Speed-up (softmax time / hard monotonic time); rows: input length T, columns: output "
-                        "length U",
-             "columns": ["T \\ U"] + [f"{u:,}" for u in outputs], "rows": grid_rows},
-            {"caption": "Whole greedy decoding by source length L (= output length U); energies: computed in one "
-                        "decoding (softmax: every source word at every step; hard: counted)",
-             "columns": ["L"] + [f"{m} (ms)" for m in methods] + [f"{m} (ms per word)" for m in methods]
-                        + [f"{pair[0]} / {pair[1]}"] + [f"{m} energies" for m in attending],
-             "rows": decode_rows},
-            {"caption": "How decoding time grows with L: least-squares line (ms per extra word, R^2) and from "
-                        "L_max / 2 to L_max (ratio of times; log-log slope: 1 linear, 2 quadratic); the rows "
-                        "'minus' are the attention's own cost",
-             "columns": ["decoder", "ms per word (slope)", "R^2", "lengths", "time ratio", "exponent"],
-             "rows": growth_rows},
+            {
+                "caption": "Speed-up (softmax time / hard monotonic time); rows: input length T, columns: output "
+                "length U",
+                "columns": ["T \\ U"] + [f"{u:,}" for u in outputs],
+                "rows": grid_rows,
+            },
+            {
+                "caption": "Whole greedy decoding by source length L (= output length U); energies: computed in one "
+                "decoding (softmax: every source word at every step; hard: counted)",
+                "columns": ["L"]
+                + [f"{m} (ms)" for m in methods]
+                + [f"{m} (ms per word)" for m in methods]
+                + [f"{pair[0]} / {pair[1]}"]
+                + [f"{m} energies" for m in attending],
+                "rows": decode_rows,
+            },
+            {
+                "caption": "How decoding time grows with L: least-squares line (ms per extra word, R^2) and from "
+                "L_max / 2 to L_max (ratio of times; log-log slope: 1 linear, 2 quadratic); the rows "
+                "'minus' are the attention's own cost",
+                "columns": ["decoder", "ms per word (slope)", "R^2", "lengths", "time ratio", "exponent"],
+                "rows": growth_rows,
+            },
         ],
     }

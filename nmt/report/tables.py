@@ -1,11 +1,5 @@
 """Paper tables and their reproduced counterparts.
-
-``build_table`` joins a table file's rows (parsed and validated by :func:`nmt.config.table_files.load_table`) with the
-scores files written by ``nmt evaluate`` into a :class:`pandas.DataFrame`.
-
-Reproduced numbers come *only* from scores files: a row whose system has no scores file is
-reported with status ``'missing'``, never filled in.
-"""
+Details: docs/internals/report.md."""
 
 from __future__ import annotations
 
@@ -15,75 +9,16 @@ from typing import Any
 
 import pandas as pd
 
-from ..base import layout
-from ..base.errors import InputError
-from ..base.files import read_json
-from ..config.schema import validator
-from ..config.table_files import BLEU_COLUMNS, COLUMN_LABELS, KNOWN_COLUMNS, SIGNED_COLUMNS, is_number, load_table
+from ..config.table_files import BLEU_COLUMNS, COLUMN_LABELS, SIGNED_COLUMNS, load_table
+from ..records.scores import BLEU_DIAGNOSTICS, read_scores, scores_path
 from .partial import runs_text
 
-__all__ = ["BLEU_COLUMNS", "COLUMN_LABELS", "SIGNED_COLUMNS", "load_table", "build_table", "read_json_object",
-           "read_scores", "scores_path", "dataframe_records"]
+__all__ = ["BLEU_COLUMNS", "COLUMN_LABELS", "SIGNED_COLUMNS", "load_table", "build_table", "dataframe_records"]
 
 STATUS_MEASURED = "measured"
 STATUS_MISSING = "missing"
 STATUS_NOT_RUN = "not run"
 STATUS_REFERENCE = "reference"
-#: sacreBLEU's length diagnostics a scores file keeps beside each BLEU field F (``F_bp``, ``F_ratio``), and a table
-#: beside each BLEU column c (``ours_c_bp``, ``ours_c_ratio``).
-BLEU_DIAGNOSTICS = ("bp", "ratio")
-
-
-def scores_path(scores_dir: Path, system: str, testset: str) -> Path:
-    """Where ``nmt evaluate`` writes the scores of ``system`` on ``testset`` (a task's scores directory)."""
-    return layout.under(scores_dir, layout.SCORES_DIR, layout.SCORES, system=system, testset=testset)
-
-
-def read_json_object(path: Path, what: str = "the file", schema=None) -> dict:
-    """A JSON file that must hold one object (nmt.base.files.read_json), valid against ``schema`` when given (a
-    validator, e.g. nmt.config.schema.validator("scores")); InputError naming the file and the line and column of
-    bad JSON or invalid UTF-8, or the key whose value breaks the schema."""
-    return read_json(path, what, schema=schema)
-
-
-_VALID_SCORES: set[tuple] = set()  # (path, size, mtime): scores files found valid (the claims read each many times)
-
-
-def _file_state(path: Path) -> tuple | None:
-    try:
-        stat = path.stat()
-    except OSError:
-        return None  # the reader names the problem
-    return str(path.resolve()), stat.st_size, stat.st_mtime_ns
-
-
-def read_scores(path: Path, *, system: str | None = None, testset: str | None = None,
-                pair: str | None = None, preset: str | None = None) -> dict:
-    """Read one scores JSON file, checked against schemas/scores.schema.yaml; check that its identity fields (when
-    present) match.
-
-    Raises ``InputError`` (a ValueError; `nmt report` says it in one line) naming the file when it is not a
-    JSON object, when a field has the wrong type (naming the key: ``bleu_tok: 'high' is not of type 'number',
-    'null'``), when an identity field disagrees with what the caller expects, or when a metric value is not a
-    finite number.
-    """
-    path = Path(path)
-    # checked against the schema once per file state: checking its thousands of per-sentence counts again each time
-    # the claims read it would cost seconds
-    state = _file_state(path)
-    checked_before = state is not None and state in _VALID_SCORES
-    data = read_json_object(path, "a scores file", schema=None if checked_before else validator("scores"))
-    if state is not None:
-        _VALID_SCORES.add(state)
-    for key, expected in (("system", system), ("testset", testset), ("pair", pair), ("preset", preset)):
-        if expected is not None and key in data and data[key] != expected:
-            raise InputError(f"{path}: '{key}' is {data[key]!r}, expected {expected!r}")
-    checked = [*KNOWN_COLUMNS, *(f"{c}_{d}" for c in sorted(BLEU_COLUMNS) for d in BLEU_DIAGNOSTICS)]
-    for c in checked:
-        v = data.get(c)
-        if v is not None and not is_number(v):
-            raise InputError(f"{path}: {c}: must be a finite number or null (got {v!r})")
-    return data
 
 
 def _row_status(row: dict, scores_file: Path | None) -> tuple[str, str]:
@@ -105,8 +40,15 @@ def _row_status(row: dict, scores_file: Path | None) -> tuple[str, str]:
     return status, text
 
 
-def build_table(table: dict, scores_dir: Path, pair: str, preset: str, unavailable: str | None = None,
-                runs: dict[str, list[str]] | None = None, partial: bool = False) -> pd.DataFrame:
+def build_table(
+    table: dict,
+    scores_dir: Path,
+    pair: str,
+    preset: str,
+    unavailable: str | None = None,
+    runs: dict[str, list[str]] | None = None,
+    partial: bool = False,
+) -> pd.DataFrame:
     """One DataFrame row per table row, in paper order.
 
     Columns: ``label``, ``system`` (None for paper-only rows), ``status`` (``'measured'``,
@@ -149,8 +91,9 @@ def build_table(table: dict, scores_dir: Path, pair: str, preset: str, unavailab
             row_runs = []
         run_files = [scores_path(scores_dir, run, testset) for run in row_runs]
         rec: dict[str, Any] = {"label": row["label"], "system": system, "status": status, "note": note}
-        scores = [read_scores(f, system=run, testset=testset, pair=pair, preset=preset)
-                  for run, f in zip(row_runs, run_files)]
+        scores = [
+            read_scores(f, system=run, testset=testset, pair=pair, preset=preset) for run, f in zip(row_runs, run_files)
+        ]
         for c in columns:
             p = row["paper"].get(c)
             rec[f"paper_{c}"] = float(p) if p is not None else math.nan

@@ -1,32 +1,6 @@
 """Scoring translations: tokenised BLEU (multi-bleu.perl style), detokenised sacreBLEU, per-length BLEU.
+Details: docs/internals/scoring.md."""
 
-Both BLEU variants are computed with sacreBLEU's ``BLEU`` metric, corpus level, one reference, case-sensitive,
-``smooth_method='exp'``, ``effective_order=False`` (sacreBLEU's defaults), except where the task's text was
-lowercased when it was prepared (``prepare.lowercase``; ``nmt evaluate --lowercase``): then the reference has no
-case to match, and every score (BLEU and chrF) is computed case-insensitively, so that its signature says
-``case:lc`` instead of claiming ``case:mixed`` for a comparison of lowercased text:
-
-- ``bleu_tok``: ``tokenize='none'``: the n-grams are the whitespace-separated tokens as given, so the score is
-  the one ``multi-bleu.perl`` reports on the same tokenised files. The one difference: when some n-gram order
-  (n <= 4) has *no* match at all in the whole corpus, ``multi-bleu.perl`` gives 0 while the ``exp`` smoothing
-  gives a small positive score. With any real test set every order has matches and the two agree.
-- ``bleu_detok``: the hypotheses are detokenised with sacremoses and scored with the standard ``13a`` tokeniser
-  against the test set's raw reference where the preset has one (``raw_ref``: the WMT newstests as released, what
-  mteval-v13a and WMT's NIST BLEU score against), else against the tokenised reference detokenised the same way:
-  the number comparable across papers that tokenise differently. ``bleu_detok_reference`` says which.
-
-Beside every BLEU field ``F`` of a scores file: ``F_bp`` (sacreBLEU's brevity penalty, 0..1), ``F_ratio``
-(sacreBLEU's ``ratio``: hypothesis length / reference length) and ``F_hyp_len``, ``F_ref_len`` (the lengths, in
-the tokens of that field's tokeniser), all read off the ``BLEUScore`` sacreBLEU returns for that score: a reader
-sees whether a BLEU difference comes from translations that are too short.
-
-Beside BLEU, ``chrf`` (and ``chrf_unk`` of the unk-replaced translation): sacreBLEU's chrF2 (character 6-grams,
-beta 2, whitespace ignored; Popovic, 2015) on the same tokenised files as ``bleu_tok``, each with its signature:
-what ``sacrebleu REF -i HYP -m chrf`` prints for them. BLEU stays the papers' metric; chrF is shown beside it.
-
-Note: with ``effective_order=False`` a corpus without any 4-gram (all sentences shorter than 4 tokens) scores 0,
-even if the hypothesis equals the reference.
-"""
 from __future__ import annotations
 
 import math
@@ -35,9 +9,10 @@ from typing import Any, Sequence
 from sacrebleu.metrics import BLEU, CHRF
 from sacrebleu.metrics.bleu import BLEUScore
 
-from nmt.data.text import PathLike, check_same_sentences, read_lines, read_parallel, write_json_atomic
-from nmt.data.tokenize import detokenize
 from nmt.base.errors import InputError
+from nmt.data.text import PathLike, check_same_sentences, read_lines, read_parallel
+from nmt.data.tokenize import detokenize
+from nmt.records.scores import write_scores
 
 BLEU_FIELDS = ("bleu_tok", "bleu_detok", "bleu_tok_unk", "bleu_detok_unk")
 #: What a scores file keeps beside each BLEU field F: ``F_signature``, then sacreBLEU's length diagnostics.
@@ -48,10 +23,27 @@ def _bleu_keys(field: str) -> tuple[str, ...]:
     return (field,) + tuple(f"{field}_{suffix}" for suffix in BLEU_DETAIL_SUFFIXES)
 
 
-SCORE_KEYS = ("system", "testset", "preset", "pair", "n_sentences", *_bleu_keys("bleu_tok"),
-              *_bleu_keys("bleu_detok"), "bleu_detok_reference", "ppl", "hyp", "ref",
-              *_bleu_keys("bleu_tok_unk"), *_bleu_keys("bleu_detok_unk"), "chrf", "chrf_signature", "chrf_unk",
-              "chrf_unk_signature", "unk", "by_length")
+SCORE_KEYS = (
+    "system",
+    "testset",
+    "preset",
+    "pair",
+    "n_sentences",
+    *_bleu_keys("bleu_tok"),
+    *_bleu_keys("bleu_detok"),
+    "bleu_detok_reference",
+    "ppl",
+    "hyp",
+    "ref",
+    *_bleu_keys("bleu_tok_unk"),
+    *_bleu_keys("bleu_detok_unk"),
+    "chrf",
+    "chrf_signature",
+    "chrf_unk",
+    "chrf_unk_signature",
+    "unk",
+    "by_length",
+)
 META_KEYS = ("system", "testset", "preset", "pair")
 
 
@@ -76,8 +68,9 @@ def bleu_metric(tokenize: str, lowercase: bool = False) -> BLEU:
     ``tokenize`` 'none' (tokenised text as it is) or '13a'; case-sensitive unless ``lowercase`` (text lowercased in
     preparation: signature ``case:lc``). With 'none' the text is tokenised on purpose, so sacreBLEU's warning about
     tokenised input (``force``) is off."""
-    return BLEU(tokenize=tokenize, smooth_method="exp", effective_order=False, lowercase=lowercase,
-                force=tokenize == "none")
+    return BLEU(
+        tokenize=tokenize, smooth_method="exp", effective_order=False, lowercase=lowercase, force=tokenize == "none"
+    )
 
 
 def is_lowercased(signature: str | None) -> bool:
@@ -85,8 +78,9 @@ def is_lowercased(signature: str | None) -> bool:
     return bool(signature) and "case:lc" in str(signature).split("|")
 
 
-def _bleu_score(hyps: Sequence[str], refs: Sequence[str], tokenize: str, lowercase: bool = False
-                ) -> tuple[BLEUScore, str]:
+def _bleu_score(
+    hyps: Sequence[str], refs: Sequence[str], tokenize: str, lowercase: bool = False
+) -> tuple[BLEUScore, str]:
     """sacreBLEU's ``BLEUScore`` (score, bp, ratio, sys_len, ref_len, ...) and the metric's signature."""
     _check_lengths(hyps, refs)
     metric = bleu_metric(tokenize, lowercase)
@@ -119,9 +113,14 @@ def _bleu_fields(field: str, result: tuple[BLEUScore, str] | None) -> dict[str, 
     if result is None:
         return dict.fromkeys(_bleu_keys(field))
     score, signature = result
-    return {field: float(score.score), f"{field}_signature": signature, f"{field}_bp": float(score.bp),
-            f"{field}_ratio": float(score.ratio), f"{field}_hyp_len": int(score.sys_len),
-            f"{field}_ref_len": int(score.ref_len)}
+    return {
+        field: float(score.score),
+        f"{field}_signature": signature,
+        f"{field}_bp": float(score.bp),
+        f"{field}_ratio": float(score.ratio),
+        f"{field}_hyp_len": int(score.sys_len),
+        f"{field}_ref_len": int(score.ref_len),
+    }
 
 
 def bleu_tokenized(hyps: Sequence[str], refs: Sequence[str]) -> tuple[float, str]:
@@ -147,8 +146,9 @@ def bleu_against_raw(hyps: Sequence[str], raw_refs: Sequence[str], lang: str) ->
     return _bleu(detokenize(hyps, lang), list(raw_refs), "13a")
 
 
-def bleu_by_length(hyps: Sequence[str], refs: Sequence[str], srcs: Sequence[str],
-                   buckets: Sequence[int] = (10, 20, 30, 40, 50, 60, 70)) -> list[dict[str, Any]]:
+def bleu_by_length(
+    hyps: Sequence[str], refs: Sequence[str], srcs: Sequence[str], buckets: Sequence[int] = (10, 20, 30, 40, 50, 60, 70)
+) -> list[dict[str, Any]]:
     """Tokenised BLEU per source-length bucket (Luong et al. 2015, Figure 6).
 
     The length of a sentence is the number of whitespace-separated tokens of its *source*. Bucket ``b`` holds
@@ -172,16 +172,32 @@ def bleu_by_length(hyps: Sequence[str], refs: Sequence[str], srcs: Sequence[str]
     for j, (bound, idx) in enumerate(zip(bounds, members)):
         last = j == len(bounds) - 1
         score = bleu_tokenized([hyps[i] for i in idx], [refs[i] for i in idx])[0] if idx else None
-        out.append({"bucket": bound, "min_len": 0 if j == 0 else prev + 1, "max_len": None if last else bound,
-                    "n_sentences": len(idx), "bleu_tok": score})
+        out.append(
+            {
+                "bucket": bound,
+                "min_len": 0 if j == 0 else prev + 1,
+                "max_len": None if last else bound,
+                "n_sentences": len(idx),
+                "bleu_tok": score,
+            }
+        )
         prev = bound
     return out
 
 
-def evaluate_files(hyp_path: PathLike, ref_path: PathLike, *, lang: str, ppl: float | None,
-                   meta: dict[str, Any], out_path: PathLike | None = None,
-                   unk: dict[str, Any] | None = None, src_path: PathLike | None = None,
-                   raw_ref_path: PathLike | None = None, lowercase: bool = False) -> dict[str, Any]:
+def evaluate_files(
+    hyp_path: PathLike,
+    ref_path: PathLike,
+    *,
+    lang: str,
+    ppl: float | None,
+    meta: dict[str, Any],
+    out_path: PathLike | None = None,
+    unk: dict[str, Any] | None = None,
+    src_path: PathLike | None = None,
+    raw_ref_path: PathLike | None = None,
+    lowercase: bool = False,
+) -> dict[str, Any]:
     """Score a translation file against its reference; returns the Scores dict of ``docs/formats.md``.
 
     Both files must be in the tokenised form the model works in (the hypothesis is model output; the reference
@@ -194,7 +210,7 @@ def evaluate_files(hyp_path: PathLike, ref_path: PathLike, *, lang: str, ppl: fl
     but may not replace a computed key. ``hyp``/``ref`` are recorded as the paths were given (pass paths relative
     to the repository root). ``ppl`` is the teacher-forced test perplexity, or None; it must be finite. Scores are
     kept as full floats (rounding is the report's job). If ``out_path`` is given the dict is also written there
-    with :func:`write_json_atomic`.
+    as a scores file (nmt.records.scores.write_scores).
 
     ``unk`` (optional) describes an unk-replaced version of the same translation: ``{"hyp": path, ...counts}``;
     it is scored the same way into ``bleu_tok_unk``/``bleu_detok_unk`` (None when there is none, e.g. a model
@@ -238,17 +254,27 @@ def evaluate_files(hyp_path: PathLike, ref_path: PathLike, *, lang: str, ppl: fl
         return _bleu_score(detokenize(lines, lang), detok_refs, "13a", lowercase)
 
     scores = dict(meta)
-    scores.update({
-        "n_sentences": len(refs),
-        **_bleu_fields("bleu_tok", _bleu_score(hyps, refs, "none", lowercase)),
-        **_bleu_fields("bleu_detok", detok_bleu(hyps)),
-        "bleu_detok_reference": ({"kind": "raw", "path": str(raw_ref_path)} if raw_refs is not None else
-                                 {"kind": "detokenised", "path": str(ref_path)}),
-        "ppl": ppl, "hyp": str(hyp_path), "ref": str(ref_path),
-        **_bleu_fields("bleu_tok_unk", None), **_bleu_fields("bleu_detok_unk", None),
-        **_chrf_fields("chrf", hyps, refs, lowercase), **_chrf_fields("chrf_unk", None, refs, lowercase),
-        "unk": unk, "by_length": None,
-    })
+    scores.update(
+        {
+            "n_sentences": len(refs),
+            **_bleu_fields("bleu_tok", _bleu_score(hyps, refs, "none", lowercase)),
+            **_bleu_fields("bleu_detok", detok_bleu(hyps)),
+            "bleu_detok_reference": (
+                {"kind": "raw", "path": str(raw_ref_path)}
+                if raw_refs is not None
+                else {"kind": "detokenised", "path": str(ref_path)}
+            ),
+            "ppl": ppl,
+            "hyp": str(hyp_path),
+            "ref": str(ref_path),
+            **_bleu_fields("bleu_tok_unk", None),
+            **_bleu_fields("bleu_detok_unk", None),
+            **_chrf_fields("chrf", hyps, refs, lowercase),
+            **_chrf_fields("chrf_unk", None, refs, lowercase),
+            "unk": unk,
+            "by_length": None,
+        }
+    )
     srcs = read_parallel(src_path, ref_path)[0] if src_path is not None else None
     if srcs is not None:
         scores["by_length"] = {"plain": bleu_by_length(hyps, refs, srcs), "unk": None}
@@ -260,6 +286,5 @@ def evaluate_files(hyp_path: PathLike, ref_path: PathLike, *, lang: str, ppl: fl
         if srcs is not None:
             scores["by_length"]["unk"] = bleu_by_length(replaced, refs, srcs)
     if out_path is not None:
-        write_json_atomic(out_path, scores)
+        write_scores(out_path, scores)
     return scores
-

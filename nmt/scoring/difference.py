@@ -1,48 +1,7 @@
 """How sure a difference between systems is, over training runs (seeds) and test sentences, and how large a
 difference a run can detect.
+Details: docs/internals/scoring.md."""
 
-A comparison's difference is a signed sum of systems' mean scores over their runs: A - B, or an unk gain against
-another ((A.unk - A) - (B.unk - B)). Each system contributes its own part, computed run by run (for an unk gain the
-two fields of the same run). Two sources of variance separate the difference from the techniques' true one:
-
-- **seeds**: each system's part varies between its training runs. Three seeds estimate that variance from two
-  degrees of freedom, too few for p-values small enough for Holm's adjustment to trust. So each system's seed
-  variance is moderated towards what the other systems of the same table, test set and quantity show (the empirical
-  Bayes method of Smyth 2004, limma's ``squeezeVar``): a prior (d0 degrees of freedom around s0^2) is fitted to
-  the systems' variances, and each system's moderated variance is (d0 s0^2 + d s^2) / (d0 + d) on d0 + d degrees of
-  freedom (at most the pool's own). Systems that vary alike between seeds borrow strength from each other (d0
-  large); systems that do not keep nearly their own estimate (d0 small). The fit speaks for the pool, not for one
-  system that varies more than the rest (from two degrees of freedom each, one such system looks like chance to
-  it): so each system's variance is first tested against the mean of the others' (F test, upper tail at most
-  OUTLIER_LEVEL), and one that stands out keeps its own variance on its own degrees of freedom while the prior is
-  fitted to the rest (:class:`SeedPool`). Systems are taken as independent between seeds (a seed of two different
-  models moving together would make this conservative).
-- **test sentences**: the part of the sentence bootstrap's variance that all runs share (sentences hard for one
-  system and easy for the other whatever the seed). The bootstrap of the mean of a system's runs also holds each
-  run's own sentence noise (a seed translating a sentence well by chance), which the variance between seeds already
-  counts; it is estimated from the runs' departures from their mean on the same resamples and taken out.
-
-The difference D has variance A + S (A: the shared sentence part, known from thousands of resampled sentences; S: the
-seed part, in independent pieces: the systems that borrow from a pool share its prior, one piece on nu degrees of
-freedom, the fewest of theirs: Hsu's conservative choice; a system with its own variance is a piece of its own). Its
-interval and p-values are those of the generalised pivotal quantity (Weerahandi 1993; a fiducial interval)
-D - Z sqrt(A + sum_g S_g nu_g / U_g), Z standard normal, U_g independent chi-squares on nu_g degrees of freedom: exact
-when either part vanishes (the normal; Student's t on nu for one piece), never anti-conservative between, at any
-level, which Holm's adjustment needs
-(Welch-Satterthwaite's plug-in degrees of freedom are not: a seed variance that comes out small by chance also buys
-many degrees of freedom, and its far tails are too light). docs/statistics.md has the simulation that shows both
-(tests/test_coverage.py).
-
-A comparison with a single run on either side has no spread between seeds to measure: its interval is the paired
-sentence bootstrap's percentile interval, as sacreBLEU's paired bootstrap reads it, which says how sure we are about
-these two models, not about the techniques; nmt.report.claims gives it no verdict ("one run: ...").
-
-The smallest difference a run could detect (80% power for the two-sided 5% test) and the number of seeds a
-difference needs come from the same variance, each system's per-run seed variance divided by a projected number of
-seeds (:meth:`TwoLevel.min_detectable`, :meth:`TwoLevel.seeds_needed`), with the range the seed variance's own
-uncertainty gives it (:meth:`TwoLevel.seeds_needed_range`); for single runs from an assumed seed variance
-(:meth:`SentenceLevel.seeds_needed_assuming`).
-"""
 from __future__ import annotations
 
 import math
@@ -55,10 +14,10 @@ from scipy import optimize, special, stats
 
 from .significance import percentile_interval, tail_p_value
 
-ALPHA = 0.05          # the two-sided level of every comparison (its 95% interval)
-POWER = 0.80          # the power at which the smallest detectable difference is given
-MAX_SEEDS = 1000      # seeds_needed looks no further: a difference that needs more is beyond this test set
-NORMAL_DF = 1e4       # above this many degrees of freedom the seed variance counts as known
+ALPHA = 0.05  # the two-sided level of every comparison (its 95% interval)
+POWER = 0.80  # the power at which the smallest detectable difference is given
+MAX_SEEDS = 1000  # seeds_needed looks no further: a difference that needs more is beyond this test set
+NORMAL_DF = 1e4  # above this many degrees of freedom the seed variance counts as known
 
 
 # -- the seed variance: each system's, moderated by its pool's ------------------------------------------------------
@@ -79,6 +38,7 @@ class SeedPrior:
     inf when they are as alike as chance allows) around ``var`` (s0^2), fitted to ``systems`` variances on ``pool_df``
     degrees of freedom in all; ``reference`` and ``reference_df``: the mean variance of the pool's other systems and
     its degrees of freedom, against which the system's own is tested before it borrows from them (0: no test)."""
+
     df: float
     var: float
     systems: int
@@ -116,6 +76,7 @@ class SeedPool:
     mean of the others, upper tail at most OUTLIER_LEVEL) keeps its own, and the prior the rest borrow from is fitted
     to the systems that do not stand out (limma's robust fit does the like for hypervariable genes: Phipson et al.
     2016). :meth:`prior_for` gives each system its prior, with the reference it is tested against."""
+
     variances: dict
     df: float
 
@@ -126,8 +87,7 @@ class SeedPool:
     @cached_property
     def outlying(self) -> frozenset:
         """The systems whose variance stands out of the others'."""
-        return frozenset(name for name, v in self.variances.items()
-                         if _stands_out(v, self.df, *self._reference(name)))
+        return frozenset(name for name, v in self.variances.items() if _stands_out(v, self.df, *self._reference(name)))
 
     @cached_property
     def prior(self) -> SeedPrior:
@@ -186,6 +146,7 @@ class SystemPart:
     """One system's part of a comparison: ``full`` [n_runs], its signed part on the whole test set for each run;
     ``resampled`` [n_runs, n_samples], the same on every resample of the test sentences (all runs of all systems on the
     same resamples); ``prior``, its pool's (:func:`fit_prior`)."""
+
     full: np.ndarray
     resampled: np.ndarray
     prior: SeedPrior = NO_PRIOR
@@ -220,8 +181,14 @@ def estimate(parts: Sequence[SystemPart]) -> "TwoLevel | SentenceLevel":
         runs.append(n)
         own.append(alone)
     shared = max(0.0, float(np.var(total, ddof=1)) - sum(run_noise))
-    return TwoLevel(delta=delta, shared=shared, seed_vars=tuple(seed_vars), runs=tuple(runs),
-                    seed_dfs=tuple(seed_dfs), own=tuple(own))
+    return TwoLevel(
+        delta=delta,
+        shared=shared,
+        seed_vars=tuple(seed_vars),
+        runs=tuple(runs),
+        seed_dfs=tuple(seed_dfs),
+        own=tuple(own),
+    )
 
 
 @dataclass(frozen=True)
@@ -230,6 +197,7 @@ class TwoLevel:
     ``seed_vars`` (each system's moderated variance of one run between seeds), ``runs`` and ``seed_dfs`` (their
     degrees of freedom), ``own`` (for each system, whether its variance is its own estimate, independent of the
     others': an outlying system's or one without a pool; the others share their pool's prior; default: none)."""
+
     delta: float
     shared: float
     seed_vars: tuple[float, ...]
@@ -307,8 +275,7 @@ class TwoLevel:
                 low = middle + 1
         return low
 
-    def seeds_needed_range(self, effect: float, low: float = 0.10, high: float = 0.90
-                           ) -> tuple[int, int | None] | None:
+    def seeds_needed_range(self, effect: float, low: float = 0.10, high: float = 0.90) -> tuple[int, int | None] | None:
         """How uncertain :meth:`seeds_needed` is: the seeds needed were the seed variance at the ``low`` and ``high``
         percentiles of its chi-square confidence distribution on its degrees of freedom (the true variance
         df s^2 / U, U chi-square on df, with every system's variance scaled alike): (fewest, most), the most None
@@ -329,6 +296,7 @@ class TwoLevel:
 @dataclass(frozen=True)
 class SentenceLevel:
     """A difference of single runs: the paired sentence bootstrap's ``samples`` of it (sacreBLEU's resampling)."""
+
     delta: float
     samples: np.ndarray
     method = "sentence"
@@ -365,8 +333,9 @@ class SentenceLevel:
         if effect <= 0:
             return None
         variance = self.variance
-        projected = TwoLevel(delta=self.delta, shared=variance, seed_vars=(seed_ratio * variance,), runs=(1,),
-                             seed_dfs=(0.0,))
+        projected = TwoLevel(
+            delta=self.delta, shared=variance, seed_vars=(seed_ratio * variance,), runs=(1,), seed_dfs=(0.0,)
+        )
         return projected.seeds_needed(effect)
 
 

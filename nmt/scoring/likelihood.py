@@ -1,4 +1,5 @@
 """Teacher-forced likelihood of a corpus: dev/test perplexity."""
+
 from __future__ import annotations
 
 import math

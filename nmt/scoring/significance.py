@@ -1,23 +1,6 @@
 """Paired bootstrap resampling of a test set: how sure a difference between two systems' scores is.
+Details: docs/internals/scoring.md."""
 
-BLEU is resampled the way sacreBLEU's own paired bootstrap does it (``sacrebleu.significance``; ``sacrebleu REF -i
-A B --paired-bs``): the same sentence indices (numpy's ``default_rng`` seeded with ``$SACREBLEU_SEED``, 12345
-unless set, ``n_samples`` draws of n sentences with replacement), the same sufficient statistics of each sentence
-(sacreBLEU's BLEU metric, configured as nmt.scoring.evaluate scores) and the same score of their sums, so that a system's
-bootstrap mean and 95% interval here are the ones sacreBLEU prints for it. sacreBLEU reports each system's interval
-and a p-value, not the interval of a *difference*; that is read off the same resamples: the difference of the
-two systems' scores in each resample, its 2.5th and 97.5th percentiles taken as sacreBLEU takes them
-(``sacrebleu.significance.estimate_ci``: the sorted samples at n // 40 and n - n // 40 - 1).
-
-Alignment error rates (AER, SAER) are ratios of sums over sentences, like BLEU: resampled with the same indices
-from each sentence's counts (``nmt align score`` writes them under ``sentence_counts``).
-
-A system trained with several seeds adds a second level (:func:`two_level_resamples`): each resample of the
-sentences also draws the system's runs with replacement, so that the interval holds the variance between training
-runs as well as that of the test set; one-sided bootstrap p-values (:func:`tail_p_value`) and Holm's step-down
-adjustment (:func:`holm`) turn the samples into verdicts adjusted for the number of claims judged. docs/statistics.md
-states the method and its assumptions.
-"""
 from __future__ import annotations
 
 import os
@@ -26,7 +9,8 @@ from typing import Sequence
 import numpy as np
 
 from ..base.errors import InputError
-from .evaluate import bleu_metric
+from .bleu import bleu_metric
+
 
 def bootstrap_seed() -> int | None:
     """The seed sacreBLEU's paired tests use: $SACREBLEU_SEED (12345 unless set; 'none' draws from the OS)."""
@@ -46,7 +30,7 @@ def resample_indices(n_sentences: int, n_samples: int, seed: int | None = None) 
 def bleu_statistics(hyps: Sequence[str], refs: Sequence[str], tokenize: str, lowercase: bool = False) -> np.ndarray:
     """[n_sentences, k]: sacreBLEU's sufficient statistics of each sentence (hypothesis and reference lengths,
     n-gram matches and totals) for BLEU with ``tokenize`` ('none': the tokenised text as it is; '13a'), case-insensitive
-    with ``lowercase`` (nmt.scoring.evaluate.bleu_metric)."""
+    with ``lowercase`` (nmt.scoring.bleu.bleu_metric)."""
     if len(hyps) != len(refs):
         raise InputError(f"{len(hyps)} hypotheses but {len(refs)} references")
     metric = bleu_metric(tokenize, lowercase)
@@ -54,7 +38,7 @@ def bleu_statistics(hyps: Sequence[str], refs: Sequence[str], tokenize: str, low
 
 
 def bleu_of(stats: np.ndarray, tokenize: str) -> float:
-    """Corpus BLEU of the whole test set from its sentences' statistics: the score nmt.scoring.evaluate reports (the case
+    """Corpus BLEU of the whole test set from its sentences' statistics: the score nmt.scoring.bleu reports (the case
     is in the statistics already)."""
     return float(bleu_metric(tokenize)._aggregate_and_compute(stats.tolist()).score)
 

@@ -5,6 +5,7 @@ preset's `--preset` given on the command line, the table's recipe (its keys as p
 the table's own overrides of the system, and for a run of another seed the keys that seed sets. Mappings merge key by
 key; any other value replaces what was there (a list too).
 """
+
 from __future__ import annotations
 
 import copy
@@ -12,9 +13,9 @@ from dataclasses import dataclass, field
 from typing import Callable, Mapping
 
 
-
 class Layer:
     """The layers' names, as `nmt config --explain` shows them."""
+
     PARAMS = "params.yaml"
     PRESET = "preset"
     COMMAND_LINE = "command line"
@@ -29,6 +30,7 @@ class Origin:
     """Where a value was set: its layer, the file (None: the command line), the key as that file writes it, and which
     of the two files DVC reads params from holds that key ("params" or "preset"; None for the other layers, whose
     files are a stage's dependencies instead)."""
+
     layer: str
     file: str | None
     key: str
@@ -43,6 +45,7 @@ class Origin:
 class Layered:
     """A merged configuration and, for each of its leaf keys (dotted: train.lr, train.plateau.within), the layer
     that set it."""
+
     values: dict = field(default_factory=dict)
     origins: dict[str, Origin] = field(default_factory=dict)
 
@@ -64,8 +67,11 @@ class Layered:
 
     def explained(self) -> list[tuple[str, object, Origin | str]]:
         """(dotted key, value, origin) of every leaf, sorted by key."""
-        rows = [(key, value, self.origins.get(key, "(origin unknown)"))
-                for name, item in self.values.items() for key, value in leaves(item, name)]
+        rows = [
+            (key, value, self.origins.get(key, "(origin unknown)"))
+            for name, item in self.values.items()
+            for key, value in leaves(item, name)
+        ]
         return sorted(rows, key=lambda row: row[0])
 
     def copy(self) -> Layered:

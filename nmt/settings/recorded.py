@@ -1,13 +1,8 @@
 """The model and train sections as model files and checkpoints record them: their version, the one upgrade of an
 older file's sections to the current version, and which settings are compared when two runs are (same training or
 not).
+Details: docs/internals/settings.md."""
 
-Model files and checkpoints written before a key existed lack it; :func:`upgrade` brings such a section up to the
-current :data:`VERSION` in one step, giving each key added since the value that means what the file's training did
-(its field's `before`; a key added inside a mapping-valued setting, its field's `within`) and dropping the keys retired
-since (the section's RETIRED). The same declarations decide which settings are compared (:func:`comparable_settings`):
-a key at its "as before" value is left out, so adding a key retrains, re-measures and refuses to resume nothing.
-"""
 from __future__ import annotations
 
 from typing import Any, Mapping
@@ -21,8 +16,12 @@ VERSION = 2
 # Keys added inside a mapping-valued setting after it existed, with the value that means "as before" (each field's
 # `within`): a train.plateau recorded without `patience` ended training at the first stall at the final learning
 # rate, which is patience 1 (nmt.settings.schedule).
-ADDED_WITHIN = {(name, f.name): f.metadata["within"] for name, cls in RECORDED.items() for f in fields(cls)
-                if f.metadata.get("within")}
+ADDED_WITHIN = {
+    (name, f.name): f.metadata["within"]
+    for name, cls in RECORDED.items()
+    for f in fields(cls)
+    if f.metadata.get("within")
+}
 # Keys since removed, with the value that meant what the settings now mean without them.
 RETIRED = {name: dict(cls.RETIRED) for name, cls in RECORDED.items()}
 # Keys never compared: `train.seeds` (which runs the workflow makes; a run's own seed is `train.seed`) and
@@ -62,6 +61,11 @@ def comparable_settings(config: Mapping) -> dict:
     """The `model` and `train` sections of a config (any version) without the keys added later at their "as before"
     value (inside a setting too: ADDED_WITHIN), nor the NOT_COMPARED ones: two configs that train the same compare
     equal."""
-    return {section: {k: _without_added_within(section, k, v) for k, v in (config.get(section) or {}).items()
-                      if not _at_added_default(section, k, v) and (section, k) not in NOT_COMPARED}
-            for section in ("model", "train")}
+    return {
+        section: {
+            k: _without_added_within(section, k, v)
+            for k, v in (config.get(section) or {}).items()
+            if not _at_added_default(section, k, v) and (section, k) not in NOT_COMPARED
+        }
+        for section in ("model", "train")
+    }

@@ -1,32 +1,6 @@
 """How long a system trains and at which learning rate, and the gate that says whether it converged.
+Details: docs/internals/settings.md."""
 
-Two schedules (``train.plateau`` picks):
-
-- fixed (``plateau: null``, the papers' own): ``epochs`` epochs, the learning rate halved every epoch after
-  ``halve_after`` (``dropout_schedule`` for models with dropout: Luong et al. train those longer);
-- plateau (the reduced presets' one rule for every system, so that no system is cut short by an epoch count meant for
-  another): after every epoch the dev perplexity is evaluated; an epoch that does not lower the best dev perplexity
-  so far by more than the fraction ``within`` is a *stall*. Each of the first ``halvings`` stalls halves the learning
-  rate; at the final rate, training ends once the last ``patience`` evaluations were all stalls (consecutive ones,
-  each made at the final rate), and ``max_epochs`` ends it in any case. ``patience`` 1 ends it at the first stall
-  at the final rate (the rule before ``patience`` existed: a plateau recorded without it means 1, nmt.settings).
-  Training keeps the best evaluation (``train.keep: best``).
-
-The convergence gate (:func:`convergence`) judges every system after training, whatever its schedule, by what is
-left of it: it fits a least-squares line to the log dev perplexity of the last ``window`` evaluations, takes the
-one-sided 95% upper bound of the line's slope (Student's t on the fit's residual scatter, so that a noisy flat
-curve's fitted slope does not fail it), and projects the line with that slope ``horizon`` (10) epochs on from where
-it ends. ``projected_left`` is how far the lowest point of that projection lies below the best dev perplexity
-recorded, as a fraction (0 when it does not). A system converged when ``projected_left`` is at most ``within`` and
-its last epoch did not itself lower the best by more than ``within`` (a drop at the very end is one point, which a
-line through several need not call a trend); with fewer than ``window`` evaluations nothing says it flattened: not
-converged. A line overstates what is left of a fall that is slowing down, so the gate errs towards failing such a
-run; a fall that comes only after the record ends is invisible to it, as to any gate (docs/statistics.md gives its
-error rates, by simulation, and how often it passes the runs the plateau rule stopped).
-
-Everything is decided from the recorded epoch metrics (``metrics.jsonl``'s records), so a resumed run decides as an
-uninterrupted one.
-"""
 from __future__ import annotations
 
 import math
@@ -42,6 +16,7 @@ LEAST_FIT = 3  # evaluations: a line through fewer leaves no scatter to bound it
 class Schedule:
     """A system's schedule: ``epochs`` (fixed: the epochs trained; plateau: at most), ``halve_after`` (fixed only)
     and ``plateau`` ({within, halvings, patience, max_epochs}, or None for the fixed schedule)."""
+
     epochs: int
     halve_after: int | None = None
     plateau: dict | None = None
@@ -54,11 +29,16 @@ class Schedule:
     def describe(self) -> str:
         if self.plateau:
             patience = self.plateau["patience"]
-            stop = ("stopped at the next" if patience == 1 else
-                    f"stopped once {patience} epochs in a row at the final rate do so")
-            return (f"until the dev perplexity is flat: the learning rate halved at each of the first "
-                    f"{self.plateau['halvings']} epochs that lower it by at most {self.plateau['within']:.1%}, "
-                    f"{stop}, at most {self.epochs} epochs")
+            stop = (
+                "stopped at the next"
+                if patience == 1
+                else f"stopped once {patience} epochs in a row at the final rate do so"
+            )
+            return (
+                f"until the dev perplexity is flat: the learning rate halved at each of the first "
+                f"{self.plateau['halvings']} epochs that lower it by at most {self.plateau['within']:.1%}, "
+                f"{stop}, at most {self.epochs} epochs"
+            )
         return f"{self.epochs} epochs, the learning rate halved every epoch after epoch {self.halve_after}"
 
 
@@ -70,8 +50,11 @@ def schedule_of(train, dropout: float) -> Schedule:
     longer = train.dropout_schedule or {}
     if dropout > 0 and longer:
         fixed = {"epochs": train.epochs, "halve_after": train.halve_after, **longer}
-        return Schedule(epochs=fixed["epochs"], halve_after=fixed["halve_after"],
-                        source="train.dropout_schedule (model.dropout > 0), over train.epochs and train.halve_after")
+        return Schedule(
+            epochs=fixed["epochs"],
+            halve_after=fixed["halve_after"],
+            source="train.dropout_schedule (model.dropout > 0), over train.epochs and train.halve_after",
+        )
     return Schedule(epochs=train.epochs, halve_after=train.halve_after, source="train.epochs, train.halve_after")
 
 
@@ -102,8 +85,9 @@ def _dev_ppls(metrics: list[dict]) -> list[float]:
 def learning_rate(base_lr: float, epoch: int, schedule: Schedule, metrics: list[dict]) -> float:
     """The learning rate of 1-based ``epoch``, given the records of the epochs before it."""
     if schedule.plateau:
-        return base_lr * 0.5 ** min(stalls(_dev_ppls(metrics[:epoch - 1]), schedule.plateau["within"]),
-                                    schedule.plateau["halvings"])
+        return base_lr * 0.5 ** min(
+            stalls(_dev_ppls(metrics[: epoch - 1]), schedule.plateau["within"]), schedule.plateau["halvings"]
+        )
     return base_lr * 0.5 ** max(0, epoch - schedule.halve_after)
 
 
@@ -112,7 +96,7 @@ def final_rate_stalls(dev_ppls: list[float], within: float, halvings: int) -> in
     with at least ``halvings`` stalls before it (which halved the rate as far as it goes)."""
     stall = [improvement(dev_ppls, i) <= within for i in range(1, len(dev_ppls))]  # evaluations 2, 3, ...
     run = 0
-    while run < len(stall) and stall[-1 - run] and sum(stall[:len(stall) - 1 - run]) >= halvings:
+    while run < len(stall) and stall[-1 - run] and sum(stall[: len(stall) - 1 - run]) >= halvings:
         run += 1
     return run
 
@@ -123,8 +107,10 @@ def wants_epoch(epoch: int, schedule: Schedule, metrics: list[dict]) -> bool:
         return False
     if schedule.plateau:
         plateau = schedule.plateau
-        return final_rate_stalls(_dev_ppls(metrics[:epoch - 1]), plateau["within"],
-                                 plateau["halvings"]) < plateau["patience"]
+        return (
+            final_rate_stalls(_dev_ppls(metrics[: epoch - 1]), plateau["within"], plateau["halvings"])
+            < plateau["patience"]
+        )
     return True
 
 
@@ -173,5 +159,12 @@ def convergence(metrics: list[dict], within: float, window: int, horizon: int = 
     if fit is not None:
         figures = {**fit, "fit_from": metrics[fit["fit_from"]].get("epoch", fit["fit_from"] + 1)}
     converged = fit is not None and fit["projected_left"] <= within and (last is None or last <= within)
-    return {"epochs": len(metrics), "halvings": halvings, "last_improvement": last, "window": window,
-            "horizon": horizon, **figures, "converged": converged}
+    return {
+        "epochs": len(metrics),
+        "halvings": halvings,
+        "last_improvement": last,
+        "window": window,
+        "horizon": horizon,
+        **figures,
+        "converged": converged,
+    }

@@ -1,6 +1,7 @@
 """What one system trains with, as typed, frozen objects: its `model` and `train` sections and the schedule they
 give, read once from the resolved config (params.yaml, the preset, the table's recipe and the system's overrides:
 nmt.config) and never changed after."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -14,6 +15,7 @@ from .sections import ModelSettings, TrainSettings
 class SystemSettings:
     """What one system trains with: its model, its training settings, and the schedule they give (train.epochs
     and halve_after, or dropout_schedule for a model with dropout, or the plateau rule: nmt.settings.schedule)."""
+
     model: ModelSettings
     train: TrainSettings
 

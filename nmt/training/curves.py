@@ -1,30 +1,6 @@
-"""Live training curves: TensorBoard event files beside a training's metrics.jsonl.
+"""Live training curves: TensorBoard event files beside a training's metrics file (nmt.records.metrics).
+Details: docs/internals/training.md."""
 
-`tensorboard --logdir results/PRESET` shows every system of a run as it trains: per evaluation the dev perplexity
-(and per epoch the train perplexity, the learning rate and the target tokens per second), and every
-RUNNING_EVERY updates the epoch's running train perplexity, all against the number of updates. (No gradient norm:
-the update clips it inside the fused step and does not return it.) The events are TensorBoard's own records (the
-protocol buffers of the `tensorboard` package, the `curves` extra), written in this process, each flushed as it is
-added: no writer thread, so a fault of the directory is seen where it happens. Without the package a training says
-once that curves are off and trains as before. metrics.jsonl stays the record the pipeline reads: the event files
-are for watching.
-
-A side channel never stops a training: a curves directory that cannot be created or written (read-only, a file in
-its place, a full disk, a quota) turns the curves off with one warning that names it and the reason, and the training
-goes on.
-
-TensorBoard's HPARAMS tab compares the systems of a run: each training is a session (the hparams plugin's summaries,
-as torch.utils.tensorboard.summary.hparams makes them) whose hyperparameters are its system's name and its resolved
-`model` and `train` settings (one per key, `model.hidden`, `train.lr`, ...; a nested setting as one text, so that every
-system of a run has the same keys), beside two metrics: `hparams/best_dev_ppl`, the lowest dev perplexity of its
-evaluations so far, and `hparams/dev_bleu`, the tokenised BLEU of a greedy decode of the dev set with its model.pt,
-added when the training ends (none for a target-foresight model, which cannot translate). A session that ends is
-marked done.
-
-A resumed training purges the events after the update it resumes from (TensorBoard's purge: a START session event
-at that step, as SummaryWriter's purge_step writes), so the curves of a killed and resumed run are those of an
-uninterrupted one.
-"""
 from __future__ import annotations
 
 import contextlib
@@ -36,7 +12,9 @@ import time
 from pathlib import Path
 from typing import Callable
 
-CURVES_DIR = "tensorboard"  # beside metrics.jsonl, in the model's directory
+from ..records.metrics import NAME as METRICS_NAME
+
+CURVES_DIR = "tensorboard"  # beside the metrics file, in the model's directory
 RUNNING_EVERY = 100  # updates between two points of the running train perplexity
 BEST_DEV_PPL, DEV_BLEU = "hparams/best_dev_ppl", "hparams/dev_bleu"  # the HPARAMS tab's metrics
 
@@ -60,6 +38,7 @@ def hparams_of(system: str, config: dict) -> dict[str, float | str]:
     """A training's hyperparameters as the HPARAMS tab lists them: `system`, and every key of the resolved config's
     `model` and `train` sections as `section.key`. Numbers stay numbers; a flag, a missing value (null) and a nested
     setting are text (true, none, {within: 0.01, ...}), so that the same key has one type in every system."""
+
     def shown(value) -> float | str:
         if isinstance(value, bool):
             return "true" if value else "false"
@@ -90,13 +69,16 @@ class Curves:
         self.writer = None
         self.session_end = None  # the hparams session's end, written when the training ends
         if not available():
-            log(f"[{system}] no live curves: the tensorboard package is not installed "
-                f"(pip install -e '.[curves]'); metrics.jsonl has every evaluation")
+            log(
+                f"[{system}] no live curves: the tensorboard package is not installed "
+                f"(pip install -e '.[curves]'); {METRICS_NAME} has every evaluation"
+            )
             return
         try:
             self.directory.mkdir(parents=True, exist_ok=True)
-            self.path = self.directory / (f"events.out.tfevents.{int(time.time()):010d}.{socket.gethostname()}."
-                                          f"{os.getpid()}.{next(_FILE_NUMBER)}")
+            self.path = self.directory / (
+                f"events.out.tfevents.{int(time.time()):010d}.{socket.gethostname()}.{os.getpid()}.{next(_FILE_NUMBER)}"
+            )
             self.writer = RecordWriter(open(self.path, "wb"))
             self._add(Event(wall_time=time.time(), file_version="brain.Event:2"))
             if resume_from:
@@ -133,8 +115,9 @@ class Curves:
 
     def _scalars(self, step: int, values: dict[str, float]) -> None:
         """Add one point per tag at `step`, flushed at once (a few hundred bytes per call)."""
-        self._summaries(step, [Summary(value=[Summary.Value(tag=tag, simple_value=float(value))])
-                               for tag, value in values.items()])
+        self._summaries(
+            step, [Summary(value=[Summary.Value(tag=tag, simple_value=float(value))]) for tag, value in values.items()]
+        )
 
     def _off(self, err: OSError) -> None:
         """One warning naming the directory (or file) and the reason; no more events from this training."""
@@ -144,8 +127,10 @@ class Curves:
         else:
             reason = err.strerror or str(err) or type(err).__name__
         where = where or str(self.path or self.directory)
-        self.log(f"[{self.system}] live curves off: {where}: {reason}; the training goes on "
-                 f"(metrics.jsonl has every evaluation)")
+        self.log(
+            f"[{self.system}] live curves off: {where}: {reason}; the training goes on "
+            f"({METRICS_NAME} has every evaluation)"
+        )
         writer, self.writer = self.writer, None
         if writer is not None:
             with contextlib.suppress(OSError):  # what is still buffered cannot be written either
@@ -169,8 +154,9 @@ class Curves:
         experiment, start, self.session_end = hparams_summaries(hparams, dict.fromkeys((BEST_DEV_PPL, DEV_BLEU), 0.0))
         self._summaries(0, [experiment, start])
 
-    def evaluation(self, updates: int, dev_ppl: float, dev_bleu: float | None = None,
-                   best_dev_ppl: float | None = None) -> None:
+    def evaluation(
+        self, updates: int, dev_ppl: float, dev_bleu: float | None = None, best_dev_ppl: float | None = None
+    ) -> None:
         """An evaluation's dev perplexity (and dev BLEU, with train.best_by: dev_bleu), and the lowest dev perplexity
         so far (the HPARAMS tab's)."""
         values = {"dev/ppl": dev_ppl}
@@ -188,9 +174,15 @@ class Curves:
             self._summaries(updates, [self.session_end])
 
     def epoch(self, updates: int, record: dict) -> None:
-        """An epoch's record (metrics.jsonl's line): its train perplexity, learning rate and speed."""
-        self._scalars(updates, {"train/ppl": record["train_ppl"], "train/lr": record["lr"],
-                                "train/tgt_tokens_per_s": record["tgt_tokens_per_s"]})
+        """An epoch's record (the metrics file's line): its train perplexity, learning rate and speed."""
+        self._scalars(
+            updates,
+            {
+                "train/ppl": record["train_ppl"],
+                "train/lr": record["lr"],
+                "train/tgt_tokens_per_s": record["tgt_tokens_per_s"],
+            },
+        )
 
     def close(self) -> None:
         """The event file closed; never raises (a fault here turns the curves off like any other)."""

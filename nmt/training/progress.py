@@ -1,21 +1,6 @@
 """A training's pace in its log: a time stamp, updates per second, and the time left of the epoch and of the run.
+Details: docs/internals/training.md."""
 
-Each epoch ends with one line, and within an epoch a line is added every EVERY_S seconds where no progress bar is
-drawn (a job's log file), in the form of fairseq's `train_inner` lines, kept short:
-
-  2025-06-01 14:03:10 [base] epoch 3 at 1,200/2,500 updates: train ppl 41.20, 9.8 updates/s;
-                      left: epoch 2m13s, run at most 1h05m (max_epochs 20)
-  2025-06-01 14:05:31 [base] epoch 3: lr 0.01, train ppl 38.90, dev ppl 44.10, 9.7 updates/s, 5123 tgt tok/s;
-                      left: run at most 1h01m (max_epochs 20)
-
-(each one line; an epoch's own line is the only one with `epoch N:`, which scripts look for). The epoch after which
-the schedule stops, or train.max_updates is reached, says `left: none, the last epoch`. The run's time left is an
-upper bound where the schedule's is: the plateau rule may stop any epoch (`at most`, from train.plateau.max_epochs),
-a fixed schedule trains exactly its epochs, and train.max_updates caps either (then it names that). It counts the
-updates the bound leaves (this epoch's batches for every epoch still allowed) at this epoch's speed, plus, per epoch,
-the time the last epoch's end took (its dev evaluation and checkpoint): a bound on the work, an estimate of its
-duration.
-"""
 from __future__ import annotations
 
 import math
@@ -54,13 +39,15 @@ def duration(seconds: float) -> str:
 class Bound:
     """How many updates the run has left at most (`updates`), whether that is exact (`exact`: a fixed schedule that
     trains all its epochs) and the setting that sets it (`by`, e.g. "max_epochs 20")."""
+
     updates: int
     exact: bool
     by: str
 
 
-def updates_left(schedule: Schedule, epoch: int, batches_left: int, batches_per_epoch: int, updates: int,
-                 max_updates: int) -> Bound:
+def updates_left(
+    schedule: Schedule, epoch: int, batches_left: int, batches_per_epoch: int, updates: int, max_updates: int
+) -> Bound:
     """The bound on the updates still to come: the rest of 1-based `epoch` (`batches_left`) and `batches_per_epoch`
     for every later epoch the schedule allows, capped by train.max_updates (0: none) after `updates` done."""
     plateau = bool(schedule.plateau)

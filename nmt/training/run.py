@@ -1,71 +1,9 @@
 """`nmt train`: one system = one table row, trained with the paper's recipe, resumable at any point.
+Details: docs/internals/training.md."""
 
-Determinism and resumption: the batch order of epoch e depends only on (seed, e) and the torch RNG is
-reseeded at the start of every epoch, so an epoch-end checkpoint resumes bit-identically. A mid-epoch
-checkpoint (SIGTERM/SIGUSR1/SIGINT, or every `checkpoint_every` updates) also stores the position in the epoch
-and the RNG states: the CPU generator's and, on a GPU, the CUDA generator's of the run's device (dropout draws
-from it there), so a requeued GPU job draws the dropout masks an uninterrupted one draws (bit-identical as far as
-the GPU's kernels are deterministic; nmt.models.io.restore_rng_states: a checkpoint resumed on the other kind of
-device). Re-running the same command after any kill resumes from `checkpoint.pt`. Model and checkpoint files are
-plain data, read with torch.load(weights_only=True) (nmt.models.io).
-
-One training per directory: a second one aimed at it stops at once (nmt.base.directory_lock); one whose directory holds
-another training's finished model.pt (another system, or other model or train settings) is refused before anything
-is touched, unless `replace` (nmt train --replace); a training that starts afresh moves an earlier checkpoint aside
-and removes the earlier training's other files (RUN_FILES, the curves), so that nothing of two trainings is mixed.
-Every file is written beside its destination and moved into place when complete: a full disk stops the training with
-one line (TrainingStopped) that names the file and says that the last checkpoint is intact to resume from.
-
-Beyond the plain recipe (Peter et al. 2017's variants of RNNsearch training):
-  train.init_from          start from the parameters of a trained model.pt / checkpoint.pt: every parameter with the
-                           same name and shape is copied (same vocabularies and architecture required); the rest, e.g.
-                           the target foresight matrix V of a TF model built on a baseline, keeps its fresh
-                           initialisation. Applied only when the run starts afresh (a resumed run has its checkpoint).
-  train.trainable          all, or attention: only the parameters of the model's attention layer (`attention.*`:
-                           RNNsearch's W, U and its bias, v, and V with target foresight; Luong's attention module)
-                           are given to the optimiser and get gradients; all others stay bit-identical.
-  train.max_updates        stop after this many updates in all (0 = no limit); the epoch in progress is evaluated
-                           and recorded as it stands.
-  train.plateau            {within: w, halvings: h, patience: p, max_epochs: n}: the reduced presets' rule
-                           (nmt.settings.schedule): the learning rate halved at each of the first h epochs that lower the best
-                           dev perplexity by at most the fraction w (stalls), training ended once the last p epochs
-                           were all stalls at the final rate, and after n epochs in any case; without it, the fixed
-                           schedule (epochs, halve_after, dropout_schedule). Decided from the recorded metrics, so a
-                           resumed run decides as an uninterrupted one.
-  train.eval_every         also evaluate the dev perplexity every N updates (in evaluation mode, which draws nothing
-                           from the generators, so training goes on exactly as without); recorded in the checkpoint
-                           and evaluations.jsonl.
-  train.keep               last (model.pt: the parameters training ends with) or best: those of the evaluation (every
-                           epoch's end, and every eval_every updates) with the lowest dev perplexity, kept as best.pt
-                           while training runs and copied to model.pt at the end (Peter et al. evaluate every 10K
-                           updates and keep the best model on the development set). A resumed run re-evaluates
-                           what its checkpoint had not recorded, and writes the same best.pt.
-  train.guided_alignment   weight w > 0: the loss of a batch is (cross-entropy + w * L_al) / sentences, with L_al the
-                           alignment cross-entropy of Chen et al. (2016) against `file`'s links (nmt.data.links,
-                           nmt.scoring.likelihood.alignment_loss); both terms are summed over a sentence and averaged over
-                           the N sentences of the batch, the paper's -(1/N) sum_n. Metrics add train_align_loss (per
-                           sentence); train_loss/ppl stay the cross-entropy alone.
-
-Files in the output directory:
-  checkpoint.pt   everything needed to resume (model, optimiser, position, RNG, metrics so far)
-  model.pt        the final model with everything needed to translate (vocabularies, config): with train.keep best
-                  the best evaluation's (best.pt, written as the run goes)
-  metrics.jsonl   one line per finished epoch (rewritten from the checkpoint, never duplicated); metrics.csv
-  tensorboard/    the live curves' event files and the HPARAMS tab's session: the settings beside the best dev
-                  perplexity and model.pt's dev BLEU (nmt.training.curves; with the tensorboard package)
-  model.json      resolved config, parameter count and vocabulary sizes; `environment` (nmt.base.environment.describe:
-                  machine, software, commit, and the training's device) and, once model.pt is written, `wall_s`:
-                  the training's wall time from the start of setup to model.pt, summed over every process that
-                  worked on it (the running sum travels in checkpoint.pt's state; a process killed without warning
-                  counts up to its last checkpoint), and `processes`, how many did
-
-The log (stderr) says at every epoch's end, and every nmt.training.progress.EVERY_S within an epoch where no progress bar is
-drawn, the time, the updates per second and the time left of the epoch and of the run (nmt.training.progress).
-"""
 from __future__ import annotations
 
 import errno
-import json
 import math
 import os
 import shutil
@@ -77,37 +15,48 @@ from pathlib import Path
 import torch
 from tqdm import tqdm
 
-from ..engine import cpu_precision, mkl_on_amd
-from .curves import CURVES_DIR, Curves, hparams_of
-from ..config import ConfigError
-from ..base.errors import UserError
-from ..settings import SystemSettings, TrainSettings, comparable_settings, upgrade
-from ..data.batches import epoch_batches, make_batch
-from ..data.links import load_training_links
-from ..data.prepare import load_split, prepared_fingerprint
-from ..data.text import read_lines, write_atomic, write_text_atomic
-from ..data.vocab import Vocab
-from ..decode.translate import ensure_can_translate, translate_ids
+from ..base.atomic import write_atomic
 from ..base.devices import pick_device, set_threads
 from ..base.directory_lock import DirectoryLock
 from ..base.environment import describe
-from ..scoring.evaluate import bleu_tokenized
-from ..scoring.likelihood import corpus_nll, perplexity
-from ..models.shared import count_parameters
-from ..models.io import (load_checkpoint, plain, read_init_from, read_model_file, restore_rng_states, rng_states,
-                        save_checkpoint, save_model)
-from ..models.registry import build_model, credit_rule
-from .progress import Pace, rate, stamp
-from .records import DIGEST_KEY, metrics_digest
-from ..settings.schedule import Schedule, learning_rate, wants_epoch
+from ..base.errors import UserError
+from ..config import ConfigError
+from ..data.batches import epoch_batches, make_batch
+from ..data.links import load_training_links
+from ..data.prepare import load_split, prepared_fingerprint
+from ..data.text import read_lines
+from ..data.vocab import Vocab
+from ..decode.translate import ensure_can_translate, translate_ids
+from ..engine import cpu_precision, mkl_on_amd
 from ..engine.train_step import TrainingStep
+from ..models.io import (
+    load_checkpoint,
+    plain,
+    read_init_from,
+    read_model_file,
+    restore_rng_states,
+    rng_states,
+    save_checkpoint,
+    save_model,
+)
+from ..models.registry import build_model, credit_rule
+from ..models.shared import count_parameters
+from ..records import metrics, model_info
+from ..records.metrics import DIGEST_KEY, metrics_digest, write_evaluations, write_metrics
+from ..records.model_info import write_model_info
+from ..scoring.bleu import bleu_tokenized
+from ..scoring.likelihood import corpus_nll, perplexity
+from ..settings import SystemSettings, TrainSettings, comparable_settings, upgrade
+from ..settings.schedule import Schedule, learning_rate, wants_epoch
+from .curves import CURVES_DIR, Curves, hparams_of
+from .progress import Pace, rate, stamp
 
 CHECKPOINT = "checkpoint.pt"
 FINAL = "model.pt"
 BEST = "best.pt"
 #: what a training writes beside its checkpoint (and CURVES_DIR): an earlier training's are removed when one starts
 #: afresh, so that nothing of two trainings is ever mixed in one directory
-RUN_FILES = (FINAL, BEST, "model.json", "metrics.jsonl", "metrics.csv", "evaluations.jsonl")
+RUN_FILES = (FINAL, BEST, model_info.NAME, metrics.NAME, metrics.CSV_NAME, metrics.EVALUATIONS_NAME)
 
 
 class TrainingStopped(UserError):
@@ -150,8 +99,9 @@ def trainable_parameters(model: torch.nn.Module, which: str) -> list[torch.nn.Pa
     return [param for name, param in model.named_parameters() if name in names]
 
 
-def initialise_from(model: torch.nn.Module, path: str | Path, model_cfg: dict, src_vocab: Vocab,
-                    tgt_vocab: Vocab) -> tuple[list[str], list[str]]:
+def initialise_from(
+    model: torch.nn.Module, path: str | Path, model_cfg: dict, src_vocab: Vocab, tgt_vocab: Vocab
+) -> tuple[list[str], list[str]]:
     """Copy the parameters of a trained model (model.pt or checkpoint.pt) into `model`: every one with the same name
     (and then necessarily the same shape). Returns (copied names, names left as initialised)."""
     path = Path(path)
@@ -162,14 +112,18 @@ def initialise_from(model: torch.nn.Module, path: str | Path, model_cfg: dict, s
         raise ConfigError(f"train.init_from: {path} is a {theirs} model; this system is {mine}")
     for side, vocab, key in (("source", src_vocab, "src_vocab"), ("target", tgt_vocab, "tgt_vocab")):
         if blob[key] is not None and list(blob[key]) != list(vocab.itos):
-            raise ConfigError(f"train.init_from: {path}: its {side} vocabulary differs from the training data's "
-                              f"({len(blob[key])} vs {len(vocab)} words)")
+            raise ConfigError(
+                f"train.init_from: {path}: its {side} vocabulary differs from the training data's "
+                f"({len(blob[key])} vs {len(vocab)} words)"
+            )
     own, state = model.state_dict(), blob["model"]
     copied = [name for name in own if name in state]
     for name in copied:
         if state[name].shape != own[name].shape:
-            raise ConfigError(f"train.init_from: {path}: parameter {name} has shape {tuple(state[name].shape)}, "
-                              f"this model's {tuple(own[name].shape)}")
+            raise ConfigError(
+                f"train.init_from: {path}: parameter {name} has shape {tuple(state[name].shape)}, "
+                f"this model's {tuple(own[name].shape)}"
+            )
     if not copied:
         raise ConfigError(f"train.init_from: {path}: no parameter of it belongs to this model")
     model.load_state_dict({**own, **{name: state[name] for name in copied}})
@@ -205,19 +159,35 @@ class StopRequested:
             signal.signal(sig, handler)
 
 
-def train(config: dict, data_dir: str | Path, out_dir: str | Path, *, system: str = "system",
-          threads: int | None = None, device: str | None = None, progress: bool | None = None,
-          replace: bool = False) -> list[dict]:
+def train(
+    config: dict,
+    data_dir: str | Path,
+    out_dir: str | Path,
+    *,
+    system: str = "system",
+    threads: int | None = None,
+    device: str | None = None,
+    progress: bool | None = None,
+    replace: bool = False,
+) -> list[dict]:
     """Train one system; returns the per-epoch metrics. `config` is a resolved system config. `replace`: train
     even where `out_dir` holds another training's finished model (whose files are then removed); without it that is
     an AnotherTraining error, before anything is written."""
     started = time.perf_counter()  # wall_s counts from here: setup (data, model) included
     set_threads(threads)
-    run = TrainingRun(config, Path(data_dir), Path(out_dir), system=system, device=pick_device(device),
-                      progress=progress, started=started, replace=replace)
+    run = TrainingRun(
+        config,
+        Path(data_dir),
+        Path(out_dir),
+        system=system,
+        device=pick_device(device),
+        progress=progress,
+        started=started,
+        replace=replace,
+    )
     try:
         with StopRequested() as stop:
-            run.start()  # model.json is written once the signals are caught: from then on a signal ends in a checkpoint
+            run.start()  # model info is written once the signals are caught: from then on a signal ends in a checkpoint
             while wants_epoch(run.state["epoch"], run.schedule, run.state["metrics"]):
                 if run.limit_reached() and run.state["batch"] == 0:
                     log(f"[{system}] {run.state['updates']} updates: train.max_updates reached")
@@ -239,13 +209,23 @@ def write_error(err: OSError) -> str:
 
 class TrainingRun:
     """One system's training in the steps `train` takes: set up (data, model, precision, a checkpoint to resume
-    from), start (model.json), one epoch after another, finish (model.pt). `state` is what a checkpoint keeps."""
+    from), start (its model info), one epoch after another, finish (model.pt). `state` is what a checkpoint keeps."""
 
-    def __init__(self, config: dict, data_dir: Path, out_dir: Path, *, system: str, device: torch.device,
-                 progress: bool | None, started: float | None = None, replace: bool = False):
+    def __init__(
+        self,
+        config: dict,
+        data_dir: Path,
+        out_dir: Path,
+        *,
+        system: str,
+        device: torch.device,
+        progress: bool | None,
+        started: float | None = None,
+        replace: bool = False,
+    ):
         self.config = plain(config, "config")  # as checkpoint.pt keeps it: a resumed run compares like with like
         # wall time: this process's from `started` (time.perf_counter) on, plus what the checkpoint says earlier
-        # processes spent (_resume); recorded in every checkpoint's state and in model.json's wall_s
+        # processes spent (_resume); recorded in every checkpoint's state and in the model info's wall_s
         self.started = time.perf_counter() if started is None else started
         self.wall_before, self.processes_before = 0.0, 0
         self.out_dir, self.system, self.dev, self.progress = out_dir, system, device, progress
@@ -263,10 +243,9 @@ class TrainingRun:
         self.train_src, self.train_tgt = load_split(data_dir / "train.pt")
         self.dev_src, self.dev_tgt = load_split(data_dir / "dev.pt")
         # best_by: dev_bleu scores a greedy decode of the dev set against its tokenised text
-        self.dev_refs = (dev_references(data_dir, self.dev_tgt, self.tgt_vocab) if self.best_by == "dev_bleu"
-                         else None)
+        self.dev_refs = dev_references(data_dir, self.dev_tgt, self.tgt_vocab) if self.best_by == "dev_bleu" else None
         self.guided_weight, self.train_links = guided_links(train, data_dir, self.train_src, self.train_tgt)
-        # what identifies the data trained on: kept in every checkpoint and in model.json, checked on resume
+        # what identifies the data trained on: kept in every checkpoint and in the model info, checked on resume
         self.data = {"dir": str(data_dir), "fingerprint": prepared_fingerprint(data_dir)}
         # the data read, the directory is ours until the training ends: a second training aimed at it stops here
         self.lock = DirectoryLock(out_dir, "training")
@@ -274,8 +253,10 @@ class TrainingRun:
             # another training's finished model here: refused before anything is touched, unless replacing it
             other = other_training(out_dir, self.config, system)
             if other is not None and not replace:
-                raise AnotherTraining(f"{out_dir}: {other}; train into another --out, or give --replace to remove "
-                                      f"its files and train {system} here")
+                raise AnotherTraining(
+                    f"{out_dir}: {other}; train into another --out, or give --replace to remove "
+                    f"its files and train {system} here"
+                )
             torch.manual_seed(self.seed)
             self.model = model = build_model(self.settings.model, len(self.src_vocab), len(self.tgt_vocab))
             model.init_uniform(train.init_range)
@@ -285,8 +266,19 @@ class TrainingRun:
 
             # Plain data only (save_checkpoint checks): "rng" (and "cuda_rng" on a GPU) are the generators'
             # ByteTensors.
-            self.state = {"epoch": 1, "batch": 0, "updates": 0, "metrics": [], "loss_sum": 0.0, "tokens": 0,
-                          "elapsed": 0.0, "rng": None, "evaluations": [], "best": None, "data": self.data}
+            self.state = {
+                "epoch": 1,
+                "batch": 0,
+                "updates": 0,
+                "metrics": [],
+                "loss_sum": 0.0,
+                "tokens": 0,
+                "elapsed": 0.0,
+                "rng": None,
+                "evaluations": [],
+                "best": None,
+                "data": self.data,
+            }
             self.ckpt_path = out_dir / CHECKPOINT
             self.saved: tuple[int, int, int] | None = None  # (epoch, batch, updates) of the last checkpoint written
             ckpt = resumable_checkpoint(self.ckpt_path, self.config, system, self.data, replace=replace)
@@ -296,16 +288,18 @@ class TrainingRun:
                 (out_dir / FINAL).unlink()
                 log(f"[{system}] removed {out_dir / FINAL}: {other}")
             if ckpt is None and train.init_from:
-                copied, fresh = initialise_from(model, train.init_from, self.model_cfg, self.src_vocab,
-                                                self.tgt_vocab)
-                log(f"[{system}] {len(copied)} parameters from {train.init_from}; newly initialised: "
-                    f"{', '.join(fresh) or 'none'}")
+                copied, fresh = initialise_from(model, train.init_from, self.model_cfg, self.src_vocab, self.tgt_vocab)
+                log(
+                    f"[{system}] {len(copied)} parameters from {train.init_from}; newly initialised: "
+                    f"{', '.join(fresh) or 'none'}"
+                )
             model.to(device)
             self.params = trainable_parameters(model, train.trainable)
             precision, self.precision_why = self._precision(ckpt)
             self.state["precision"] = precision
-            self.update = TrainingStep(model, self.params, train, device, guided_weight=self.guided_weight,
-                                       credit=credit, precision=precision)
+            self.update = TrainingStep(
+                model, self.params, train, device, guided_weight=self.guided_weight, credit=credit, precision=precision
+            )
             self.optimizer = self.update.optimizer
             if ckpt is not None:
                 self._resume(ckpt, precision)
@@ -320,8 +314,9 @@ class TrainingRun:
         if ckpt is not None:
             return ckpt["state"].get("precision", self.settings.train.precision), None
         mean_length = max(1, round(sum(map(len, self.train_tgt)) / max(len(self.train_tgt), 1)))
-        return cpu_precision.resolve(self.model_cfg, self.settings.train, len(self.src_vocab), len(self.tgt_vocab),
-                                     mean_length, self.dev)
+        return cpu_precision.resolve(
+            self.model_cfg, self.settings.train, len(self.src_vocab), len(self.tgt_vocab), mean_length, self.dev
+        )
 
     def _resume(self, ckpt: dict, precision: str) -> None:
         self.model.load_state_dict(ckpt["model"])
@@ -332,28 +327,41 @@ class TrainingRun:
         self.wall_before = float(self.state.get("wall_s", 0.0))
         self.processes_before = int(self.state.get("processes", 1))
         self.saved = (self.state["epoch"], self.state["batch"], self.state["updates"])
-        log(f"[{self.system}] resuming from {self.ckpt_path}: epoch {self.state['epoch']}, batch "
-            f"{self.state['batch']}, {self.state['updates']} updates done")
+        log(
+            f"[{self.system}] resuming from {self.ckpt_path}: epoch {self.state['epoch']}, batch "
+            f"{self.state['batch']}, {self.state['updates']} updates done"
+        )
         # Snakemake deletes a failed job's outputs before it reruns it, and a job killed after its last epoch's
         # checkpoint has no epoch left to write them again: restore the finished epochs' records now.
         if self.state["metrics"]:
-            write_metrics(self.out_dir / "metrics.jsonl", self.state["metrics"])
+            write_metrics(self.out_dir, self.state["metrics"])
 
     def start(self) -> None:
-        """model.json (what is trained, how, on what), the log line that says it, and the live curves."""
+        """The model info (what is trained, how, on what), the log line that says it, and the live curves."""
         self.curves = Curves(self.out_dir, self.system, resume_from=self.state["updates"], log=log)
         self.curves.session(hparams_of(self.system, self.config))
         self.pace = Pace(self.schedule, self.max_updates)
-        self.meta = {"system": self.system, "config": self.config, "parameters": count_parameters(self.model),
-                     "trainable_parameters": sum(p.numel() for p in self.params),
-                     "src_vocab": len(self.src_vocab), "tgt_vocab": len(self.tgt_vocab), "epochs": self.schedule.epochs,
-                     "halve_after": self.schedule.halve_after, "plateau": self.schedule.plateau,
-                     "train_sentences": len(self.train_src), "data": self.data, "device": str(self.dev),
-                     "precision": "fp32" if self.update.dtype is None else "bf16",
-                     "environment": describe(self.dev)}  # where this process trains (nmt.base.environment)
+        self.meta = {
+            "system": self.system,
+            "config": self.config,
+            "parameters": count_parameters(self.model),
+            "trainable_parameters": sum(p.numel() for p in self.params),
+            "src_vocab": len(self.src_vocab),
+            "tgt_vocab": len(self.tgt_vocab),
+            "epochs": self.schedule.epochs,
+            "halve_after": self.schedule.halve_after,
+            "plateau": self.schedule.plateau,
+            "train_sentences": len(self.train_src),
+            "data": self.data,
+            "device": str(self.dev),
+            "precision": "fp32" if self.update.dtype is None else "bf16",
+            "environment": describe(self.dev),
+        }  # where this process trains (nmt.base.environment)
         self._write_meta()
-        log(f"[{self.system}] {start_line(self.meta, self.schedule, self.update)}"
-            + (f" ({self.precision_why})" if self.precision_why else ""))
+        log(
+            f"[{self.system}] {start_line(self.meta, self.schedule, self.update)}"
+            + (f" ({self.precision_why})" if self.precision_why else "")
+        )
 
     def close(self) -> None:
         """The event files flushed and the output directory's lock released."""
@@ -363,7 +371,7 @@ class TrainingRun:
         self.lock.release()
 
     def _write_meta(self) -> None:
-        write_text_atomic(self.out_dir / "model.json", json.dumps(self.meta, indent=2, sort_keys=True) + "\n")
+        write_model_info(self.out_dir, self.meta)
 
     def wall_s(self) -> float:
         """The training's wall time so far: every earlier process's (as the checkpoint recorded it) and this one's."""
@@ -387,8 +395,10 @@ class TrainingRun:
             return f"no checkpoint was written yet: {fix} and run the same command to start again"
         epoch, batch, updates = self.saved
         where = f"epoch {epoch}, batch {batch}" if batch else f"the start of epoch {epoch}"
-        return (f"the last checkpoint, {self.ckpt_path} ({where}, {updates} updates), is intact: {fix} and run the "
-                "same command to resume from it")
+        return (
+            f"the last checkpoint, {self.ckpt_path} ({where}, {updates} updates), is intact: {fix} and run the "
+            "same command to resume from it"
+        )
 
     def dev_perplexity(self) -> tuple[float, int]:
         """The dev set's summed NLL and its target tokens (in evaluation mode; training mode is the caller's)."""
@@ -398,8 +408,15 @@ class TrainingRun:
         """Tokenised BLEU of a greedy decode of the dev set (train.best_by: dev_bleu), in evaluation mode (training
         mode is the caller's); decoding draws no random numbers, so the training's generators are untouched."""
         self.model.eval()
-        hyps = translate_ids(self.model, self.dev_src, beam=1, batch_size=self.settings.train.batch_size,
-                             max_len_ratio=2.0, device=self.dev, progress=False)
+        hyps = translate_ids(
+            self.model,
+            self.dev_src,
+            beam=1,
+            batch_size=self.settings.train.batch_size,
+            max_len_ratio=2.0,
+            device=self.dev,
+            progress=False,
+        )
         return bleu_tokenized([" ".join(self.tgt_vocab.decode(h.tokens)) for h in hyps], self.dev_refs)[0]
 
     def evaluated(self, epoch: int, dev_ppl: float) -> dict:
@@ -407,21 +424,33 @@ class TrainingRun:
         best so far by best_by kept as best.pt. Returns the evaluation's record."""
         state = self.state
         if not math.isfinite(dev_ppl):  # a diverged training: its records would hold a number nothing can read
-            raise Diverged(f"[{self.system}] the training diverged: dev perplexity {dev_ppl} after {state['updates']} "
-                           f"updates (epoch {epoch}); nothing of this evaluation is recorded, the last checkpoint "
-                           f"is intact: lower train.lr or train.clip_norm and train again (--replace)")
+            raise Diverged(
+                f"[{self.system}] the training diverged: dev perplexity {dev_ppl} after {state['updates']} "
+                f"updates (epoch {epoch}); nothing of this evaluation is recorded, the last checkpoint "
+                f"is intact: lower train.lr or train.clip_norm and train again (--replace)"
+            )
         entry = {"epoch": epoch, "updates": state["updates"], "dev_ppl": dev_ppl}
         if self.dev_refs is not None:
             entry["dev_bleu"] = self.dev_bleu()
         state["evaluations"].append(entry)
-        self.curves.evaluation(state["updates"], dev_ppl, entry.get("dev_bleu"),
-                               best_dev_ppl=min(e["dev_ppl"] for e in state["evaluations"]))
+        self.curves.evaluation(
+            state["updates"],
+            dev_ppl,
+            entry.get("dev_bleu"),
+            best_dev_ppl=min(e["dev_ppl"] for e in state["evaluations"]),
+        )
         if self.eval_every:
-            write_text_atomic(self.out_dir / "evaluations.jsonl",
-                              "".join(json.dumps(e, sort_keys=True) + "\n" for e in state["evaluations"]))
+            write_evaluations(self.out_dir, state["evaluations"])
         if self.keep == "best" and better(entry, state["best"], self.best_by):
-            save_model(self.out_dir / BEST, self.model, self.src_vocab, self.tgt_vocab, self.config,
-                       system=self.system, model_config=self.model_cfg)
+            save_model(
+                self.out_dir / BEST,
+                self.model,
+                self.src_vocab,
+                self.tgt_vocab,
+                self.config,
+                system=self.system,
+                model_config=self.model_cfg,
+            )
             state["best"] = entry
         return entry
 
@@ -445,14 +474,26 @@ class TrainingRun:
     def epoch(self, stop: StopRequested) -> None:
         """Train the epoch `state` is at (from its batch on), then record and log it and write a checkpoint."""
         state, system, epoch = self.state, self.system, self.state["epoch"]
-        batches = epoch_batches(self.train_src, self.train_tgt, self.settings.train.batch_size,
-                                self.settings.train.batch_tokens, self.seed, epoch)
+        batches = epoch_batches(
+            self.train_src,
+            self.train_tgt,
+            self.settings.train.batch_size,
+            self.settings.train.batch_tokens,
+            self.seed,
+            epoch,
+        )
         lr = self._begin_epoch(epoch)
         self.model.train()
         started = time.perf_counter() - state["elapsed"]
         scheduled = f"{'at most ' if self.schedule.plateau else ''}{self.schedule.epochs}"
-        bar = tqdm(total=len(batches), initial=state["batch"], desc=f"{system} epoch {epoch}/{scheduled}",
-                   unit="batch", disable=None if self.progress is None else not self.progress, leave=False)
+        bar = tqdm(
+            total=len(batches),
+            initial=state["batch"],
+            desc=f"{system} epoch {epoch}/{scheduled}",
+            unit="batch",
+            disable=None if self.progress is None else not self.progress,
+            leave=False,
+        )
         # The sums stay on the device (float64, as the Python floats of the checkpoint) and are read when a
         # checkpoint or the epoch's record needs them: no update waits for the device.
         sums = Sums(state, self.dev, guided=self.train_links is not None)
@@ -486,7 +527,9 @@ class TrainingRun:
                 self.model.train()
         sums.read()
         bar.close()
-        ended = time.perf_counter()  # the epoch's end (evaluation, records, checkpoint) timed from here: nmt.training.progress
+        ended = (
+            time.perf_counter()
+        )  # the epoch's end (evaluation, records, checkpoint) timed from here: nmt.training.progress
         elapsed = ended - started
         dev_nll, dev_tokens = self.dev_perplexity()
         record = epoch_record(epoch, lr, state, dev_nll, dev_tokens, elapsed, guided=self.train_links is not None)
@@ -495,30 +538,38 @@ class TrainingRun:
         if "dev_bleu" in evaluation:
             record["dev_bleu"] = evaluation["dev_bleu"]
         self.curves.epoch(state["updates"], record)
-        write_metrics(self.out_dir / "metrics.jsonl", state["metrics"])
+        write_metrics(self.out_dir, state["metrics"])
         self.pace.ended_epoch(time.perf_counter() - ended)
         last = self.limit_reached() or not wants_epoch(epoch + 1, self.schedule, state["metrics"])
-        log(f"{stamp()} [{system}] epoch {epoch}: lr {lr:g}, "
+        log(
+            f"{stamp()} [{system}] epoch {epoch}: lr {lr:g}, "
             f"train ppl {record['train_ppl']:.2f}, dev ppl {record['dev_ppl']:.2f}, {rate(done, elapsed)}, "
             f"{record['tgt_tokens_per_s']:.0f} tgt tok/s; "
-            + ("left: none, the last epoch" if last else self.pace.left(epoch, done, len(batches), elapsed,
-                                                                          state["updates"])))
+            + (
+                "left: none, the last epoch"
+                if last
+                else self.pace.left(epoch, done, len(batches), elapsed, state["updates"])
+            )
+        )
         self.checkpoint(epoch + 1, 0)
         self.pace.ended_epoch(time.perf_counter() - ended)  # with the checkpoint, for the next epoch's lines
 
     def progress_line(self, epoch: int, done: int, batches: int, elapsed: float) -> str:
         """A line within an epoch (nmt.training.progress): its updates so far, running train perplexity, speed, time left."""
         state = self.state
-        return (f"{stamp()} [{self.system}] epoch {epoch} at {done:,}/{batches:,} updates: "
-                f"train ppl {perplexity(state['loss_sum'], state['tokens']):.2f}, {rate(done, elapsed)}; "
-                f"{self.pace.left(epoch, done, batches, elapsed, state['updates'])}")
+        return (
+            f"{stamp()} [{self.system}] epoch {epoch} at {done:,}/{batches:,} updates: "
+            f"train ppl {perplexity(state['loss_sum'], state['tokens']):.2f}, {rate(done, elapsed)}; "
+            f"{self.pace.left(epoch, done, batches, elapsed, state['updates'])}"
+        )
 
     def _train_batch(self, index: list[int], sums: Sums) -> None:
         """One update on the training pairs `index`, added to the epoch's sums and counts."""
         state, links = self.state, self.train_links
         pairs = [links[i] for i in index] if links is not None else None
-        batch = to_device(make_batch([self.train_src[i] for i in index], [self.train_tgt[i] for i in index], index,
-                                     pairs), self.dev)
+        batch = to_device(
+            make_batch([self.train_src[i] for i in index], [self.train_tgt[i] for i in index], index, pairs), self.dev
+        )
         loss, align = self.update(batch)
         sums.add(loss, align)
         state["updates"] += 1
@@ -532,14 +583,23 @@ class TrainingRun:
         if self.keep == "best" and best is not None:
             write_atomic(out_dir / FINAL, lambda handle: handle.write((out_dir / BEST).read_bytes()))
             by_bleu = f", dev BLEU {best['dev_bleu']:.2f}" if "dev_bleu" in best else ""
-            log(f"[{self.system}] model.pt: the best evaluation by {self.best_by}, epoch {best['epoch']}, "
-                f"{best['updates']} updates, dev ppl {best['dev_ppl']:.2f}{by_bleu}")
+            log(
+                f"[{self.system}] model.pt: the best evaluation by {self.best_by}, epoch {best['epoch']}, "
+                f"{best['updates']} updates, dev ppl {best['dev_ppl']:.2f}{by_bleu}"
+            )
             self.meta["kept"] = best
         else:
-            save_model(out_dir / FINAL, self.model, self.src_vocab, self.tgt_vocab, self.config, system=self.system,
-                       model_config=self.model_cfg)
+            save_model(
+                out_dir / FINAL,
+                self.model,
+                self.src_vocab,
+                self.tgt_vocab,
+                self.config,
+                system=self.system,
+                model_config=self.model_cfg,
+            )
         self.meta.update(wall_s=self.wall_s(), processes=self.processes_before + 1)  # model.pt written: the cost
-        self.meta[DIGEST_KEY] = metrics_digest(self.state["metrics"])  # what ties metrics.jsonl to this training
+        self.meta[DIGEST_KEY] = metrics_digest(self.state["metrics"])  # what ties the metrics file to this training
         self._write_meta()
         if self.curves.on:
             self.curves.finished(self.state["updates"], self.final_dev_bleu())
@@ -563,15 +623,15 @@ class TrainingRun:
         return bleu
 
 
-def guided_links(train: TrainSettings, data_dir: Path, train_src: list, train_tgt: list
-                 ) -> tuple[float, list | None]:
+def guided_links(train: TrainSettings, data_dir: Path, train_src: list, train_tgt: list) -> tuple[float, list | None]:
     """The guided-alignment loss weight and, when it is on, the links of every training pair."""
     weight = train.guided_weight
     if weight <= 0:
         return weight, None
     links_path = Path(train.guided_alignment["file"])
-    return weight, load_training_links(links_path if links_path.is_absolute() else data_dir / links_path,
-                                       train_src, train_tgt)
+    return weight, load_training_links(
+        links_path if links_path.is_absolute() else data_dir / links_path, train_src, train_tgt
+    )
 
 
 def better(entry: dict, best: dict | None, best_by: str | None) -> bool:
@@ -597,6 +657,7 @@ def dev_references(data_dir: Path, dev_tgt: list[list[int]], vocab: Vocab) -> li
 
 def settings_difference(theirs: dict, mine: dict, limit: int = 3) -> str:
     """The model and train settings in which two configs differ, as `key: theirs, here mine` (the first `limit`)."""
+
     def flat(config: dict) -> dict:
         out = {}
         for section, values in comparable_settings(config).items():
@@ -638,7 +699,7 @@ def other_training(out_dir: Path, config: dict, system: str) -> str | None:
 def clear_earlier_training(out_dir: Path, system: str, *, keep_model: bool) -> None:
     """Remove what an earlier training left beside the checkpoint of one starting afresh (its metrics, evaluations,
     best.pt, curves; model.pt too unless `keep_model`: it is this training's own, to be written again), so that a
-    training killed early never leaves its model.json beside another's files."""
+    training killed early never leaves its model info beside another's files."""
     removed = []
     for name in RUN_FILES:
         path = out_dir / name
@@ -653,8 +714,9 @@ def clear_earlier_training(out_dir: Path, system: str, *, keep_model: bool) -> N
         log(f"[{system}] starting afresh: removed the earlier training's {', '.join(removed)} from {out_dir}")
 
 
-def resumable_checkpoint(ckpt_path: Path, config: dict, system: str, data: dict, *, replace: bool = False
-                         ) -> dict | None:
+def resumable_checkpoint(
+    ckpt_path: Path, config: dict, system: str, data: dict, *, replace: bool = False
+) -> dict | None:
     """The checkpoint to resume from: None when there is none, or when it was written with other settings (then
     it is moved aside to checkpoint.pt.stale and training starts afresh). One trained on other prepared data
     (another fingerprint: another corpus, direction or vocabulary; a one-word slip of --data) is refused
@@ -667,10 +729,12 @@ def resumable_checkpoint(ckpt_path: Path, config: dict, system: str, data: dict,
     theirs = ckpt["state"].get("data")  # None: written before the data was recorded, which cannot be checked
     other_data = theirs is not None and theirs.get("fingerprint") != data["fingerprint"]
     if other_data and not replace:
-        raise OtherData(f"{ckpt_path}: trained on the data in {theirs.get('dir')} (fingerprint "
-                        f"{theirs.get('fingerprint')}), not on {data['dir']} ({data['fingerprint']}); resuming would "
-                        f"train one model on both: give the --data it was trained on, or --replace to train {system} "
-                        f"afresh here")
+        raise OtherData(
+            f"{ckpt_path}: trained on the data in {theirs.get('dir')} (fingerprint "
+            f"{theirs.get('fingerprint')}), not on {data['dir']} ({data['fingerprint']}); resuming would "
+            f"train one model on both: give the --data it was trained on, or --replace to train {system} "
+            f"afresh here"
+        )
     if not other_data and comparable_settings(ckpt["config"]) == comparable_settings(config):
         return ckpt
     stale = ckpt_path.with_name(CHECKPOINT + ".stale")
@@ -682,22 +746,29 @@ def resumable_checkpoint(ckpt_path: Path, config: dict, system: str, data: dict,
 
 def start_line(meta: dict, schedule: Schedule, update) -> str:
     """The log line a training starts with: the model's size, the schedule and how it computes."""
-    return (f"{meta['parameters']:,} parameters ({meta['trainable_parameters']:,} trained), "
-            f"{meta['train_sentences']:,} training pairs, {schedule.describe()}, device {meta['device']}, "
-            f"{torch.get_num_threads()} threads, engine {update.engine}, {'fp32' if update.dtype is None else 'bf16'}"
-            f"{', CUDA graphs' if update.graphs is not None else ''}"
-            f"{', MKL as on Intel (nmt.engine.mkl_on_amd)' if mkl_on_amd.active() else ''}")
+    return (
+        f"{meta['parameters']:,} parameters ({meta['trainable_parameters']:,} trained), "
+        f"{meta['train_sentences']:,} training pairs, {schedule.describe()}, device {meta['device']}, "
+        f"{torch.get_num_threads()} threads, engine {update.engine}, {'fp32' if update.dtype is None else 'bf16'}"
+        f"{', CUDA graphs' if update.graphs is not None else ''}"
+        f"{', MKL as on Intel (nmt.engine.mkl_on_amd)' if mkl_on_amd.active() else ''}"
+    )
 
 
-def epoch_record(epoch: int, lr: float, state: dict, dev_nll: float, dev_tokens: int, elapsed: float, *,
-                 guided: bool) -> dict:
-    """One line of metrics.jsonl: the epoch's training and dev losses and perplexities, and its speed."""
+def epoch_record(
+    epoch: int, lr: float, state: dict, dev_nll: float, dev_tokens: int, elapsed: float, *, guided: bool
+) -> dict:
+    """One line of the metrics file: the epoch's training and dev losses and perplexities, and its speed."""
     record = {
-        "epoch": epoch, "updates": state["updates"], "lr": lr,
+        "epoch": epoch,
+        "updates": state["updates"],
+        "lr": lr,
         "train_loss": state["loss_sum"] / max(state["tokens"], 1),
         "train_ppl": perplexity(state["loss_sum"], state["tokens"]),
-        "dev_loss": dev_nll / max(dev_tokens, 1), "dev_ppl": perplexity(dev_nll, dev_tokens),
-        "tgt_tokens_per_s": state["tokens"] / max(elapsed, 1e-9), "elapsed_s": elapsed,
+        "dev_loss": dev_nll / max(dev_tokens, 1),
+        "dev_ppl": perplexity(dev_nll, dev_tokens),
+        "tgt_tokens_per_s": state["tokens"] / max(elapsed, 1e-9),
+        "elapsed_s": elapsed,
     }
     if guided:
         record["train_align_loss"] = state["align_sum"] / max(state["sentences"], 1)
@@ -733,11 +804,3 @@ def to_device(batch, device: torch.device):
     on_device = pinned.to(device, non_blocking=True)
     on_device.src_len = pinned.src_len
     return on_device
-
-
-def write_metrics(path: Path, records: list[dict]) -> None:
-    """metrics.jsonl, plus the same records as metrics.csv beside it (DVC plots read CSV, not JSON lines)."""
-    write_text_atomic(path, "".join(json.dumps(r, sort_keys=True) + "\n" for r in records))
-    columns = sorted(records[0]) if records else []
-    rows = [",".join(columns)] + [",".join(repr(r[c]) for c in columns) for r in records]
-    write_text_atomic(path.with_suffix(".csv"), "\n".join(rows) + "\n")

@@ -1,13 +1,31 @@
-# Every step of the plan as one rule, whose jobs' inputs, commands, settings and priorities are their records
-# (nmt.pipeline.jobs: the same records dvc.yaml is written from). A rule adds only what is Snakemake's own: its
-# threads and the device option of the cluster resources it asks for, the log, the timing files. A step whose
-# jobs each write their own list of files (a corpus and its preparation: each task's corpus has its own splits)
-# has one rule per job, named STEP_TASK (Job.rule).
+# For Snakemake users: no rule here is written by hand for its step. Each rule is made from one step of
+# nmt.pipeline.jobs.STEPS (its name, its output, log and timing patterns from nmt/base/layout.py, whose fields are
+# the wildcards), and each of its jobs is a record that nmt.pipeline.jobs.build_jobs made from the preset's table,
+# figure and claims files (JOBS, built in workflow/rules/common.smk): its input and output files, its `nmt` commands,
+# the settings it reads (params.settings: a job reruns when they change) and its priority. A rule's input and params
+# functions look its job up by the wildcards (JOBS.find). To read them: `snakemake -n -p TARGET` prints a job's
+# commands, `snakemake --list-rules` the steps, `nmt COMMAND --help` what a command does; dvc.yaml holds the same
+# records as DVC stages.
+#
+# A rule adds only what is Snakemake's own: its threads and the device option of the cluster resources it asks for,
+# the log, the timing files. A step whose jobs each write their own list of files (a corpus and its preparation:
+# each task's corpus has its own splits) has one rule per job, named STEP_TASK (Job.rule).
 
 
 def job_value(step, attribute):
     """A rule's input function: its job's record's attribute (the job found by the rule's wildcards)."""
     return lambda wildcards: getattr(JOBS.find(step, wildcards), attribute)
+
+
+def inputs_of(job):
+    """A job's inputs, those it reads some keys of (a training's table file) as `ancient`: their time reruns
+    nothing, the settings param reruns it when its keys change (another row or system of the table: nothing)."""
+    return [ancient(path) if path in job.keyed_inputs else path for path in job.inputs]
+
+
+def job_inputs(step):
+    """A rule's input function: its job's inputs (inputs_of)."""
+    return lambda wildcards: inputs_of(JOBS.find(step, wildcards))
 
 
 def job_command(step):
@@ -35,7 +53,7 @@ for _step in nmtjobs.STEPS.values():
             name:
                 _step.name
             input:
-                job_value(_step.name, "inputs"),
+                job_inputs(_step.name),
             output:
                 **rule_outputs(_step),
             params:
@@ -60,7 +78,7 @@ for _step in nmtjobs.STEPS.values():
             name:
                 _step.name
             input:
-                job_value(_step.name, "inputs"),
+                job_inputs(_step.name),
             output:
                 **rule_outputs(_step),
             params:
@@ -86,7 +104,7 @@ for _step in nmtjobs.STEPS.values():
                 name:
                     _job.rule
                 input:
-                    _job.inputs,
+                    inputs_of(_job),
                 output:
                     _job.outputs,
                 params:

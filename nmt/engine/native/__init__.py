@@ -1,22 +1,8 @@
 """Small C kernels for the fast engine on a CPU, compiled at first use (kernels.c): the LSTM and GRU cell steps
 forward and backward, the soft monotonic attention recursion (Raffel et al.'s eq. 9), and the additive (concat,
 RNNsearch) attention energies and their backward pass.
+Details: docs/internals/engine.md."""
 
-Why: on a CPU the step-by-step decoders of the demo's and small preset's models are bound by the cost of launching
-many small torch operations per step (a few microseconds each), not by arithmetic. One LSTM cell step is seven
-operations forward and eleven backward in torch; here one call each.
-
-How: the C file is compiled with the system's C compiler (CC, else cc/gcc/clang; the same one Python's packages and
-eflomal's build use) into a shared library under the cache directory (NMT_CACHE_DIR, else $XDG_CACHE_HOME/nmt or
-~/.cache/nmt), keyed by the source, the flags, the compiler and the processor (built with -march=native: a library
-built on one node of a cluster is never loaded on another kind), and loaded with ctypes. Compiling takes a fraction of
-a second, once per machine; jobs starting together wait on one lock. A self-check against the torch formulas runs at
-load.
-
-Where it cannot be used (no compiler, a compile error, not a CPU tensor in fp32, NMT_NATIVE=0) the callers use the
-same formulas in torch operations (nmt/engine/lstm_cell.py), after one line on stderr saying why: the numbers agree to
-float rounding (tests compare both), only the speed differs.
-"""
 from __future__ import annotations
 
 import ctypes
@@ -39,19 +25,92 @@ _state: dict = {"lib": None, "tried": False, "reason": None, "loops": False}
 _i64, _ptr = ctypes.c_int64, ctypes.c_void_p
 _SIGNATURES = {
     "lstm_cell_forward": [_ptr, _i64, _ptr, _i64, _ptr, _i64, _ptr, _i64, _ptr, _i64, _i64, _i64],
-    "lstm_cell_backward": [_ptr, _i64, _ptr, _i64, _ptr, _i64, _ptr, _i64, _ptr, _i64, _ptr, _i64, _ptr, _i64,
-                           _ptr, _i64, _i64, _i64],
+    "lstm_cell_backward": [
+        _ptr,
+        _i64,
+        _ptr,
+        _i64,
+        _ptr,
+        _i64,
+        _ptr,
+        _i64,
+        _ptr,
+        _i64,
+        _ptr,
+        _i64,
+        _ptr,
+        _i64,
+        _ptr,
+        _i64,
+        _i64,
+        _i64,
+    ],
     "monotonic_forward": [_ptr, _ptr, _ptr, ctypes.c_float, _ptr, _ptr, _ptr, _ptr, _ptr, _i64, _i64],
     "monotonic_backward": [_ptr, _ptr, _ptr, ctypes.c_float, _ptr, _ptr, _ptr, _ptr, _ptr, _ptr, _i64, _i64],
     "gru_cell_forward": [_ptr, _i64, _ptr, _i64, _ptr, _i64, _ptr, _i64, _i64, _i64],
     "additive_energy_forward": [_ptr, _ptr, _i64, _ptr, _ptr, _ptr, _i64, _i64, _i64],
     "additive_energy_backward": [_ptr, _ptr, _ptr, _ptr, _ptr, _ptr, _i64, _i64, _i64],
-    "additive_attention_forward": [_ptr, _ptr, _i64, _ptr, _ptr, _ptr, _i64, _ptr, _ptr, _i64, _ptr, _i64,
-                                   _i64, _i64, _i64, _i64],
-    "additive_attention_backward": [_ptr, _i64, _ptr, _i64, _ptr, _ptr, _i64, _ptr, _ptr, _i64, _ptr, _ptr, _ptr,
-                                    _ptr, _i64, _ptr, _i64, _i64, _i64, _i64, _i64],
-    "gru_cell_backward": [_ptr, _i64, _ptr, _i64, _ptr, _i64, _ptr, _i64, _ptr, _i64, _ptr, _i64, _ptr, _i64, _ptr,
-                          _i64, _i64, _i64],
+    "additive_attention_forward": [
+        _ptr,
+        _ptr,
+        _i64,
+        _ptr,
+        _ptr,
+        _ptr,
+        _i64,
+        _ptr,
+        _ptr,
+        _i64,
+        _ptr,
+        _i64,
+        _i64,
+        _i64,
+        _i64,
+        _i64,
+    ],
+    "additive_attention_backward": [
+        _ptr,
+        _i64,
+        _ptr,
+        _i64,
+        _ptr,
+        _ptr,
+        _i64,
+        _ptr,
+        _ptr,
+        _i64,
+        _ptr,
+        _ptr,
+        _ptr,
+        _ptr,
+        _i64,
+        _ptr,
+        _i64,
+        _i64,
+        _i64,
+        _i64,
+        _i64,
+    ],
+    "gru_cell_backward": [
+        _ptr,
+        _i64,
+        _ptr,
+        _i64,
+        _ptr,
+        _i64,
+        _ptr,
+        _i64,
+        _ptr,
+        _i64,
+        _ptr,
+        _i64,
+        _ptr,
+        _i64,
+        _ptr,
+        _i64,
+        _i64,
+        _i64,
+    ],
     "set_sgemm": [_ptr],
     "blas_matmul": [_i64, _i64, _i64, _ptr, _ptr, _ptr],
     "lstm_layer_forward": [_ptr, _ptr, _ptr, _ptr, _ptr, _ptr, _ptr, _i64, _i64, _i64],
@@ -72,18 +131,24 @@ def _build(cc: str, target: Path) -> None:
             return
         lines = done.stderr.strip().splitlines()
         # the first "error:" line names the cause; the last one is often just "compilation terminated."
-        errors.append(next((line for line in lines if "error" in line), lines[-1] if lines else f"exit {done.returncode}"))
+        errors.append(
+            next((line for line in lines if "error" in line), lines[-1] if lines else f"exit {done.returncode}")
+        )
     version = compiler_version(cc)
-    raise RuntimeError(f"{cc} could not compile {SOURCE.name} ({errors[-1]}; compiler: "
-                       f"{version.splitlines()[0] if version else '?'})")
+    raise RuntimeError(
+        f"{cc} could not compile {SOURCE.name} ({errors[-1]}; compiler: {version.splitlines()[0] if version else '?'})"
+    )
 
 
 def _load() -> ctypes.CDLL:
     cc = compiler()
     if cc is None:
         raise RuntimeError("no C compiler found (set CC)")
-    target = cached_library("native", [SOURCE.read_text(), " ".join(FLAGS + ARCH_FLAGS), cc, compiler_version(cc),
-                                       processor()], lambda path: _build(cc, path))
+    target = cached_library(
+        "native",
+        [SOURCE.read_text(), " ".join(FLAGS + ARCH_FLAGS), cc, compiler_version(cc), processor()],
+        lambda path: _build(cc, path),
+    )
     lib = ctypes.CDLL(str(target))
     for name, argtypes in _SIGNATURES.items():
         function = getattr(lib, name)
@@ -112,8 +177,11 @@ def _load_checked() -> ctypes.CDLL | None:
         _state["lib"] = lib
     except Exception as err:  # any failure means the torch path, never a failed run
         _state["reason"] = str(err)
-        print(f"nmt: native CPU kernels unavailable ({err}); using torch operations instead (slower)",
-              file=sys.stderr, flush=True)
+        print(
+            f"nmt: native CPU kernels unavailable ({err}); using torch operations instead (slower)",
+            file=sys.stderr,
+            flush=True,
+        )
         return None
     _state["loops"] = os.environ.get("NMT_NATIVE_LOOPS", "1") != "0" and _connect_blas(lib)
     return _state["lib"]
@@ -174,18 +242,44 @@ def _ptr_of(x: torch.Tensor | None) -> int | None:
 
 def lstm_cell_forward(lib, gates, c_prev, cell_out, tanh_out, h_out) -> None:
     B, H = c_prev.shape
-    lib.lstm_cell_forward(gates.data_ptr(), gates.stride(0), c_prev.data_ptr(), c_prev.stride(0),
-                          cell_out.data_ptr(), cell_out.stride(0), _ptr_of(tanh_out),
-                          0 if tanh_out is None else tanh_out.stride(0), h_out.data_ptr(), h_out.stride(0), B, H)
+    lib.lstm_cell_forward(
+        gates.data_ptr(),
+        gates.stride(0),
+        c_prev.data_ptr(),
+        c_prev.stride(0),
+        cell_out.data_ptr(),
+        cell_out.stride(0),
+        _ptr_of(tanh_out),
+        0 if tanh_out is None else tanh_out.stride(0),
+        h_out.data_ptr(),
+        h_out.stride(0),
+        B,
+        H,
+    )
 
 
 def lstm_cell_backward(lib, d_h1, d_h2, d_c, act, c_prev, tanh_c, d_gates, mask=None) -> None:
     B, H = c_prev.shape
-    lib.lstm_cell_backward(d_h1.data_ptr(), d_h1.stride(0), _ptr_of(mask), 0 if mask is None else mask.stride(0),
-                           _ptr_of(d_h2), 0 if d_h2 is None else d_h2.stride(0),
-                           d_c.data_ptr(), d_c.stride(0), act.data_ptr(), act.stride(0), c_prev.data_ptr(),
-                           c_prev.stride(0), tanh_c.data_ptr(), tanh_c.stride(0), d_gates.data_ptr(),
-                           d_gates.stride(0), B, H)
+    lib.lstm_cell_backward(
+        d_h1.data_ptr(),
+        d_h1.stride(0),
+        _ptr_of(mask),
+        0 if mask is None else mask.stride(0),
+        _ptr_of(d_h2),
+        0 if d_h2 is None else d_h2.stride(0),
+        d_c.data_ptr(),
+        d_c.stride(0),
+        act.data_ptr(),
+        act.stride(0),
+        c_prev.data_ptr(),
+        c_prev.stride(0),
+        tanh_c.data_ptr(),
+        tanh_c.stride(0),
+        d_gates.data_ptr(),
+        d_gates.stride(0),
+        B,
+        H,
+    )
 
 
 def step_rows(active: list, batch: int) -> tuple[torch.Tensor, torch.Tensor]:
@@ -199,16 +293,39 @@ def step_rows(active: list, batch: int) -> tuple[torch.Tensor, torch.Tensor]:
 def lstm_layer_forward(lib, acts, W_hh_t, states, cells, tanhs, starts, stops) -> None:
     """One LSTM layer over all steps (kernels.c); every tensor contiguous."""
     S, B, G = acts.shape
-    lib.lstm_layer_forward(acts.data_ptr(), W_hh_t.data_ptr(), states.data_ptr(), cells.data_ptr(), _ptr_of(tanhs),
-                           starts.data_ptr(), stops.data_ptr(), S, B, G // 4)
+    lib.lstm_layer_forward(
+        acts.data_ptr(),
+        W_hh_t.data_ptr(),
+        states.data_ptr(),
+        cells.data_ptr(),
+        _ptr_of(tanhs),
+        starts.data_ptr(),
+        stops.data_ptr(),
+        S,
+        B,
+        G // 4,
+    )
 
 
 def lstm_layer_backward(lib, d_out, mask, d_h, d_c, acts, cells, tanhs, d_gates, W_hh, starts, stops) -> None:
     """Its backward pass (kernels.c); every tensor contiguous."""
     S, B, G = acts.shape
-    lib.lstm_layer_backward(d_out.data_ptr(), _ptr_of(mask), d_h.data_ptr(), d_c.data_ptr(), acts.data_ptr(),
-                            cells.data_ptr(), tanhs.data_ptr(), d_gates.data_ptr(), W_hh.data_ptr(), starts.data_ptr(),
-                            stops.data_ptr(), S, B, G // 4)
+    lib.lstm_layer_backward(
+        d_out.data_ptr(),
+        _ptr_of(mask),
+        d_h.data_ptr(),
+        d_c.data_ptr(),
+        acts.data_ptr(),
+        cells.data_ptr(),
+        tanhs.data_ptr(),
+        d_gates.data_ptr(),
+        W_hh.data_ptr(),
+        starts.data_ptr(),
+        stops.data_ptr(),
+        S,
+        B,
+        G // 4,
+    )
 
 
 def address_table(tensors: list) -> torch.Tensor:
@@ -221,8 +338,19 @@ def monotonic_forward(lib, energies, present, prev, eps: float):
     """Soft monotonic attention's step (kernels.c): (sig, p, cp, cs, alpha), each [B, S]; inputs contiguous."""
     B, S = energies.shape
     sig, p, cp, cs, alpha = (torch.empty(B, S) for _ in range(5))
-    lib.monotonic_forward(energies.data_ptr(), present.data_ptr(), prev.data_ptr(), eps, sig.data_ptr(),
-                          p.data_ptr(), cp.data_ptr(), cs.data_ptr(), alpha.data_ptr(), B, S)
+    lib.monotonic_forward(
+        energies.data_ptr(),
+        present.data_ptr(),
+        prev.data_ptr(),
+        eps,
+        sig.data_ptr(),
+        p.data_ptr(),
+        cp.data_ptr(),
+        cs.data_ptr(),
+        alpha.data_ptr(),
+        B,
+        S,
+    )
     return sig, p, cp, cs, alpha
 
 
@@ -230,31 +358,70 @@ def monotonic_backward(lib, d_alpha, present, prev, eps: float, sig, p, cp, cs):
     """Its backward (kernels.c): (d energies, d prev), each [B, S]."""
     B, S = d_alpha.shape
     d_energies, d_prev = torch.empty(B, S), torch.empty(B, S)
-    lib.monotonic_backward(d_alpha.data_ptr(), present.data_ptr(), prev.data_ptr(), eps, sig.data_ptr(),
-                           p.data_ptr(), cp.data_ptr(), cs.data_ptr(), d_energies.data_ptr(), d_prev.data_ptr(), B, S)
+    lib.monotonic_backward(
+        d_alpha.data_ptr(),
+        present.data_ptr(),
+        prev.data_ptr(),
+        eps,
+        sig.data_ptr(),
+        p.data_ptr(),
+        cp.data_ptr(),
+        cs.data_ptr(),
+        d_energies.data_ptr(),
+        d_prev.data_ptr(),
+        B,
+        S,
+    )
     return d_energies, d_prev
 
 
 def gru_cell_forward(lib, gi, gh, h_prev, h_out) -> None:
     B, H = h_prev.shape
-    lib.gru_cell_forward(gi.data_ptr(), gi.stride(0), gh.data_ptr(), gh.stride(0), h_prev.data_ptr(), h_prev.stride(0),
-                         h_out.data_ptr(), h_out.stride(0), B, H)
+    lib.gru_cell_forward(
+        gi.data_ptr(),
+        gi.stride(0),
+        gh.data_ptr(),
+        gh.stride(0),
+        h_prev.data_ptr(),
+        h_prev.stride(0),
+        h_out.data_ptr(),
+        h_out.stride(0),
+        B,
+        H,
+    )
 
 
 def gru_cell_backward(lib, d_h1, d_h2, act, gh, h_prev, d_gi, d_gh, d_hprev) -> None:
     B, H = h_prev.shape
-    lib.gru_cell_backward(d_h1.data_ptr(), d_h1.stride(0), _ptr_of(d_h2), 0 if d_h2 is None else d_h2.stride(0),
-                          act.data_ptr(), act.stride(0), gh.data_ptr(), gh.stride(0), h_prev.data_ptr(),
-                          h_prev.stride(0), d_gi.data_ptr(), d_gi.stride(0), d_gh.data_ptr(), d_gh.stride(0),
-                          d_hprev.data_ptr(), d_hprev.stride(0), B, H)
+    lib.gru_cell_backward(
+        d_h1.data_ptr(),
+        d_h1.stride(0),
+        _ptr_of(d_h2),
+        0 if d_h2 is None else d_h2.stride(0),
+        act.data_ptr(),
+        act.stride(0),
+        gh.data_ptr(),
+        gh.stride(0),
+        h_prev.data_ptr(),
+        h_prev.stride(0),
+        d_gi.data_ptr(),
+        d_gi.stride(0),
+        d_gh.data_ptr(),
+        d_gh.stride(0),
+        d_hprev.data_ptr(),
+        d_hprev.stride(0),
+        B,
+        H,
+    )
 
 
 def additive_energy_forward(lib, keys, q, v):
     """(z [B, S, A], e [B, S]): z_s = tanh(keys_s + q), e_s = v . z_s (kernels.c); keys and v contiguous."""
     B, S, A = keys.shape
     z, e = torch.empty(B, S, A), torch.empty(B, S)
-    lib.additive_energy_forward(keys.data_ptr(), q.data_ptr(), q.stride(0), v.data_ptr(), z.data_ptr(), e.data_ptr(),
-                                B, S, A)
+    lib.additive_energy_forward(
+        keys.data_ptr(), q.data_ptr(), q.stride(0), v.data_ptr(), z.data_ptr(), e.data_ptr(), B, S, A
+    )
     return z, e
 
 
@@ -262,8 +429,9 @@ def additive_energy_backward(lib, d_e, z, v, d_keys, d_v):
     """Its backward: adds into d_keys [B, S, A] and d_v [A]; returns d q [B, A]. d_e contiguous."""
     B, S, A = z.shape
     d_q = torch.empty(B, A)
-    lib.additive_energy_backward(d_e.data_ptr(), z.data_ptr(), v.data_ptr(), d_keys.data_ptr(), d_v.data_ptr(),
-                                 d_q.data_ptr(), B, S, A)
+    lib.additive_energy_backward(
+        d_e.data_ptr(), z.data_ptr(), v.data_ptr(), d_keys.data_ptr(), d_v.data_ptr(), d_q.data_ptr(), B, S, A
+    )
     return d_q
 
 
@@ -273,9 +441,24 @@ def additive_attention_forward(lib, keys, q, v, present, noise, memory):
     B, S, A = keys.shape
     C = memory.size(-1)
     alpha, context = torch.empty(B, S), torch.empty(B, C)
-    lib.additive_attention_forward(keys.data_ptr(), q.data_ptr(), q.stride(0), v.data_ptr(), present.data_ptr(),
-                                   _ptr_of(noise), 0 if noise is None else noise.stride(0), memory.data_ptr(),
-                                   alpha.data_ptr(), S, context.data_ptr(), C, B, S, A, C)
+    lib.additive_attention_forward(
+        keys.data_ptr(),
+        q.data_ptr(),
+        q.stride(0),
+        v.data_ptr(),
+        present.data_ptr(),
+        _ptr_of(noise),
+        0 if noise is None else noise.stride(0),
+        memory.data_ptr(),
+        alpha.data_ptr(),
+        S,
+        context.data_ptr(),
+        C,
+        B,
+        S,
+        A,
+        C,
+    )
     return alpha, context
 
 
@@ -284,10 +467,29 @@ def additive_attention_backward(lib, d_context, d_alpha, memory, alpha, keys, q,
     B, S, A = keys.shape
     C = memory.size(-1)
     d_q, d_e = torch.empty(B, A), torch.empty(B, S)
-    lib.additive_attention_backward(d_context.data_ptr(), d_context.stride(0), _ptr_of(d_alpha),
-                                    0 if d_alpha is None else d_alpha.stride(0), memory.data_ptr(), alpha.data_ptr(),
-                                    alpha.stride(0), keys.data_ptr(), q.data_ptr(), q.stride(0), v.data_ptr(),
-                                    d_keys.data_ptr(), d_v.data_ptr(), d_q.data_ptr(), A, d_e.data_ptr(), S, B, S, A, C)
+    lib.additive_attention_backward(
+        d_context.data_ptr(),
+        d_context.stride(0),
+        _ptr_of(d_alpha),
+        0 if d_alpha is None else d_alpha.stride(0),
+        memory.data_ptr(),
+        alpha.data_ptr(),
+        alpha.stride(0),
+        keys.data_ptr(),
+        q.data_ptr(),
+        q.stride(0),
+        v.data_ptr(),
+        d_keys.data_ptr(),
+        d_v.data_ptr(),
+        d_q.data_ptr(),
+        A,
+        d_e.data_ptr(),
+        S,
+        B,
+        S,
+        A,
+        C,
+    )
     return d_q, d_e
 
 
@@ -308,9 +510,14 @@ def _self_check(lib) -> None:
     d_gates, d_c_prev = torch.empty(B, 4 * H), d_c.clone()
     lstm_cell_backward(lib, d_h, None, d_c_prev, act, c_prev, tanh_c, d_gates)
     dc = d_c + d_h * o * (1 - ref_c.tanh() ** 2)
-    ref_dg = torch.cat([dc * g * i * (1 - i), dc * c_prev * f * (1 - f), dc * i * (1 - g * g),
-                        d_h * ref_c.tanh() * o * (1 - o)], 1)
-    for name, mine, ref in (("c", cell, ref_c), ("h", h, ref_h), ("d gates", d_gates, ref_dg),
-                            ("d c", d_c_prev, dc * f)):
+    ref_dg = torch.cat(
+        [dc * g * i * (1 - i), dc * c_prev * f * (1 - f), dc * i * (1 - g * g), d_h * ref_c.tanh() * o * (1 - o)], 1
+    )
+    for name, mine, ref in (
+        ("c", cell, ref_c),
+        ("h", h, ref_h),
+        ("d gates", d_gates, ref_dg),
+        ("d c", d_c_prev, dc * f),
+    ):
         if not torch.allclose(mine, ref, atol=1e-5, rtol=1e-4):
             raise RuntimeError(f"self-check failed: {name} differs from torch's by {(mine - ref).abs().max():.3g}")
