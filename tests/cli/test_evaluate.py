@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 from sacrebleu.metrics import BLEU
 
+from nmt.base.atomic import write_json_atomic
 from nmt.data.text import CorpusError, read_lines, write_lines_atomic
 from nmt.data.tokenize import detokenize
 from nmt.scoring.bleu import (
@@ -21,7 +22,6 @@ from nmt.scoring.bleu import (
     bleu_tokenized,
     evaluate_files,
     is_lowercased,
-    write_json_atomic,
 )
 
 import required
