@@ -208,8 +208,7 @@ def test_a_new_train_key_declared_in_its_class_reaches_config_the_job_record_and
     assert anchor in text
     sections.write_text(text.replace(anchor, anchor + NEW_KEY))
     params = (scratch / "params.yaml").read_text()
-    anchor = "  clip_norm: 5.0\n"
-    assert anchor in params
+    anchor = next(line for line in params.splitlines(keepends=True) if line.startswith("  clip_norm: 5.0"))
     (scratch / "params.yaml").write_text(params.replace(anchor, anchor + "  label_smoothing: 0.0\n"))
     env = {**os.environ, "PYTHONPATH": str(scratch)}
     shown = subprocess.run(
