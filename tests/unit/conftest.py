@@ -1,7 +1,7 @@
 """The unit tier runs in this process: a test here that starts a process fails (such tests belong in tests/cli).
 
 What a report says of the machine and the code (nmt.base.environment: the git commit, the GPU driver) comes from
-commands; they run once, here, before any test, and the tests read their answers."""
+commands; nmt.base.environment's own probes run once, here, before any test, and the tests read their answers."""
 
 import subprocess
 
@@ -9,18 +9,24 @@ import pytest
 
 from nmt.base import environment
 
-_PROBES = [
-    (["git", "ls-files", "--error-unmatch", "--", "__init__.py"], environment.CODE_DIR),
-    (["git", "rev-parse", "HEAD"], environment.CODE_DIR),
-    (["git", "rev-parse", "--short", "HEAD"], environment.CODE_DIR),
-    (["git", "--no-optional-locks", "status", "--porcelain", "--untracked-files=no"], environment.CODE_DIR),
-    (["nvidia-smi", "--query-gpu=driver_version", "--format=csv,noheader"], None),
-]
-_ANSWERS = {(tuple(command), cwd): environment._run(command, cwd) for command, cwd in _PROBES}
+_ANSWERS: dict[tuple, str | None] = {}
+
+
+def _recorded(command: list[str], cwd=None) -> str | None:
+    answer = _ANSWERS[(tuple(command), cwd)] = _run(command, cwd)
+    return answer
+
+
+_run, environment._run = environment._run, _recorded
+try:
+    environment.describe()
+    environment.git_commit(short=True)
+finally:
+    environment._run = _run
 
 
 def _answer(command: list[str], cwd=None) -> str | None:
-    return _ANSWERS.get((tuple(command), cwd))  # another command: as if its tool were missing
+    return _ANSWERS.get((tuple(command), cwd))  # a command no probe ran: as if its tool were missing
 
 
 @pytest.fixture(autouse=True)
