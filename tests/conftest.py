@@ -120,6 +120,8 @@ def pytest_collection_finish(session):
 
 def pytest_sessionfinish(session):
     kept = _RUNS.stop(keep=session.testsfailed > 0)
+    if _RUNS.pipelines:  # what the suite's wall time is made of, in CI's log
+        print("\nend-to-end runs: " + ", ".join(f"{p.name} {p.seconds:.0f} s" for p in _RUNS.pipelines.values()))
     if kept:
         print(f"\n{kept}")
 

@@ -29,12 +29,12 @@ PRESET = "tiny"
 LOCAL_SLURM = ROOT / "tests" / "cluster" / "local_slurm.sh"
 
 
-# The tables the DVC and cluster runs make: a part of the preset's DAG that has every kind of job but the decoding
-# of an ensemble (training Luong-style and RNNsearch models from scratch, from another system's model and guided by
-# aligners' or a model's links; beam, greedy and hard-monotonic decoding; unk replacement, scoring, eflomal,
+# The tables the DVC, cluster and interrupted runs make: a part of the preset's DAG that has every kind of job but the
+# decoding of an ensemble (training Luong-style and RNNsearch models from scratch, from another system's model and
+# guided by aligners' or a model's links; beam, greedy and hard-monotonic decoding; unk replacement, scoring, eflomal,
 # alignment extraction, merging and scoring, heat maps, both benchmarks, the report and its claims) and half of its
-# jobs: what those two runs check is their engine, and each job costs them most in starting processes (the cluster
-# run starts Snakemake itself twice per job). The full DAG runs in the Snakemake run on one machine, and both
+# jobs: what those runs check is their engine or its resumption, and each job costs them most in starting processes
+# (the cluster run starts Snakemake itself twice per job). The full DAG runs in the Snakemake run on one machine, and both
 # engines' plans of the full DAG are compared job by job in tests/pipeline/test_workflow.py.
 PART = {
     "tables": [
@@ -72,6 +72,20 @@ def run(cmd, cwd, timeout=900, env=None) -> subprocess.CompletedProcess:
         f"{' '.join(map(str, cmd))} failed:\n{result.stdout[-3000:]}\n{result.stderr[-5000:]}"
     )
     return result
+
+
+def jobs_of(dry_run: str) -> set[tuple[str, str | None]]:
+    """(rule, system wildcard) of every job a Snakemake run or dry run printed."""
+    jobs, rule, system = set(), None, None
+    for line in [*dry_run.splitlines(), "rule end:"]:
+        started = re.match(r"(?:local)?rule (\w+):$", line)
+        if started:
+            if rule:
+                jobs.add((rule, system))
+            rule, system = started.group(1), None
+        elif rule and re.match(r"\s+wildcards: .*\bsystem=[\w-]+", line):
+            system = re.search(r"\bsystem=([\w-]+)", line).group(1)
+    return jobs
 
 
 @dataclass
@@ -141,15 +155,16 @@ def snakemake_pipeline(workdir: Path, nice: int = 0) -> Pipeline:
 
 
 def interrupted_pipeline(workdir: Path, nice: int = 0) -> Pipeline:
-    """The tiny DAG stopped twice as a user or a machine stops it, each time run again with the same command: Ctrl-C
-    (SIGINT to Snakemake and its jobs), then SIGKILL to all of them (a lost node), then to the end."""
-    scratch_copy(workdir)
+    """PART of the tiny DAG (70 jobs) stopped twice as a user or a machine stops it, each time run again with the same
+    command: Ctrl-C (SIGINT to Snakemake and its jobs) after 20 steps, then SIGKILL to all of them (a lost node) after
+    20 more, then to the end."""
+    scratch_copy(workdir, part=True)
     interrupt = [sys.executable, str(ROOT / "tests" / "interrupt.py")]
     run_all = ["snakemake", "--cores", "2"]
     return Pipeline(
         "interrupted",
         workdir,
-        [[*interrupt, "SIGINT", "25", *run_all], [*interrupt, "SIGKILL", "40", *run_all], run_all],
+        [[*interrupt, "SIGINT", "20", *run_all], [*interrupt, "SIGKILL", "20", *run_all], run_all],
         nice=nice,
     )
 

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import sys
 from contextlib import contextmanager
 from pathlib import Path
@@ -17,7 +16,7 @@ import yaml
 
 from nmt.pipeline.dvc_yaml import read_stages
 
-from pipelines import run
+from pipelines import jobs_of, run
 
 pytestmark = pytest.mark.e2e
 
@@ -55,19 +54,6 @@ def edited(workdir: Path, change, regenerate: bool = False):
 def planned(workdir: Path) -> set[tuple[str, str | None]]:
     """(rule, system wildcard) of every job Snakemake's dry run would run."""
     return jobs_of(run(["snakemake", "-n", "--cores", "1"], workdir, timeout=300).stdout)
-
-
-def jobs_of(dry_run: str) -> set[tuple[str, str | None]]:
-    jobs, rule, system = set(), None, None
-    for line in [*dry_run.splitlines(), "rule end:"]:
-        started = re.match(r"(?:local)?rule (\w+):$", line)
-        if started:
-            if rule:
-                jobs.add((rule, system))
-            rule, system = started.group(1), None
-        elif rule and re.match(r"\s+wildcards: .*\bsystem=[\w-]+", line):
-            system = re.search(r"\bsystem=([\w-]+)", line).group(1)
-    return jobs
 
 
 @pytest.mark.pipeline("snakemake")

@@ -1,18 +1,19 @@
-"""Malformed files through the command line (issue 48, "one reader per file format"): every YAML, JSON, JSON Lines
-and text file a command reads goes through nmt.base.files, so that a file that is not what its format says (invalid
-UTF-8, bad syntax, a key given twice, an empty file, a value of the wrong type) is one line on stderr naming the file
-and the line or key ("nmt: error: ..."), exit status 2, no traceback, and nothing the command wrote before is
-overwritten. The cases of tests/cli/test_bad_inputs.py are bad arguments and corpora; these are bad files."""
+"""Malformed files through the command line's entry (nmt.cli.main, in this process: the same parsing and error
+handling as the `nmt` command, without an interpreter's start per case): every YAML, JSON, JSON Lines and text file a
+command reads goes through nmt.base.files, so that a file that is not what its format says (invalid UTF-8, bad
+syntax, a key given twice, an empty file, a value of the wrong type) is one line on stderr naming the file and the
+line or key ("nmt: error: ..."), exit status 2, no traceback, and nothing the command wrote before is overwritten.
+The cases of tests/cli/test_bad_inputs.py are bad arguments and corpora; these are bad files."""
 
 import json
 import shutil
-import subprocess
-import sys
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 import yaml
 
+from nmt.cli import main
 from nmt.data.vocab import SPECIALS
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -33,17 +34,32 @@ REPORT = [
 OLD_REPORT = {"index.html": "<p>a good report</p>\n", "claims.json": '{"claims": []}\n', "summary.json": "{}\n"}
 
 
-def nmt(argv: list[str], d: Path) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [sys.executable, "-m", "nmt.cli", *[a.format(d=d) for a in argv]], capture_output=True, text=True, cwd=d
-    )
+@dataclass
+class Done:
+    returncode: int
+    stdout: str
+    stderr: str
+
+
+@pytest.fixture
+def nmt(capsys, monkeypatch):
+    """`nmt ARGV` run in directory d ({d} in an argument is d), as the command line runs it."""
+
+    def run(argv: list[str], d: Path) -> Done:
+        monkeypatch.chdir(d)
+        capsys.readouterr()
+        code = main([a.format(d=d) for a in argv])
+        out, err = capsys.readouterr()
+        return Done(code, out, err)
+
+    return run
 
 
 def snapshot(directory: Path) -> dict[str, bytes]:
     return {str(p.relative_to(directory)): p.read_bytes() for p in sorted(directory.rglob("*")) if p.is_file()}
 
 
-def assert_one_line(done: subprocess.CompletedProcess, expected: str) -> str:
+def assert_one_line(done: Done, expected: str) -> str:
     lines = done.stderr.strip().splitlines()
     assert done.returncode == 2 and len(lines) == 1 and "Traceback" not in done.stderr, done.stderr
     assert lines[0].startswith("nmt: error: ") and expected in lines[0], lines[0]
@@ -69,7 +85,7 @@ def lines_of(path: Path) -> int:
     return path.read_bytes().count(b"\n")
 
 
-def test_one_invalid_utf8_byte_in_params_yaml(params):
+def test_one_invalid_utf8_byte_in_params_yaml(nmt, params):
     line = lines_of(params) + 1
     with open(params, "ab") as handle:
         handle.write(b'description: "caf\xe9"\n')
@@ -92,7 +108,7 @@ def test_one_invalid_utf8_byte_in_params_yaml(params):
         ),
     ],
 )
-def test_a_bad_preset_file_is_one_line(params, content, expected):
+def test_a_bad_preset_file_is_one_line(nmt, params, content, expected):
     preset = params.parent / "presets" / "bad.yaml"
     preset.write_bytes(content)
     done = nmt(["config", "--params", str(params), "--preset", "bad"], params.parent)
@@ -100,7 +116,7 @@ def test_a_bad_preset_file_is_one_line(params, content, expected):
     assert done.stdout == ""
 
 
-def test_a_key_given_twice_in_params_yaml(params):
+def test_a_key_given_twice_in_params_yaml(nmt, params):
     first = next(n for n, line in enumerate(params.read_text().splitlines(), start=1) if line.startswith("preset:"))
     line = lines_of(params) + 1
     with open(params, "a", encoding="utf-8") as handle:
@@ -109,7 +125,7 @@ def test_a_key_given_twice_in_params_yaml(params):
     assert_one_line(done, f"{params}:{line}:1: duplicate key 'preset' (first on line {first})")
 
 
-def test_an_empty_params_yaml(params):
+def test_an_empty_params_yaml(nmt, params):
     params.write_bytes(b"")
     assert_one_line(
         nmt(["config", "--params", str(params), "--preset", "tiny"], params.parent),
@@ -118,7 +134,7 @@ def test_an_empty_params_yaml(params):
 
 
 # -- table, figure and claims files -------------------------------------------------------------------------------
-def test_a_table_file_with_a_key_given_twice(params):
+def test_a_table_file_with_a_key_given_twice(nmt, params):
     table = params.parent / "table.yaml"
     text = (ROOT / "workflow/tables/luong2015_table1.yaml").read_text(encoding="utf-8")
     table.write_text(text + "testset: test\n", encoding="utf-8")
@@ -153,7 +169,7 @@ def test_a_table_file_with_a_key_given_twice(params):
         ("figures", b"id: x\npaper: \xff\n", ":2: invalid UTF-8 (byte 0xff at column 8"),
     ],
 )
-def test_a_bad_claims_or_figure_file_is_one_line_and_the_report_stays(params, key, content, expected):
+def test_a_bad_claims_or_figure_file_is_one_line_and_the_report_stays(nmt, params, key, content, expected):
     bad = params.parent / f"bad_{key}.yaml"
     bad.write_bytes(content)
     data = yaml.safe_load(params.read_text())
@@ -325,7 +341,7 @@ REPORT_CASES = {
 
 
 @pytest.mark.parametrize("case", sorted(REPORT_CASES))
-def test_a_malformed_file_the_report_reads_is_one_line_and_the_report_stays(tmp_path, case):
+def test_a_malformed_file_the_report_reads_is_one_line_and_the_report_stays(nmt, tmp_path, case):
     relative, content, expected = REPORT_CASES[case]
     (tmp_path / relative).parent.mkdir(parents=True)
     (tmp_path / relative).write_bytes(content)
@@ -334,7 +350,7 @@ def test_a_malformed_file_the_report_reads_is_one_line_and_the_report_stays(tmp_
     assert snapshot(tmp_path / "out") == old
 
 
-def test_a_malformed_attention_benchmark_is_one_line(tmp_path):
+def test_a_malformed_attention_benchmark_is_one_line(nmt, tmp_path):
     bench = tmp_path / "results" / "benchmarks" / "attention.json"
     bench.parent.mkdir(parents=True)
     bench.write_text('{"rows": [], "speedups": []}')
@@ -382,7 +398,7 @@ ESTIMATE_CASES = {
 
 
 @pytest.mark.parametrize("case", sorted(ESTIMATE_CASES))
-def test_a_malformed_file_nmt_estimate_reads_is_one_line(tmp_path, case):
+def test_a_malformed_file_nmt_estimate_reads_is_one_line(nmt, tmp_path, case):
     which, content, expected = ESTIMATE_CASES[case]
     files = {"throughput": tmp_path / "throughput.json", "claims": tmp_path / "claims.json"}
     files["throughput"].write_text(json.dumps(THROUGHPUT))
@@ -411,7 +427,7 @@ def test_a_malformed_file_nmt_estimate_reads_is_one_line(tmp_path, case):
     assert done.stdout == "" and (tmp_path / "estimate.json").read_text() == '{"earlier": true}\n'
 
 
-def test_a_malformed_prep_json_nmt_estimate_reads_is_one_line(tmp_path):
+def test_a_malformed_prep_json_nmt_estimate_reads_is_one_line(nmt, tmp_path):
     prep = tmp_path / "data" / "en-de" / "prepared" / "prep.json"
     prep.parent.mkdir(parents=True)
     prep.write_text(json.dumps({"splits": {"train": {"sentences": 10}}, "src_vocab": 20, "tgt_vocab": 20}))
@@ -466,7 +482,7 @@ EVALUATE = [
         ["--positions", "{d}/hyp", "--src", "{d}/ref", "--unk-dict", "{d}/dict", "--unk-out", "{d}/unk"],
     ],
 )
-def test_nmt_evaluate_on_empty_hypothesis_and_reference_is_one_line(tmp_path, more):
+def test_nmt_evaluate_on_empty_hypothesis_and_reference_is_one_line(nmt, tmp_path, more):
     for name in ("hyp", "ref", "dict"):
         (tmp_path / name).write_bytes(b"")
     assert_one_line(
@@ -475,7 +491,7 @@ def test_nmt_evaluate_on_empty_hypothesis_and_reference_is_one_line(tmp_path, mo
     assert not (tmp_path / "scores.json").exists() and not (tmp_path / "unk").exists()
 
 
-def test_a_vocabulary_with_invalid_utf8_is_one_line(tmp_path):
+def test_a_vocabulary_with_invalid_utf8_is_one_line(nmt, tmp_path):
     prepared = tmp_path / "prepared"
     prepared.mkdir()
     (prepared / "vocab.src").write_bytes("\n".join(SPECIALS).encode() + b"\nhaus\nstra\xdfe\n")
