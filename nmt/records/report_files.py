@@ -19,7 +19,10 @@ CLAIMS_TEMPLATE, SUMMARY_TEMPLATE = layout.REPORT_CLAIMS, layout.REPORT_SUMMARY
 CLAIMS_NAME, SUMMARY_NAME = PurePosixPath(CLAIMS_TEMPLATE).name, PurePosixPath(SUMMARY_TEMPLATE).name
 
 _NUMBER = {"type": ["number", "null"]}
-# What `nmt compare` reads of a report's summary and claims file (the rest of each is the report's own business).
+# What `nmt compare` and `nmt estimate --claims` read of a report's summary and claims file (the rest of each is the
+# report's own business). Of a claim, compare reads the verdict and its interval; estimate (nmt.report.claims.claims_json)
+# the seeds that would decide it (with their range from the seed variance's uncertainty, or the assumed spread between
+# seeds it was projected from where the claim rests on a single run), the trainings it rests on and their runs.
 SUMMARY_SCHEMA = {"type": "object", "additionalProperties": {"type": "object"}}
 CLAIMS_SCHEMA = {
     "type": "object",
@@ -46,6 +49,23 @@ CLAIMS_SCHEMA = {
                             "properties": {"ours_delta": _NUMBER, "ci_low": _NUMBER, "ci_high": _NUMBER},
                         },
                     },
+                    "seeds_needed": {"type": ["integer", "null"], "minimum": 1},
+                    "seeds_needed_range": {
+                        "type": ["array", "null"],
+                        "minItems": 2,
+                        "maxItems": 2,
+                        "items": {"type": ["integer", "null"], "minimum": 1},
+                    },
+                    "assumed_seed_ratio": {"type": ["number", "null"], "minimum": 0},
+                    "trained": {
+                        "type": ["array", "null"],
+                        "items": {
+                            "type": "object",
+                            "required": ["pair", "system"],
+                            "properties": {"pair": {"type": "string"}, "system": {"type": "string"}},
+                        },
+                    },
+                    "n_runs": {"type": ["object", "null"], "additionalProperties": {"type": "integer", "minimum": 1}},
                 },
             },
         },
@@ -76,43 +96,8 @@ CLAIMS_SCHEMA = {
         },
     },
 }
-#: What `nmt estimate --claims` takes of a claims file (nmt.report.claims.claims_json): each claim's id, the seeds
-#: that would decide it (with their range from the seed variance's uncertainty, or the assumed spread between seeds it
-#: was projected from where the claim rests on a single run), the trainings it rests on and how many runs each had.
-ESTIMATE_CLAIMS_SCHEMA = {
-    "type": "object",
-    "required": ["preset", "claims"],
-    "properties": {
-        "preset": {"type": "string"},
-        "claims": {
-            "type": "array",
-            "items": {
-                "type": "object",
-                "required": ["id"],
-                "properties": {
-                    "id": {"type": "string"},
-                    "seeds_needed": {"type": ["integer", "null"], "minimum": 1},
-                    "seeds_needed_range": {
-                        "type": ["array", "null"],
-                        "minItems": 2,
-                        "maxItems": 2,
-                        "items": {"type": ["integer", "null"], "minimum": 1},
-                    },
-                    "assumed_seed_ratio": {"type": ["number", "null"], "minimum": 0},
-                    "trained": {
-                        "type": ["array", "null"],
-                        "items": {
-                            "type": "object",
-                            "required": ["pair", "system"],
-                            "properties": {"pair": {"type": "string"}, "system": {"type": "string"}},
-                        },
-                    },
-                    "n_runs": {"type": ["object", "null"], "additionalProperties": {"type": "integer", "minimum": 1}},
-                },
-            },
-        },
-    },
-}
+# estimate projects a preset's claims: a file given by its path must say which preset and its claims
+ESTIMATE_CLAIMS_SCHEMA = {**CLAIMS_SCHEMA, "required": ["preset", "claims"]}
 
 
 def report_json(obj: Any) -> str:
