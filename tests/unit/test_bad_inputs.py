@@ -1,14 +1,14 @@
-"""Bad input through the command line: one line on stderr that names the file, line or key ("nmt: error: ..."),
-exit status 2, no traceback, and no output file left behind. Every error a user can cause derives from
+"""Bad input through the command line's entry (nmt.cli.main, in this process: the `nmt` command's parsing and error
+handling without an interpreter's start per case): one line on stderr that names the file, line or key ("nmt:
+error: ..."), exit status 2, no traceback, and no output file left behind. Every error a user can cause derives from
 nmt.base.errors.UserError, which `nmt`'s main catches; each case here is one documented bad input (add yours)."""
 
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 import torch
 
+from nmt.cli import main
 from nmt.data.vocab import Vocab
 from nmt.decode.unk import write_dictionary
 from nmt.models.io import save_model
@@ -316,12 +316,11 @@ CASES = {
 
 
 @pytest.mark.parametrize("case", sorted(CASES))
-def test_bad_input_gets_one_line_and_exit_status_2(files, case):
+def test_bad_input_gets_one_line_and_exit_status_2(files, case, capsys):
     argv, expected = CASES[case]
-    done = subprocess.run(
-        [sys.executable, "-m", "nmt.cli", *[a.format(d=files) for a in argv]], capture_output=True, text=True
-    )
-    lines = done.stderr.strip().splitlines()
-    assert done.returncode == 2 and len(lines) == 1 and "Traceback" not in done.stderr, done.stderr
+    returncode = main([a.format(d=files) for a in argv])
+    stderr = capsys.readouterr().err
+    lines = stderr.strip().splitlines()
+    assert returncode == 2 and len(lines) == 1 and "Traceback" not in stderr, stderr
     assert lines[0].startswith("nmt: error: ") and expected.format(d=files) in lines[0], lines[0]
     assert not (files / "out").exists()
