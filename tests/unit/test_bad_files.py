@@ -3,7 +3,7 @@ handling as the `nmt` command, without an interpreter's start per case): every Y
 command reads goes through nmt.base.files, so that a file that is not what its format says (invalid UTF-8, bad
 syntax, a key given twice, an empty file, a value of the wrong type) is one line on stderr naming the file and the
 line or key ("nmt: error: ..."), exit status 2, no traceback, and nothing the command wrote before is overwritten.
-The cases of tests/cli/test_bad_inputs.py are bad arguments and corpora; these are bad files."""
+The cases of tests/unit/test_bad_inputs.py are bad arguments and corpora; these are bad files."""
 
 import json
 import shutil
