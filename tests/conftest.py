@@ -27,8 +27,9 @@ from threadpoolctl import threadpool_limits
 import pipelines
 import required
 
-# Fixtures several test files use, wherever their folder (tests/training_runs.py: `workspace`).
-pytest_plugins = ["training_runs"]
+# Fixtures several test files use, wherever their folder (tests/training_runs.py: `workspace`; tests/command_line.py:
+# `nmt`).
+pytest_plugins = ["training_runs", "command_line"]
 
 
 class TinyRuns:

@@ -34,8 +34,8 @@ LOCAL_SLURM = ROOT / "tests" / "cluster" / "local_slurm.sh"
 # guided by aligners' or a model's links; beam, greedy and hard-monotonic decoding; unk replacement, scoring, eflomal,
 # alignment extraction, merging and scoring, heat maps, both benchmarks, the report and its claims) and half of its
 # jobs: what those runs check is their engine or its resumption, and each job costs them most in starting processes
-# (the cluster run starts Snakemake itself twice per job). The full DAG runs in the Snakemake run on one machine, and both
-# engines' plans of the full DAG are compared job by job in tests/pipeline/test_workflow.py.
+# (the cluster run starts Snakemake itself twice per job). The full DAG runs in the Snakemake run on one machine, and
+# both engines' plans of the full DAG are compared job by job in tests/pipeline/test_workflow.py.
 PART = {
     "tables": [
         "workflow/tables/peter2017_table1.yaml",

@@ -7,14 +7,14 @@ The cases of tests/unit/test_bad_inputs.py are bad arguments and corpora; these 
 
 import json
 import shutil
-from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 import yaml
 
-from nmt.cli import main
 from nmt.data.vocab import SPECIALS
+
+from command_line import assert_one_line
 
 ROOT = Path(__file__).resolve().parents[2]
 REPORT = [
@@ -34,36 +34,8 @@ REPORT = [
 OLD_REPORT = {"index.html": "<p>a good report</p>\n", "claims.json": '{"claims": []}\n', "summary.json": "{}\n"}
 
 
-@dataclass
-class Done:
-    returncode: int
-    stdout: str
-    stderr: str
-
-
-@pytest.fixture
-def nmt(capsys, monkeypatch):
-    """`nmt ARGV` run in directory d ({d} in an argument is d), as the command line runs it."""
-
-    def run(argv: list[str], d: Path) -> Done:
-        monkeypatch.chdir(d)
-        capsys.readouterr()
-        code = main([a.format(d=d) for a in argv])
-        out, err = capsys.readouterr()
-        return Done(code, out, err)
-
-    return run
-
-
 def snapshot(directory: Path) -> dict[str, bytes]:
     return {str(p.relative_to(directory)): p.read_bytes() for p in sorted(directory.rglob("*")) if p.is_file()}
-
-
-def assert_one_line(done: Done, expected: str) -> str:
-    lines = done.stderr.strip().splitlines()
-    assert done.returncode == 2 and len(lines) == 1 and "Traceback" not in done.stderr, done.stderr
-    assert lines[0].startswith("nmt: error: ") and expected in lines[0], lines[0]
-    return lines[0]
 
 
 # -- params.yaml and the presets: nmt config ----------------------------------------------------------------------

@@ -8,11 +8,11 @@ from pathlib import Path
 import pytest
 import torch
 
-from nmt.cli import main
 from nmt.data.vocab import Vocab
 from nmt.decode.unk import write_dictionary
 from nmt.models.io import save_model
 
+from command_line import assert_one_line
 from factories import SRC_WORDS, TGT_WORDS, make_model, model_config
 
 
@@ -316,11 +316,7 @@ CASES = {
 
 
 @pytest.mark.parametrize("case", sorted(CASES))
-def test_bad_input_gets_one_line_and_exit_status_2(files, case, capsys):
+def test_bad_input_gets_one_line_and_exit_status_2(nmt, files, case):
     argv, expected = CASES[case]
-    returncode = main([a.format(d=files) for a in argv])
-    stderr = capsys.readouterr().err
-    lines = stderr.strip().splitlines()
-    assert returncode == 2 and len(lines) == 1 and "Traceback" not in stderr, stderr
-    assert lines[0].startswith("nmt: error: ") and expected.format(d=files) in lines[0], lines[0]
+    assert_one_line(nmt(argv, files), expected.format(d=files))
     assert not (files / "out").exists()
