@@ -332,6 +332,19 @@ def test_a_malformed_attention_benchmark_is_one_line(nmt, tmp_path):
 
 
 # -- nmt estimate: the throughput file and a report's claims.json -------------------------------------------------
+ESTIMATE = [
+    "estimate",
+    "--params",
+    str(ROOT / "params.yaml"),
+    "--preset",
+    "demo",
+    "--data",
+    "{d}/data",
+    "--throughput",
+    "{d}/throughput.json",
+    "--json",
+    "{d}/estimate.json",
+]
 THROUGHPUT = json.loads((ROOT / "benchmarks" / "throughput-demo-cpu.json").read_text(encoding="utf-8"))
 ESTIMATE_CASES = {
     "throughput: measurements as a list": (
@@ -377,24 +390,7 @@ def test_a_malformed_file_nmt_estimate_reads_is_one_line(nmt, tmp_path, case):
     files["claims"].write_text(json.dumps({"preset": "demo", "claims": []}))
     files[which].write_text(content if isinstance(content, str) else json.dumps(content))
     (tmp_path / "estimate.json").write_text('{"earlier": true}\n')
-    done = nmt(
-        [
-            "estimate",
-            "--params",
-            str(ROOT / "params.yaml"),
-            "--preset",
-            "demo",
-            "--data",
-            "{d}/data",
-            "--throughput",
-            str(files["throughput"]),
-            "--claims",
-            str(files["claims"]),
-            "--json",
-            "{d}/estimate.json",
-        ],
-        tmp_path,
-    )
+    done = nmt([*ESTIMATE, "--claims", "{d}/claims.json"], tmp_path)
     assert_one_line(done, f"{files[which]}{expected}")
     assert done.stdout == "" and (tmp_path / "estimate.json").read_text() == '{"earlier": true}\n'
 
@@ -404,22 +400,7 @@ def test_a_malformed_prep_json_nmt_estimate_reads_is_one_line(nmt, tmp_path):
     prep.parent.mkdir(parents=True)
     prep.write_text(json.dumps({"splits": {"train": {"sentences": 10}}, "src_vocab": 20, "tgt_vocab": 20}))
     (tmp_path / "throughput.json").write_text(json.dumps(THROUGHPUT))
-    done = nmt(
-        [
-            "estimate",
-            "--params",
-            str(ROOT / "params.yaml"),
-            "--preset",
-            "demo",
-            "--data",
-            "{d}/data",
-            "--throughput",
-            "{d}/throughput.json",
-            "--json",
-            "{d}/estimate.json",
-        ],
-        tmp_path,
-    )
+    done = nmt(ESTIMATE, tmp_path)
     assert_one_line(done, f"{prep}: splits.train: 'tgt_tokens' is a required property")
     assert not (tmp_path / "estimate.json").exists()
 
