@@ -8,15 +8,21 @@ than its longest run. `dvc repro` is that run (one stage at a time), so the othe
 niceness is its own, so the pipeline threads already started, and what they start, keep theirs). Without
 that, the unit tests' torch threads took most of both cores and `dvc repro` crawled past its time limit. A run whose tool is missing is skipped with the reason, except in CI
 (NMT_REQUIRE_ALL=1, set by .ci/run, which installs snakemake, DVC and SLURM): then it is a failure (tests/required.py).
+
+Spread over processes (pytest-xdist, `-n 2`), the runs start once, in the controlling process, from the runs its
+workers' tests name; each run, once finished, is published as a JSON file in the runs' directory, and a worker reads
+it in its own copy of the run's directory (pipelines.FinishedRun).
 """
 
 from __future__ import annotations
 
 import importlib.util
+import json
 import os
 import shutil
 import tempfile
 import threading
+import time
 from pathlib import Path
 
 import numpy  # noqa: F401  (loaded here so that its BLAS can be limited)
@@ -39,8 +45,8 @@ class TinyRuns:
         self.cluster: pipelines.SlurmCluster | None = None
         self.requeued: dict = {}  # the training job the cluster run requeued mid-training
 
-    def start(self, wanted: set[str]) -> None:
-        self.directory = Path(tempfile.mkdtemp(prefix="nmt-e2e-"))
+    def start(self, wanted: set[str], directory: Path | None = None) -> None:
+        self.directory = directory or Path(tempfile.mkdtemp(prefix="nmt-e2e-"))
         for tool in ("snakemake", "dvc"):
             if tool in wanted and importlib.util.find_spec(tool) is None:
                 self.unavailable[tool] = f"{tool} is not installed"
@@ -77,6 +83,18 @@ class TinyRuns:
         if "dvc" in wanted and "dvc" not in self.unavailable:
             self.pipelines["dvc"] = pipelines.dvc_pipeline(self.directory / "dvc").start()
 
+    def publish(self) -> None:
+        """For worker processes (PublishedRuns): which runs cannot start, now; each run's outcome once it ends."""
+        write_json(self.directory / "unavailable.json", self.unavailable)
+
+        def when_done(name: str, pipeline: pipelines.Pipeline) -> None:
+            pipeline.wait()
+            extra = {"requeued": self.requeued} if name == "slurm" else {}
+            write_json(self.directory / f"{name}.json", pipeline.outcome(**extra))
+
+        for name, pipeline in self.pipelines.items():
+            threading.Thread(target=when_done, args=(name, pipeline), daemon=True).start()
+
     def stop(self, keep: bool) -> str | None:
         """Wait for the runs, stop the cluster; remove their directory unless `keep` (then say where it is)."""
         for pipeline in self.pipelines.values():
@@ -96,7 +114,50 @@ class TinyRuns:
         return self.pipelines[name].wait().check()
 
 
-_RUNS = TinyRuns()
+class PublishedRuns:
+    """A worker process's view of the runs the controlling process started (TinyRuns.publish): the same
+    interface as TinyRuns, each run waited for and read in this worker's own copy of its directory."""
+
+    PATIENCE = 3600  # seconds: longer than any run's own time limit (pipelines.Pipeline.timeout)
+
+    def __init__(self, directory: Path, worker: str):
+        self.directory, self.worker = directory, worker
+        self.runs: dict[str, pipelines.FinishedRun] = {}
+
+    def __getitem__(self, name: str) -> pipelines.FinishedRun:
+        if name not in self.runs:
+            outcome = self._outcome(name)
+            self.runs[name] = pipelines.FinishedRun.copied(name, outcome, self.directory / self.worker / name)
+        return self.runs[name].check()
+
+    def _outcome(self, name: str) -> dict:
+        published, unavailable = self.directory / f"{name}.json", self.directory / "unavailable.json"
+        deadline = time.monotonic() + self.PATIENCE
+        while time.monotonic() < deadline:
+            if unavailable.exists() and name in (why := json.loads(unavailable.read_text())):
+                required.unavailable(why[name])
+            if published.exists():
+                return json.loads(published.read_text())
+            time.sleep(1)
+        pytest.fail(f"the {name} run was not published in {self.directory} within {self.PATIENCE} s")
+
+    @property
+    def cluster(self) -> pipelines.SlurmCluster:
+        return pipelines.SlurmCluster(self.directory / "cluster")  # still running: the controller stops it last
+
+    @property
+    def requeued(self) -> dict:
+        return self["slurm"].extra["requeued"]
+
+
+def write_json(path: Path, value) -> None:
+    """`value` as JSON at `path`, whole or not at all (a reader polls for the file)."""
+    part = path.with_suffix(".part")
+    part.write_text(json.dumps(value))
+    part.replace(path)
+
+
+_RUNS: TinyRuns | PublishedRuns = TinyRuns()
 
 # BLAS on one thread in this process: beside the pipelines the tests run, a second OpenBLAS thread spins for a busy
 # core and a small matrix product took seven times as long (the coverage simulation: 9 s against 1.3 s for 60
@@ -104,22 +165,57 @@ _RUNS = TinyRuns()
 _ONE_BLAS_THREAD = threadpool_limits(limits=1, user_api="blas")
 
 
+def _controls_workers(config) -> bool:
+    """Whether this is pytest-xdist's controlling process (which runs no test)."""
+    return getattr(config.option, "dist", "no") != "no" and not hasattr(config, "workerinput")
+
+
+def pytest_configure(config):
+    global _RUNS
+    if _controls_workers(config):
+        _RUNS.directory = Path(tempfile.mkdtemp(prefix="nmt-e2e-"))
+    elif hasattr(config, "workerinput") and "nmt_runs" in config.workerinput:
+        _RUNS = PublishedRuns(Path(config.workerinput["nmt_runs"]), config.workerinput["workerid"])
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_configure_node(node):
+    node.workerinput["nmt_runs"] = str(_RUNS.directory)
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_node_collection_finished(node, ids):
+    """The first worker to have collected says which runs its tests read (every worker collects the same tests)."""
+    said = _RUNS.directory / f"wanted-{node.gateway.id}.json"
+    if _RUNS.pipelines or _RUNS.unavailable or not said.exists():
+        return
+    wanted = set(json.loads(said.read_text()))
+    if wanted:
+        _RUNS.start(wanted, _RUNS.directory)
+        _RUNS.publish()
+
+
 def pytest_collection_modifyitems(session, config, items):
     """The tests that read the end-to-end runs go last, so that every unit test runs while the runs do."""
     items.sort(key=lambda item: item.get_closest_marker("pipeline") is not None)  # stable: order kept otherwise
 
 
+@pytest.hookimpl(tryfirst=True)  # under xdist: before the worker tells the controller it has collected
 def pytest_collection_finish(session):
     if session.config.option.collectonly:
         return
     wanted = {marker.args[0] for item in session.items for marker in item.iter_markers("pipeline")}
-    if wanted:
+    if isinstance(_RUNS, PublishedRuns):
+        write_json(_RUNS.directory / f"wanted-{_RUNS.worker}.json", sorted(wanted))
+    elif wanted:
         _RUNS.start(wanted)
-        if hasattr(os, "nice"):
-            os.nice(5)
+    if wanted and hasattr(os, "nice"):
+        os.nice(5)
 
 
 def pytest_sessionfinish(session):
+    if isinstance(_RUNS, PublishedRuns):
+        return  # the controlling process stops the runs, once every worker is done
     kept = _RUNS.stop(keep=session.testsfailed > 0)
     if _RUNS.pipelines:  # what the suite's wall time is made of, in CI's log
         print("\nend-to-end runs: " + ", ".join(f"{p.name} {p.seconds:.0f} s" for p in _RUNS.pipelines.values()))

@@ -146,6 +146,41 @@ class Pipeline:
         assert self.error is None, f"{self.name} run: {self.error}"
         return self
 
+    def outcome(self, **extra) -> dict:
+        """What the tests read of the finished run, as JSON (for test processes other than the one that ran it)."""
+        results = [
+            {"args": list(map(str, r.args)), "returncode": r.returncode, "stdout": r.stdout, "stderr": r.stderr}
+            for r in self.results
+        ]
+        return {"workdir": str(self.workdir), "error": self.error, "seconds": self.seconds, "results": results, **extra}
+
+
+@dataclass
+class FinishedRun:
+    """A run another process made, as its outcome (Pipeline.outcome) says, read in a private copy of its directory:
+    a test may change the files of the run it reads, and the tests of two processes must not see each other's
+    changes (nor take each other's DVC or Snakemake locks)."""
+
+    name: str
+    workdir: Path
+    error: str | None
+    seconds: float
+    results: list[subprocess.CompletedProcess]
+    extra: dict
+
+    @classmethod
+    def copied(cls, name: str, outcome: dict, copy: Path) -> "FinishedRun":
+        if outcome["error"] is None and not copy.exists():
+            shutil.copytree(outcome["workdir"], copy, symlinks=True)  # times kept: the tools see nothing to redo
+        results = [subprocess.CompletedProcess(**r) for r in outcome["results"]]
+        known = ("workdir", "error", "seconds", "results")
+        extra = {k: v for k, v in outcome.items() if k not in known}
+        return cls(name, copy, outcome["error"], outcome["seconds"], results, extra)
+
+    def check(self) -> "FinishedRun":
+        assert self.error is None, f"{self.name} run: {self.error}"
+        return self
+
 
 def snakemake_pipeline(workdir: Path, nice: int = 0) -> Pipeline:
     scratch_copy(workdir)
