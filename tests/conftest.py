@@ -22,7 +22,6 @@ import os
 import shutil
 import tempfile
 import threading
-import time
 from pathlib import Path
 
 import numpy  # noqa: F401  (loaded here so that its BLAS can be limited)
@@ -84,13 +83,13 @@ class TinyRuns:
             self.pipelines["dvc"] = pipelines.dvc_pipeline(self.directory / "dvc").start()
 
     def publish(self) -> None:
-        """For worker processes (PublishedRuns): which runs cannot start, now; each run's outcome once it ends."""
-        write_json(self.directory / "unavailable.json", self.unavailable)
+        """For worker processes (pipelines.PublishedRuns): which runs cannot start, now; each run's outcome once it ends."""
+        pipelines.write_json(self.directory / "unavailable.json", self.unavailable)
 
         def when_done(name: str, pipeline: pipelines.Pipeline) -> None:
             pipeline.wait()
             extra = {"requeued": self.requeued} if name == "slurm" else {}
-            write_json(self.directory / f"{name}.json", pipeline.outcome(**extra))
+            pipelines.write_json(self.directory / f"{name}.json", pipeline.outcome(**extra))
 
         for name, pipeline in self.pipelines.items():
             threading.Thread(target=when_done, args=(name, pipeline), daemon=True).start()
@@ -114,50 +113,7 @@ class TinyRuns:
         return self.pipelines[name].wait().check()
 
 
-class PublishedRuns:
-    """A worker process's view of the runs the controlling process started (TinyRuns.publish): the same
-    interface as TinyRuns, each run waited for and read in this worker's own copy of its directory."""
-
-    PATIENCE = 3600  # seconds: longer than any run's own time limit (pipelines.Pipeline.timeout)
-
-    def __init__(self, directory: Path, worker: str):
-        self.directory, self.worker = directory, worker
-        self.runs: dict[str, pipelines.FinishedRun] = {}
-
-    def __getitem__(self, name: str) -> pipelines.FinishedRun:
-        if name not in self.runs:
-            outcome = self._outcome(name)
-            self.runs[name] = pipelines.FinishedRun.copied(name, outcome, self.directory / self.worker / name)
-        return self.runs[name].check()
-
-    def _outcome(self, name: str) -> dict:
-        published, unavailable = self.directory / f"{name}.json", self.directory / "unavailable.json"
-        deadline = time.monotonic() + self.PATIENCE
-        while time.monotonic() < deadline:
-            if unavailable.exists() and name in (why := json.loads(unavailable.read_text())):
-                required.unavailable(why[name])
-            if published.exists():
-                return json.loads(published.read_text())
-            time.sleep(1)
-        pytest.fail(f"the {name} run was not published in {self.directory} within {self.PATIENCE} s")
-
-    @property
-    def cluster(self) -> pipelines.SlurmCluster:
-        return pipelines.SlurmCluster(self.directory / "cluster")  # still running: the controller stops it last
-
-    @property
-    def requeued(self) -> dict:
-        return self["slurm"].extra["requeued"]
-
-
-def write_json(path: Path, value) -> None:
-    """`value` as JSON at `path`, whole or not at all (a reader polls for the file)."""
-    part = path.with_suffix(".part")
-    part.write_text(json.dumps(value))
-    part.replace(path)
-
-
-_RUNS: TinyRuns | PublishedRuns = TinyRuns()
+_RUNS: TinyRuns | pipelines.PublishedRuns = TinyRuns()
 
 # BLAS on one thread in this process: beside the pipelines the tests run, a second OpenBLAS thread spins for a busy
 # core and a small matrix product took seven times as long (the coverage simulation: 9 s against 1.3 s for 60
@@ -175,7 +131,7 @@ def pytest_configure(config):
     if _controls_workers(config):
         _RUNS.directory = Path(tempfile.mkdtemp(prefix="nmt-e2e-"))
     elif hasattr(config, "workerinput") and "nmt_runs" in config.workerinput:
-        _RUNS = PublishedRuns(Path(config.workerinput["nmt_runs"]), config.workerinput["workerid"])
+        _RUNS = pipelines.PublishedRuns(Path(config.workerinput["nmt_runs"]), config.workerinput["workerid"])
 
 
 @pytest.hookimpl(optionalhook=True)
@@ -205,8 +161,8 @@ def pytest_collection_finish(session):
     if session.config.option.collectonly:
         return
     wanted = {marker.args[0] for item in session.items for marker in item.iter_markers("pipeline")}
-    if isinstance(_RUNS, PublishedRuns):
-        write_json(_RUNS.directory / f"wanted-{_RUNS.worker}.json", sorted(wanted))
+    if isinstance(_RUNS, pipelines.PublishedRuns):
+        pipelines.write_json(_RUNS.directory / f"wanted-{_RUNS.worker}.json", sorted(wanted))
     elif wanted:
         _RUNS.start(wanted)
     if wanted and hasattr(os, "nice"):
@@ -214,7 +170,7 @@ def pytest_collection_finish(session):
 
 
 def pytest_sessionfinish(session):
-    if isinstance(_RUNS, PublishedRuns):
+    if isinstance(_RUNS, pipelines.PublishedRuns):
         return  # the controlling process stops the runs, once every worker is done
     kept = _RUNS.stop(keep=session.testsfailed > 0)
     if _RUNS.pipelines:  # what the suite's wall time is made of, in CI's log

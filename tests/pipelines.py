@@ -20,9 +20,12 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import pytest
 import yaml
 
 from nmt.data.tasks import data_task
+
+import required
 
 ROOT = Path(__file__).resolve().parents[1]
 PRESET = "tiny"
@@ -180,6 +183,49 @@ class FinishedRun:
     def check(self) -> "FinishedRun":
         assert self.error is None, f"{self.name} run: {self.error}"
         return self
+
+
+class PublishedRuns:
+    """A worker process's view of the runs the controlling process started (TinyRuns.publish): the same
+    interface as TinyRuns, each run waited for and read in this worker's own copy of its directory."""
+
+    PATIENCE = 3600  # seconds: longer than any run's own time limit (Pipeline.timeout)
+
+    def __init__(self, directory: Path, worker: str):
+        self.directory, self.worker = directory, worker
+        self.runs: dict[str, FinishedRun] = {}
+
+    def __getitem__(self, name: str) -> FinishedRun:
+        if name not in self.runs:
+            outcome = self._outcome(name)
+            self.runs[name] = FinishedRun.copied(name, outcome, self.directory / self.worker / name)
+        return self.runs[name].check()
+
+    def _outcome(self, name: str) -> dict:
+        published, unavailable = self.directory / f"{name}.json", self.directory / "unavailable.json"
+        deadline = time.monotonic() + self.PATIENCE
+        while time.monotonic() < deadline:
+            if unavailable.exists() and name in (why := json.loads(unavailable.read_text())):
+                required.unavailable(why[name])
+            if published.exists():
+                return json.loads(published.read_text())
+            time.sleep(1)
+        pytest.fail(f"the {name} run was not published in {self.directory} within {self.PATIENCE} s")
+
+    @property
+    def cluster(self) -> SlurmCluster:
+        return SlurmCluster(self.directory / "cluster")  # still running: the controller stops it last
+
+    @property
+    def requeued(self) -> dict:
+        return self["slurm"].extra["requeued"]
+
+
+def write_json(path: Path, value) -> None:
+    """`value` as JSON at `path`, whole or not at all (a reader polls for the file)."""
+    part = path.with_suffix(".part")
+    part.write_text(json.dumps(value))
+    part.replace(path)
 
 
 def snakemake_pipeline(workdir: Path, nice: int = 0) -> Pipeline:
