@@ -200,12 +200,8 @@ CASES = {
         "{d}/text_hidden.pt: its model_config cannot be built",
     ),
     "a truncated train.pt": (
-        [
-            "train",
-            "--params",
-            str(ROOT / "params.yaml"),
-            "--preset",
-            "tiny",
+        TRAIN
+        + [
             "--table",
             str(ROOT / "workflow/tables/luong2015_table1.yaml"),
             "--system",
