@@ -99,7 +99,10 @@ class _RNNSearchDecoder(torch.autograd.Function):
         states, contexts, weights, saved = _run(
             plan, pre_emb, W_ic, W_hh, b_hh, h0, ctx0, memory, keys, W, v, fore, save=True
         )
-        ctx.plan, ctx.saved = plan, saved
+        # not the plan itself: its `final` holds views of `states` and `contexts`, outputs whose grad_fn is this
+        # node, and a tensor on ctx outside save_for_backward is a reference cycle through C++ that no garbage
+        # collection frees: every update's graph (GI, GH, Z, the outputs) stayed alive, 0.6 GB a demo epoch
+        ctx.first_update, ctx.saved = plan.first_update, saved
         ctx.set_materialize_grads(False)  # unused outputs (the weights, the contexts) get None, not zeros
         ctx.save_for_backward(W_ic, W_hh, memory, keys, W, v, h0, states, contexts, weights)
         ctx.has = (ctx0 is not None, fore is not None)
@@ -108,7 +111,6 @@ class _RNNSearchDecoder(torch.autograd.Function):
 
     @staticmethod
     def backward(ctx, d_states, d_contexts, d_weights):
-        plan = ctx.plan
         GI, GH, Z = ctx.saved
         W_ic, W_hh, memory, keys, W, v, h0, states, contexts, weights = ctx.saved_tensors
         T, B, H = states.shape
@@ -160,7 +162,7 @@ class _RNNSearchDecoder(torch.autograd.Function):
             d_hidden = torch.addmm(d_hidden_next, d_pre, W)
             if d_states is not None:
                 d_hidden += d_states[t]
-            if t >= plan.first_update:
+            if t >= ctx.first_update:
                 h_prev = states[t - 1] if t > 0 else h0
                 d_hprev = gru_backward(d_hidden, GI[t], GH[t], h_prev, D_GI[t], D_GH[t])
                 d_hidden_next = d_hprev.addmm_(D_GH[t], W_hh)
@@ -176,7 +178,7 @@ class _RNNSearchDecoder(torch.autograd.Function):
         d_W = torch.mm(flat(D_PRE).t(), flat(states))
         # the update of step t read the state and context of step t - 1 (h0 and ctx0 before the first step); without
         # ctx0 the first step makes no update (first = 1)
-        first = plan.first_update
+        first = ctx.first_update
         previous_states = torch.cat([h0.unsqueeze(0), states[:-1]])
         previous_contexts = contexts[:-1] if ctx.ctx0 is None else torch.cat([ctx.ctx0.unsqueeze(0), contexts[:-1]])
         d_W_ic = torch.mm(flat(D_GI[first:]).t(), flat(previous_contexts))
