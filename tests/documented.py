@@ -1,6 +1,6 @@
 """The tables docs/statistics.md carries between <!-- marker --> lines: the output of the simulation studies
 (benchmarks/coverage-study.py writes and checks them; tests/studies/test_coverage.py and
-tests/unit/test_gate_coverage.py recompute cells)."""
+tests/studies/test_gate_coverage.py recompute cells)."""
 
 import re
 from pathlib import Path

@@ -17,7 +17,7 @@ from ..base import eflomal_runner, layout
 from ..config import plan
 from ..settings import Params, TrainSettings, comparable_settings
 from ..settings.origins import Layer, Layered, leaf_keys
-from ..settings.schedule import unread_keys
+from ..settings.schedule import stopping_gate, unread_keys
 from .priorities import prioritised
 
 LOGS = "logs/{preset}"
@@ -480,6 +480,8 @@ class JobBuilder:
         prepared = self.path(layout.PREPARED, pair=task)
         settings = comparable_settings(resolved)  # keys added later, at their default, change nothing
         settings["prepare"] = cfg.prepare_for_task(resolved, task)
+        if stopping_gate(resolved):  # the gate the rule stops by is part of what the training does
+            settings["gate"] = {name: resolved["verdicts"][name] for name in stopping_gate(resolved)}
         self.add(
             "train",
             f"train.{task}.{system}",
@@ -523,15 +525,15 @@ class JobBuilder:
         values = layered.values
         unread = tuple(f"train.{key}" for key in unread_keys(TrainSettings.from_dict(values["train"])))
         read: dict[str, set[str]] = {"params": set(), self.preset_file: set()}
-        for section in ("model", "train"):
-            for key in leaf_keys(values[section], section):
-                origin = layered.origins.get(key)
-                if not origin or any(key == u or key.startswith(u + ".") for u in unread):
-                    continue
-                if origin.params_file:
-                    read["params" if origin.params_file == "params" else self.preset_file].add(origin.key)
-                elif origin.layer == Layer.TABLE:
-                    read.setdefault(origin.file, set()).add(origin.key)
+        keys = [key for section in ("model", "train") for key in leaf_keys(values[section], section)]
+        for key in keys + [f"verdicts.{name}" for name in stopping_gate(values)]:
+            origin = layered.origins.get(key)
+            if not origin or any(key == u or key.startswith(u + ".") for u in unread):
+                continue
+            if origin.params_file:
+                read["params" if origin.params_file == "params" else self.preset_file].add(origin.key)
+            elif origin.layer == Layer.TABLE:
+                read.setdefault(origin.file, set()).add(origin.key)
         files = [{file: sorted(keys)} for file, keys in read.items() if file != "params" and keys]
         return (*sorted(read["params"]), *files)
 

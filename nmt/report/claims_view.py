@@ -156,15 +156,17 @@ def comparison_line(comparison: dict, kind: str, paper_preset: bool) -> str:
 
 def projected_left_text(training: dict) -> str:
     """The convergence gate's figure (nmt.settings.schedule.convergence's projected_left) in words, with what it was
-    fitted on: "0.35% in 10 epochs (line through epochs 8-12: -0.12%/epoch, at most +0.05%)"; with too few
-    evaluations, says so."""
+    fitted on: "0.35% in 10 epochs (line through epochs 3-13: -0.02%/epoch, at steepest -0.04%)" (a claims file
+    written before the gate bounded the slope from below, without its `level`: "at most", its upper bound); with too
+    few evaluations, says so."""
     window = training["window"]
     if training.get("projected_left") is None:
         return f"{DASH} (fewer than {window} evaluations)"
     slope, bound = (100 * (math.exp(training[key]) - 1) for key in ("slope", "slope_bound"))
     return (
         f"{100 * training['projected_left']:.2f}% in {training['horizon']} epochs (line through epochs "
-        f"{training['fit_from']}-{training['epochs']}: {slope:+.2f}%/epoch, at most {bound:+.2f}%)"
+        f"{training['fit_from']}-{training['epochs']}: {slope:+.2f}%/epoch, "
+        f"{'at steepest' if training.get('level') else 'at most'} {bound:+.2f}%)"
     )
 
 

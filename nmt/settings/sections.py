@@ -37,17 +37,17 @@ class VerdictSettings(Section):
     )
     converged_within: float = setting(
         0.02,
-        "the convergence gate (nmt.settings.schedule.convergence): a system converged when the line fitted to "
-        "the log dev perplexity of its last converged_window evaluations, its slope taken at its one-sided 95% upper "
-        "bound, comes at most this fraction below the best dev perplexity within the next 10 epochs (what is left), "
-        "and its last epoch lowered the best by at most this fraction too (a different test from train.plateau's "
-        "stall; docs/statistics.md gives its error rates)",
+        "the convergence gate (nmt.settings.schedule.convergence), which a plateau with stop: gate also stops by: a "
+        "system converged when the line fitted to the log dev perplexity of its last converged_window evaluations, "
+        "its slope taken at its one-sided 97.5% lower bound (the steepest fall they allow), comes at most this "
+        "fraction below the line's own lowest point within the next 10 epochs (what may be left), and its last "
+        "epoch lowered the best by at most this fraction too (docs/statistics.md gives its error rates)",
         exclusiveMinimum=0,
         maximum=1,
         optional=True,
     )
     converged_window: int = setting(
-        5,
+        11,
         "how many of a system's last evaluations (epochs) the convergence gate fits its "
         "line to; a training with fewer evaluations has not converged",
         minimum=3,
@@ -256,25 +256,31 @@ class TrainSettings(Section):
         None,
         "the reduced presets' one training rule (nmt.settings.schedule): after every epoch, an epoch that lowers the best "
         "dev perplexity so far by at most the fraction `within` is a stall; each of the first `halvings` stalls halves "
-        "the learning rate; at the final rate, training ends once the last `patience` evaluations were all stalls (in "
-        "a row; patience 1: at the first stall at the final rate), and max_epochs ends it in any case (with keep: "
-        "best, model.pt is the best evaluation). epochs, halve_after and dropout_schedule are then not read. null: "
-        "the fixed schedule, as the papers train. The reduced presets': {within: 0.01, halvings: 2, patience: 2, "
-        "max_epochs: 20}",
+        "the learning rate; at the final rate, training ends at the first epoch that passes the convergence gate "
+        "(`stop: gate`: verdicts.converged_within and converged_window, so that every run the rule stops passes it) "
+        "or, with `stop: stalls`, once the last `patience` evaluations were all stalls (in a row); max_epochs ends it "
+        "in any case (with keep: best, model.pt is the best evaluation). epochs, halve_after and dropout_schedule are "
+        "then not read. null: the fixed schedule, as the papers train. The reduced presets': {within: 0.01, "
+        "halvings: 2, stop: gate, max_epochs: 30}",
         before=None,
-        within={"patience": 1},
+        within={"stop": "stalls"},
         optional=True,
         schema={
             "type": ["object", "null"],
             "additionalProperties": False,
-            "required": ["within", "halvings", "patience", "max_epochs"],
+            "required": ["within", "halvings", "max_epochs"],
             "properties": {
                 "within": {"type": "number", "exclusiveMinimum": 0, "maximum": 1},
                 "halvings": {"type": "integer", "minimum": 0},
+                "stop": {
+                    "enum": ["gate", "stalls"],
+                    "description": "what ends training at the final rate: the convergence gate's first pass (gate) "
+                    "or `patience` stalls in a row (stalls; a plateau recorded before this key existed)",
+                },
                 "patience": {
                     "type": "integer",
                     "minimum": 1,
-                    "description": "consecutive stalls at the final learning rate that end "
+                    "description": "with stop: stalls, consecutive stalls at the final learning rate that end "
                     "training (a plateau recorded before this key existed means 1)",
                 },
                 "max_epochs": {"type": "integer", "minimum": 1},

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from typing import Mapping
 
 from .schedule import Schedule, schedule_of
-from .sections import ModelSettings, TrainSettings
+from .sections import ModelSettings, TrainSettings, VerdictSettings
 
 
 @dataclass(frozen=True)
@@ -18,14 +18,19 @@ class SystemSettings:
 
     model: ModelSettings
     train: TrainSettings
+    gate: VerdictSettings = VerdictSettings()  # the convergence gate a plateau with stop: gate stops by
 
     @classmethod
     def from_config(cls, config: Mapping) -> SystemSettings:
-        return cls(ModelSettings.from_dict(config["model"]), TrainSettings.from_dict(config["train"]))
+        return cls(
+            ModelSettings.from_dict(config["model"]),
+            TrainSettings.from_dict(config["train"]),
+            VerdictSettings.read(config.get("verdicts") or {}),
+        )
 
     @property
     def schedule(self) -> Schedule:
-        return schedule_of(self.train, self.model.dropout)
+        return schedule_of(self.train, self.model.dropout, self.gate)
 
     def as_dict(self) -> dict:
         """`nmt config`'s view: both sections, and the effective schedule with its rule in words."""

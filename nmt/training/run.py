@@ -351,6 +351,7 @@ class TrainingRun:
             "epochs": self.schedule.epochs,
             "halve_after": self.schedule.halve_after,
             "plateau": self.schedule.plateau,
+            "gate": self.schedule.gate,  # the convergence gate a plateau with stop: gate stopped by
             "train_sentences": len(self.train_src),
             "data": self.data,
             "device": str(self.dev),

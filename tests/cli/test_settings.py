@@ -34,6 +34,7 @@ from nmt.settings import (
     upgrade,
     upgrade_value,
 )
+from nmt.settings.schedule import patience_of
 
 ROOT = Path(__file__).resolve().parents[2]
 PRESETS = sorted(p.stem for p in (ROOT / "workflow/presets").glob("*.yaml"))
@@ -95,25 +96,27 @@ def test_an_older_section_is_upgraded_to_what_its_training_did_and_compares_equa
         upgrade("train", {**older["train"], "until_flat": 2})
 
 
-def test_a_plateau_recorded_before_patience_means_patience_1_and_compares_equal_to_it():
-    """train.plateau.patience was added inside the setting (ADDED_WITHIN): a model.json or checkpoint written
-    before has a plateau without it, which trained as patience 1 (stop at the first stall at the final rate). Read
-    through upgrade it is patience 1; compared, it equals a plateau with patience 1 (such a checkpoint resumes, a
-    finished training is not redone) and differs from one with patience 2 (the presets' rule since)."""
-    assert ADDED_WITHIN == {("train", "plateau"): {"patience": 1}}
+def test_a_plateau_recorded_before_stop_means_stop_by_stalls_and_compares_equal_to_it():
+    """train.plateau.stop was added inside the setting (ADDED_WITHIN): a model.json or checkpoint written before has
+    a plateau without it, which trained by stalls (patience of them in a row at the final rate; one written before
+    patience existed, at the first: nmt.settings.schedule.patience_of). Read through upgrade it stops by stalls;
+    compared, it equals that plateau written out (such a checkpoint resumes, a finished training is not redone) and
+    differs from the presets' rule since (stop: gate)."""
+    assert ADDED_WITHIN == {("train", "plateau"): {"stop": "stalls"}}
     current = cfg.load_params(ROOT / "params.yaml", "small")
-    assert current["train"]["plateau"]["patience"] == 2
-    older = {"model": current["model"], "train": {**current["train"]}}
-    older["train"]["plateau"] = {k: v for k, v in current["train"]["plateau"].items() if k != "patience"}
-    assert upgrade("train", older["train"])["plateau"] == {**older["train"]["plateau"], "patience": 1}
-    assert upgrade_value("train", "plateau", older["train"]["plateau"])["patience"] == 1
+    assert current["train"]["plateau"]["stop"] == "gate" and "patience" not in current["train"]["plateau"]
+    published = {"within": 0.01, "halvings": 2, "patience": 2, "max_epochs": 20}  # small-gpu's seed 1
+    older = {"model": current["model"], "train": {**current["train"], "plateau": published}}
+    assert upgrade("train", older["train"])["plateau"] == {**published, "stop": "stalls"}
     assert upgrade_value("train", "plateau", None) is None and upgrade_value("train", "lr", 0.5) == 0.5
     settings = SystemSettings.from_config(older)
-    assert settings.train.plateau["patience"] == 1 and settings.schedule.plateau["patience"] == 1
-    as_before = {**current, "train": {**current["train"], "plateau": {**older["train"]["plateau"], "patience": 1}}}
-    assert comparable_settings(older) == comparable_settings(as_before)
+    assert settings.schedule.plateau["stop"] == "stalls" and settings.schedule.gate is None
+    assert "stopped once 2 epochs in a row" in settings.schedule.describe()
+    assert patience_of({k: v for k, v in published.items() if k != "patience"}) == 1
+    written = {**current, "train": {**current["train"], "plateau": {**published, "stop": "stalls"}}}
+    assert comparable_settings(older) == comparable_settings(written)
     assert comparable_settings(older) != comparable_settings(current)
-    assert comparable_settings(current)["train"]["plateau"]["patience"] == 2
+    assert SystemSettings.from_config(current).schedule.gate == {"within": 0.02, "window": 11}
 
 
 def test_a_model_file_records_its_settings_version_and_one_from_a_newer_nmt_is_refused(tmp_path):

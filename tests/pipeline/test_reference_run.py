@@ -27,7 +27,7 @@ def test_the_gpu_reference_preset_trains_luong_tables_1_to_4_with_three_seeds(sm
     systems = plan.collect_systems(small_gpu, ROOT)
     assert len([s for s in systems["en-de"] if "_seed" not in s]) == 14 and len(systems["de-en"]) == 4 * 3
     assert plan.preset_seeds(small_gpu) == [1, 2, 3]
-    assert small_gpu["train"]["plateau"] == {"within": 0.01, "halvings": 2, "patience": 2, "max_epochs": 20}
+    assert small_gpu["train"]["plateau"] == {"within": 0.01, "halvings": 2, "stop": "gate", "max_epochs": 30}
     drawn = {fig["id"]: fig.get("unavailable") for _, fig in plan.collect_figures(small_gpu, ROOT)}
     assert drawn["luong2015_figure5"] is None and drawn["luong2015_figure6"] is None
     assert drawn["luong2015_table5"] is None and drawn["luong2015_figure7"]  # Multi30k has no gold alignments

@@ -5,6 +5,7 @@ import json
 import math
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from nmt.cli import main
@@ -142,7 +143,7 @@ def test_the_rule_stops_a_steady_half_percent_decline_at_epoch_5_and_the_gate_fa
     assert gate["projected_left"] > 0.2 and not gate["converged"]
 
 
-T95_3 = 2.3533634  # Student's t, one-sided 95%, 3 degrees of freedom (five evaluations, a line's two parameters)
+T975_3 = 3.1824463  # Student's t, one-sided 97.5%, 3 degrees of freedom (five evaluations, a line's two parameters)
 
 
 def logs_curve(base: float, slope: float, wobble: float) -> list[dict]:
@@ -155,24 +156,29 @@ def logs_curve(base: float, slope: float, wobble: float) -> list[dict]:
 def test_the_gate_s_projection_on_hand_computed_lines():
     # falling 1%/epoch with a small wobble: scatter sqrt(10 w^2 / 3), the slope's standard error w / sqrt(3)
     gate = convergence(logs_curve(5.0, -0.01, 0.002), 0.02, 5)
-    bound = -0.01 + T95_3 * 0.002 / math.sqrt(3)
+    bound = -0.01 - T975_3 * 0.002 / math.sqrt(3)  # the steepest fall the five allow
     assert gate["slope"] == pytest.approx(-0.01) and gate["scatter"] == pytest.approx(0.002 * math.sqrt(10 / 3))
     assert gate["slope_bound"] == pytest.approx(bound, rel=1e-6)
-    # the line ends at log 5 - 0.02; ten epochs at the bound; the best recorded is the last, log 5 - 0.022
-    assert gate["projected_left"] == pytest.approx(1 - math.exp(-0.02 + 10 * bound + 0.022), rel=1e-6)
-    assert gate["projected_left"] == pytest.approx(0.0684, abs=1e-4) and not gate["converged"]
+    # measured from the line's own end (its lowest point in the window), ten epochs at the bound
+    assert gate["projected_left"] == pytest.approx(1 - math.exp(10 * bound), rel=1e-6)
+    assert gate["projected_left"] == pytest.approx(0.1278, abs=1e-4) and not gate["converged"]
     assert (gate["epochs"], gate["window"], gate["horizon"], gate["fit_from"]) == (5, 5, 10, 1)
-    # the same fall over a horizon of 2 epochs leaves less than 2%
-    assert convergence(logs_curve(5.0, -0.01, 0.002), 0.02, 5, horizon=2)["projected_left"] == pytest.approx(
-        1 - math.exp(-0.02 + 2 * bound + 0.022), rel=1e-6
-    )
-    # flat with 1% scatter: the slope's bound is above 0, the line's next epoch is above the best: nothing left
+    # the same fall over a horizon of 1 epoch leaves less than 2%
+    short = convergence(logs_curve(5.0, -0.01, 0.002), 0.02, 5, horizon=1)
+    assert short["projected_left"] == pytest.approx(1 - math.exp(bound), rel=1e-6) and short["converged"]
+    # flat with 1% scatter: five such points allow a fall of 1.8%/epoch, 17% in ten epochs: not converged
     flat = convergence(logs_curve(5.0, 0.0, 0.01), 0.02, 5)
     assert flat["slope"] == pytest.approx(0.0, abs=1e-12)
-    assert flat["slope_bound"] == pytest.approx(T95_3 * 0.01 / math.sqrt(3), rel=1e-6)
-    assert flat["projected_left"] == 0.0 and flat["converged"]
-    # the same wobble on a 1%/epoch fall: its bound, -1% + 1.36%, is above 0 too: the scatter hides the fall
-    assert convergence(logs_curve(5.0, -0.01, 0.01), 0.02, 5)["converged"]
+    assert flat["slope_bound"] == pytest.approx(-T975_3 * 0.01 / math.sqrt(3), rel=1e-6)
+    assert flat["projected_left"] == pytest.approx(1 - math.exp(10 * flat["slope_bound"]), rel=1e-6)
+    assert not flat["converged"]
+    # with 0.1% scatter the same flat line allows 1.8% in ten epochs: converged
+    assert convergence(logs_curve(5.0, 0.0, 0.001), 0.02, 5)["projected_left"] == pytest.approx(0.0182, abs=1e-4)
+    # rising, but not surely: its lowest fitted point is its first, and the steepest fall from its end is measured
+    # from there
+    rising = convergence(logs_curve(5.0, 0.005, 0.01), 0.02, 5)
+    expected = 1 - math.exp(4 * 0.005 + 10 * (0.005 - T975_3 * 0.01 / math.sqrt(3)))
+    assert rising["projected_left"] == pytest.approx(expected, rel=1e-6)
 
 
 def test_the_convergence_gate():
@@ -180,18 +186,18 @@ def test_the_convergence_gate():
         curve(10.0, 6.0, 5.0, 4.99, 4.98, 4.985, 4.97, lrs=[1.0, 1.0, 0.5, 0.25, 0.25, 0.25, 0.25]), 0.02, 5
     )
     assert flat["epochs"] == 7 and flat["halvings"] == 2 and flat["fit_from"] == 3
-    assert flat["last_improvement"] == pytest.approx(0.01 / 4.98) and flat["converged"]
-    # the line through 5.0 .. 4.97 falls 0.1%/epoch, its bound less: under 1% in ten epochs
-    assert 0 < flat["projected_left"] < 0.01
+    assert flat["last_improvement"] == pytest.approx(0.01 / 4.98)
+    # the line through 5.0 .. 4.97 falls 0.14%/epoch; five points allow 0.3%: 3% in ten epochs, not converged
+    assert 0.02 < flat["projected_left"] < 0.04 and not flat["converged"]
     # the issue's dropout system: still 5% down per epoch when its schedule ended
     falling = convergence(curve(16.0, 14.0, 12.3, 11.68, 11.08), 0.02, 5)
     assert not falling["converged"] and falling["projected_left"] > 0.4
     assert falling["last_improvement"] == pytest.approx(0.6 / 11.68)
-    worse = convergence(curve(10.0, 6.0, 6.4, 6.2, 6.5, 6.6), 0.02, 5)  # overfitting at the end: nothing more
+    worse = convergence(curve(10.0, 6.0, 6.4, 6.2, 6.5, 6.6, 6.7, 6.8), 0.02, 5)  # overfitting: nothing more
     assert worse["converged"] and worse["slope"] > 0 and worse["projected_left"] == 0.0
-    # a drop of 5% in the last epoch of a flat curve: the line's scatter hides it, the last epoch's own gain fails it
-    dropped = convergence(curve(10.0, 6.0, 6.0, 6.01, 5.99, 6.0, 5.7), 0.02, 5)
-    assert dropped["projected_left"] == 0.0 and dropped["last_improvement"] > 0.02 and not dropped["converged"]
+    # a drop of 5% in the last epoch of a flat curve: whatever the line says, the last epoch's own gain fails it
+    dropped = convergence(curve(10.0, 6.0, 6.0, 6.0, 6.0, 6.0, 5.7), 0.02, 5)
+    assert dropped["last_improvement"] > 0.02 and not dropped["converged"]
     # fewer than window evaluations say nothing: not converged, no figure
     assert convergence(curve(10.0, 9.99, 9.98, 9.97), 0.02, 5) == {
         "epochs": 4,
@@ -199,6 +205,7 @@ def test_the_convergence_gate():
         "last_improvement": pytest.approx(0.01 / 9.98),
         "window": 5,
         "horizon": 10,
+        "level": 0.975,
         "fit_from": None,
         "slope": None,
         "slope_bound": None,
@@ -211,35 +218,69 @@ def test_the_convergence_gate():
         projection([10.0, 9.0, 8.0], 2)  # a line through two leaves no scatter
 
 
-def test_a_flat_run_the_rule_stopped_passes_the_gate():
-    metrics = trained(PATIENT, (10.0, 8.0, 7.0, 6.99, 6.98, 6.985, 6.97, 5.0))
-    assert len(metrics) == 7 and metrics[-1]["lr"] == 0.25
-    gate = convergence(metrics, 0.02, 5)
-    assert gate["fit_from"] == 3 and gate["last_improvement"] == pytest.approx(0.01 / 6.98)
-    assert gate["projected_left"] == pytest.approx(0.0036, abs=1e-4) and gate["converged"]
-    # a drop inside the line's window (7.95 -> 7.0, then stalls): its scatter keeps the bound above 0 here, but a
-    # cleaner drop fails it (docs/statistics.md: the gate errs towards failing a fall that has played out)
-    metrics = trained(PATIENT, (10.0, 8.0, 7.95, 7.0, 6.99, 6.98, 6.985, 6.97, 5.0))
-    assert len(metrics) == 7 and convergence(metrics, 0.02, 5)["converged"]
+GATED = Schedule(
+    epochs=30,
+    plateau={"within": 0.01, "halvings": 2, "stop": "gate", "max_epochs": 30},
+    gate={"within": 0.02, "window": 11},
+)
 
 
-def test_the_rule_reads_only_the_records_before_the_epoch_so_a_resumed_run_decides_as_an_uninterrupted_one():
+def noisy(rng, base: float, rate: float, noise: float, epochs: int = 40) -> list[float]:
+    return [base * (1 - rate) ** i * math.exp(rng.normal(0.0, noise)) for i in range(epochs)]
+
+
+def test_the_rule_stops_at_the_gate_s_first_pass_after_the_halvings_so_every_run_it_stops_passes_the_gate():
+    """One rule: a plateau with stop: gate trains on until the convergence gate passes (after its halvings), so a
+    run it stops is a run the gate passes, and a run that reaches max_epochs is one the gate failed at every epoch
+    before; the gate is evaluated on exactly the records the rule read."""
+    rng = np.random.default_rng(7)
+    stopped = capped = 0
+    for _ in range(300):
+        rate, noise = rng.choice([0.0, 0.001, 0.003, 0.01]), rng.choice([0.0025, 0.005, 0.01])
+        metrics = trained(GATED, noisy(rng, rng.uniform(5, 40), rate, noise))
+        gate = convergence(metrics, 0.02, 11)
+        if len(metrics) < 30:
+            stopped += 1
+            assert gate["converged"] and stalls([m["dev_ppl"] for m in metrics], 0.01) >= 2
+            assert len(metrics) >= 11
+        else:
+            capped += 1
+            for e in range(11, 30):  # never passed before (or passed before its halvings)
+                before = metrics[:e]
+                assert not (
+                    convergence(before, 0.02, 11)["converged"] and stalls([m["dev_ppl"] for m in before], 0.01) >= 2
+                )
+    assert stopped > 100 and capped > 50  # both ends exercised
+    # the two halvings come first: a flat curve with no stall cannot stop
+    assert wants_epoch(12, GATED, curve(*[10.0 * 0.98**i for i in range(11)]))
+
+
+def test_the_gate_rule_s_description_names_what_stops_it():
+    assert "until the convergence gate passes" in GATED.describe() and "last 11 evaluations" in GATED.describe()
+    assert "stopped once 2 epochs in a row" in PATIENT.describe()
+
+
+@pytest.mark.parametrize("schedule", [PATIENT, GATED], ids=["stalls", "gate"])
+def test_the_rule_reads_only_the_records_before_the_epoch_so_a_resumed_run_decides_as_an_uninterrupted_one(schedule):
     """What the rule decides for epoch e depends on the records of epochs 1..e-1 alone: a run resumed from any of its
     checkpoints (which keeps exactly those records) takes the same rates and stops at the same epoch."""
-    ppls = (10.0, 8.0, 7.95, 7.0, 6.99, 6.5, 6.49, 6.0, 6.0, 5.99, 5.0)
-    full = trained(PATIENT, ppls)
+    ppls = (10.0, 8.0, 7.95, 7.0, 6.99, 6.5, 6.49, 6.0, 6.0, 5.99, 5.0) + tuple(
+        5.0 * math.exp(0.003 * (-1) ** i) for i in range(20)
+    )
+    full = trained(schedule, ppls)
+    assert 9 < len(full) < len(ppls)
     for cut in range(len(full) + 1):
         resumed = [dict(m) for m in full[:cut]]  # what a checkpoint after epoch `cut` holds
-        while wants_epoch(len(resumed) + 1, PATIENT, resumed):
+        while wants_epoch(len(resumed) + 1, schedule, resumed):
             epoch = len(resumed) + 1
             resumed.append(
-                {"epoch": epoch, "dev_ppl": ppls[epoch - 1], "lr": learning_rate(1.0, epoch, PATIENT, resumed)}
+                {"epoch": epoch, "dev_ppl": ppls[epoch - 1], "lr": learning_rate(1.0, epoch, schedule, resumed)}
             )
         assert resumed == full
         # and records after the epoch (a later epoch's, as a finished run's metrics have) change nothing
         epoch = cut + 1
-        assert wants_epoch(epoch, PATIENT, full) == wants_epoch(epoch, PATIENT, full[:cut])
-        assert learning_rate(1.0, epoch, PATIENT, full) == learning_rate(1.0, epoch, PATIENT, full[:cut])
+        assert wants_epoch(epoch, schedule, full) == wants_epoch(epoch, schedule, full[:cut])
+        assert learning_rate(1.0, epoch, schedule, full) == learning_rate(1.0, epoch, schedule, full[:cut])
 
 
 def published_runs():
@@ -271,17 +312,15 @@ def test_the_rule_each_published_run_records_reproduces_its_stopping_epoch_and_r
 
 
 @pytest.mark.skipif(not PUBLISHED, reason="no published small-gpu run in docs/reproductions")
-def test_the_gate_passes_every_published_run_that_the_rule_stopped():
-    """The figure docs/statistics.md gives: the gate (within 2%, a line through the last 5) passes all 18 seed-1
-    trainings (`python benchmarks/gate-agreement.py docs/reproductions/small-gpu/results`), each stopped by two
-    stalls in a row at the final rate."""
+def test_the_gate_fails_every_published_seed_1_training_whose_record_is_too_short_to_say():
+    """The figure docs/statistics.md gives: the published seed 1 was stopped by the rule before (two stalls in a row),
+    after 9-14 epochs; the gate's line through the last 11 evaluations still holds the first epochs' fall in each of
+    them, so none passes (`python benchmarks/gate-agreement.py docs/reproductions/small-gpu/results`): their claims are
+    capped at inconclusive, and the seeds made under stop: gate train on until the fall has left the window."""
     runs = published_runs()
-    gates = {
-        path.parent.parent.parent.name + "/" + path.parent.name: convergence(metrics, 0.02, 5)
-        for path, metrics, _ in runs
-    }
-    assert len(gates) == 18 and all(gate["converged"] for gate in gates.values()), gates
-    assert all(final_rate_stalls([m["dev_ppl"] for m in metrics], 0.01, 2) >= 2 for _, metrics, _ in runs)
+    gates = [convergence(metrics, 0.02, 11) for _, metrics, _ in runs]
+    assert len(gates) == 18 and not any(gate["converged"] for gate in gates)
+    assert all(gate["projected_left"] is None or gate["projected_left"] > 0.3 for gate in gates)
 
 
 def test_nmt_config_shows_the_schedule_a_system_trains_by_and_the_keys_it_comes_from(capsys):
@@ -304,5 +343,8 @@ def test_nmt_config_shows_the_schedule_a_system_trains_by_and_the_keys_it_comes_
         10,
         "train.epochs, train.halve_after",
     )
-    assert shown["small", "base"]["source"] == "train.plateau" and shown["small", "base"]["plateau"]["max_epochs"] == 20
-    assert "until the dev perplexity is flat" in shown["small", "base"]["rule"]
+    assert (
+        shown["small", "base"]["source"].startswith("train.plateau")
+        and shown["small", "base"]["plateau"]["max_epochs"] == 30
+    )
+    assert "until the convergence gate passes" in shown["small", "base"]["rule"]
