@@ -7,13 +7,15 @@ and the comparison goes through the code the claims use (nmt.scoring.difference,
 nmt.scoring.significance.holm). Seeded: a study's tables are exact. The full grids are benchmarks/coverage-study.py's
 (minutes; docs/statistics.md carries their tables verbatim); tests/studies/test_coverage.py runs a few cells."""
 
+from dataclasses import replace
+
 import numpy as np
 
 from nmt.report.claims import claim_p_values, comparison_p_values
-from nmt.scoring.difference import SystemPart, estimate, fit_pool, fit_prior
+from nmt.scoring.difference import SystemPart, estimate, fit_pool
 from nmt.scoring.significance import holm
 
-SEEDS = (3, 5, 10)
+SEEDS = (2, 3, 5, 10)
 RATIOS = (0.0, 1.0, 4.0)  # variance of one run's difference between seeds : its variance between test sets
 SENTENCES = 400  # the demo's test sets; Multi30k's have 1,000
 RESAMPLES = 1000
@@ -24,22 +26,27 @@ TOLERANCE = 0.015
 
 
 ODD_FACTORS = (4.0, 10.0, 25.0)  # one system's seed variance as a multiple of the rest of its pool's
-ODD_SEEDS = (3, 5)
+ODD_SEEDS = (2, 3, 5)
 ODD_RATIOS = (1.0, 4.0)
 MIN_ODD_COVERAGE = 0.93
-#: the alike cells allowed above 95% + TOLERANCE, and how far: at three seeds and no seed variance at all, the test
-#: before pooling judges one system in ten on its own variance (docs/statistics.md says why and what it costs)
-OVER_COVERED = {(3, 0.0): 0.98}
+#: the cells whose promise is reported, not asserted: two seeds (docs/statistics.md says what falls short there)
+REPORTED_ONLY_SEEDS = (2,)
+#: the alike cells allowed above 95% + TOLERANCE, and how far: at three seeds the moderation itself over-covers (a
+#: prior fitted to a few variances on two degrees of freedom each is often wider than the truth), and with no seed
+#: variance at all the floor at each run's own sentence noise widens it further (docs/statistics.md)
+OVER_COVERED = {(3, 0.0): 0.98, (3, 1.0): 0.975, (3, 4.0): 0.975}
 
 
-def simulate_runs(rng, n_systems: int, n_runs: int, ratio: float, levels=None, odd: float = 1.0) -> np.ndarray:
+def simulate_runs(
+    rng, n_systems: int, n_runs: int, ratio: float, levels=None, odd: float = 1.0, odd_systems=(0,)
+) -> np.ndarray:
     """[n_systems, n_runs, SENTENCES] sentence scores, scaled so that one run's mean over the sentences has variance
     1 between test sets (half of it the sentences' effect on the system, half the run's own noise) and ``ratio``
-    between seeds (``odd`` times that for system 0: a system that varies more between seeds than its pool)."""
+    between seeds (``odd`` times that for ``odd_systems``: systems that vary more between seeds than their pool)."""
     sentence_var = SENTENCES  # so that the mean of SENTENCES has variance 1
     levels = np.zeros(n_systems) if levels is None else np.asarray(levels, dtype=np.float64)
     seed_var = np.full(n_systems, ratio)
-    seed_var[0] *= odd
+    seed_var[list(odd_systems)] *= odd
     system = rng.normal(0.0, np.sqrt((1 - OWN_SHARE) * sentence_var), (n_systems, 1, SENTENCES))
     seed = rng.normal(0.0, 1.0, (n_systems, n_runs, 1)) * np.sqrt(seed_var)[:, None, None]
     own = rng.normal(0.0, np.sqrt(OWN_SHARE * sentence_var), (n_systems, n_runs, SENTENCES))
@@ -58,18 +65,18 @@ def resample_counts(rng) -> np.ndarray:
 class Pool:
     """The systems of one table on one test set (``runs`` [pool, n_runs, SENTENCES]) as the claims see them: each
     run's score of the whole set and of every resample of the sentences (the same resamples for all), and the priors
-    their seed variances give each other (nmt.scoring.difference.fit_pool; ``tested=False``: the pool's prior for
-    every system without the test before pooling, for the width it costs)."""
+    their seed variances give each other (nmt.scoring.difference.fit_pool; ``pools``: the systems of each test set,
+    default all one pool)."""
 
-    def __init__(self, runs: np.ndarray, counts: np.ndarray, compared: list[int], tested: bool = True):
-        self.scores = runs.mean(axis=2)  # [pool, n_runs]
+    def __init__(self, runs: np.ndarray, counts: np.ndarray, compared: list[int], pools=None):
+        self.scores = runs.mean(axis=2)  # [systems, n_runs]
         self.resampled = {system: runs[system] @ counts.T for system in compared}
         variances = np.var(self.scores, axis=1, ddof=1)
-        if tested:
-            pool = fit_pool(dict(enumerate(variances)), runs.shape[1] - 1)
-            self.priors = [pool.prior_for(system) for system in range(len(variances))]
-        else:
-            self.priors = [fit_prior(variances, runs.shape[1] - 1)] * len(variances)
+        self.priors = [None] * len(variances)
+        for members in pools or [range(len(variances))]:  # the systems of each test set moderate each other
+            pool = fit_pool({system: variances[system] for system in members}, runs.shape[1] - 1)
+            for system in members:
+                self.priors[system] = pool.prior_for(system)
 
     def parts(self, systems: list[int], signs: list[float]) -> list[SystemPart]:
         return [
@@ -80,30 +87,28 @@ class Pool:
         ]
 
 
-def covers(pool: Pool, a: int, b: int, true_delta: float) -> tuple[bool, float]:
-    """Whether the interval of a - b covers the true difference, and its width."""
-    low, high = estimate(pool.parts([a, b], [1, -1])).interval
-    return low <= true_delta <= high, high - low
+def covers(pool: Pool, a: int, b: int, true_delta: float) -> tuple[bool, float, float]:
+    """Whether the interval of a - b covers the true difference, its width, and the width of the same interval with
+    every system taken as one of its pool (the moderation alone, without the mixture's protection)."""
+    difference = estimate(pool.parts([a, b], [1, -1]))
+    low, high = difference.interval
+    plain_low, plain_high = replace(difference, pool_weights=()).interval
+    return low <= true_delta <= high, high - low, plain_high - plain_low
 
 
 def coverage(n_runs: int, ratio: float, replicates: int = REPLICATES, seed: int = 0) -> tuple[float, float]:
     """Coverage of the interval of system 0 - system 1 (true difference 0.5) in a pool of systems that vary alike
-    between seeds, and its mean width over that of the same interval without the test before pooling."""
+    between seeds, and its mean width over that of the same interval without the mixture (:func:`covers`)."""
     rng = np.random.default_rng([seed, n_runs, int(ratio * 100)])
     counts = resample_counts(rng)
-    true_delta, covered, width, width_untested = 0.5, 0, 0.0, 0.0
+    true_delta, covered, width, width_plain = 0.5, 0, 0.0, 0.0
     for _ in range(replicates):
         runs = simulate_runs(rng, POOL, n_runs, ratio, levels=[true_delta] + [0.0] * (POOL - 1))
-        pool = Pool(runs, counts, [0, 1])
-        hit, w = covers(pool, 0, 1, true_delta)
+        hit, w, plain = covers(Pool(runs, counts, [0, 1]), 0, 1, true_delta)
         covered += hit
         width += w
-        same = all(
-            prior.outlying(v, n_runs - 1) is False
-            for prior, v in zip(pool.priors[:2], np.var(pool.scores[:2], axis=1, ddof=1))
-        )
-        width_untested += w if same else covers(Pool(runs, counts, [0, 1], tested=False), 0, 1, true_delta)[1]
-    return covered / replicates, width / width_untested
+        width_plain += plain
+    return covered / replicates, width / width_plain
 
 
 def odd_coverage(
@@ -121,33 +126,48 @@ def odd_coverage(
     return tuple(hits / replicates)
 
 
-# A family shaped like the ledger: 12 systems trained with the same seeds, 30 claims among them, none true: 24
-# pairwise (some systems in several), 4 "best of 4", 2 comparing one gain with another.
+# A family shaped like the ledger: 12 systems trained with the same seeds, scored on two test sets (a table of 8 and
+# one of 4: each a pool whose seed variances moderate each other's), 30 claims among them, each within one table, none
+# true: 24 pairwise (some systems in several), 4 "best of 4", 2 comparing one gain with another.
 FAMILY_SYSTEMS = 12
+FAMILY_POOLS = (tuple(range(8)), tuple(range(8, 12)))
+ODD_LAYOUTS = {"one per pool": (0, 8), "two in one pool": (0, 1)}  # the systems that vary more than their pool
 
 
 def family(rng) -> list[dict]:
     claims = []
+    sizes = [len(pool) for pool in FAMILY_POOLS]
+    share = np.array(sizes) / sum(sizes)
+
+    def table():
+        return np.array(FAMILY_POOLS[rng.choice(len(FAMILY_POOLS), p=share)])
+
     for _ in range(24):
-        a, b = rng.choice(FAMILY_SYSTEMS, 2, replace=False)
+        a, b = rng.choice(table(), 2, replace=False)
         claims.append({"kind": "better", "pairs": [((a,), (b,))]})
     for _ in range(4):
-        best, *others = rng.choice(FAMILY_SYSTEMS, 4, replace=False)
+        best, *others = rng.choice(table(), 4, replace=False)
         claims.append({"kind": "best", "pairs": [((best,), (other,)) for other in others]})
     for _ in range(2):
-        a, b, c, d = rng.choice(FAMILY_SYSTEMS, 4, replace=False)
+        a, b, c, d = rng.choice(table(), 4, replace=False)
         claims.append({"kind": "better", "pairs": [((a, b), (c, d))]})  # gain a - b against gain c - d
     return claims
 
 
-def familywise_error(n_runs: int, ratio: float, replicates: int, seed: int = 0, odd: float = 1.0) -> float:
-    rng = np.random.default_rng([seed, n_runs, int(ratio * 100), 7] + ([int(odd * 10)] if odd != 1.0 else []))
+def familywise_error(
+    n_runs: int, ratio: float, replicates: int, seed: int = 0, odd: float = 1.0, layout: str = "one per pool"
+) -> float:
+    """The share of simulated ledgers (no claim true) in which Holm's adjustment lets any claim through at 5%; with
+    ``odd`` != 1 the systems of ``layout`` vary that many times as much between seeds as their pools."""
+    key = [seed, n_runs, int(ratio * 100), 7] + ([int(odd * 10), len(layout)] if odd != 1.0 else [])
+    rng = np.random.default_rng(key)
     claims = family(rng)
     counts = resample_counts(rng)
+    odd_systems = ODD_LAYOUTS[layout] if odd != 1.0 else ()
     wrong = 0
     for _ in range(replicates):
-        runs = simulate_runs(rng, FAMILY_SYSTEMS, n_runs, ratio, odd=odd)
-        pool = Pool(runs, counts, list(range(FAMILY_SYSTEMS)))
+        runs = simulate_runs(rng, FAMILY_SYSTEMS, n_runs, ratio, odd=odd, odd_systems=odd_systems)
+        pool = Pool(runs, counts, list(range(FAMILY_SYSTEMS)), pools=FAMILY_POOLS)
         p_values = []
         for claim in claims:
             comparisons = []
@@ -178,8 +198,8 @@ def coverage_table(replicates: int = REPLICATES) -> tuple[str, str, list[float]]
     return "\n".join(cover), "\n".join(width), [c for c, _ in results.values()]
 
 
-def odd_table(replicates: int = REPLICATES) -> tuple[str, list[float]]:
-    """Coverage per system, the odd system first, and the coverages."""
+def odd_table(replicates: int = REPLICATES) -> tuple[str, list[tuple[int, float]]]:
+    """Coverage per system, the odd system first, and the coverages with their seeds."""
     lines = [
         "| seeds | ratio | odd system's seed variance | its comparisons | the others' |",
         "| --: | --: | --: | --: | --: |",
@@ -189,29 +209,44 @@ def odd_table(replicates: int = REPLICATES) -> tuple[str, list[float]]:
         for ratio in ODD_RATIOS:
             for odd in ODD_FACTORS:
                 its, others = odd_coverage(n, ratio, odd, replicates)
-                values += [its, others]
+                values += [(n, its), (n, others)]
                 lines.append(f"| {n} | {ratio:g} | {odd:g}x | {percent(its)} | {percent(others)} |")
     return "\n".join(lines), values
 
 
-FAMILY_REPLICATES = 500
+FAMILY_REPLICATES = 200
+FAMILY_SEEDS = (3, 5)
 
 
-def familywise_table(replicates: int = FAMILY_REPLICATES) -> tuple[str, list[float]]:
-    """Holm's family-wise error over the ledger-sized family with no true difference, pools that vary alike."""
-    rates = {(n, ratio): familywise_error(n, ratio, replicates) for n in (3, 5) for ratio in RATIOS}
+def familywise_table(replicates: int = FAMILY_REPLICATES) -> tuple[str, list[tuple[int, float]]]:
+    """Holm's family-wise error over the ledger-shaped family with no true difference, pools that vary alike."""
+    rates = {(n, ratio): familywise_error(n, ratio, replicates) for n in FAMILY_SEEDS for ratio in RATIOS}
     table = "\n".join(
-        ["| seeds | " + " | ".join(f"ratio {r:g}" for r in RATIOS) + " |", "|" + " --: |" * 4]
-        + [f"| {n} | " + " | ".join(percent(rates[(n, r)]) for r in RATIOS) + " |" for n in (3, 5)]
+        ["| seeds | " + " | ".join(f"ratio {r:g}" for r in RATIOS) + " |", "|" + " --: |" * (len(RATIOS) + 1)]
+        + [f"| {n} | " + " | ".join(percent(rates[(n, r)]) for r in RATIOS) + " |" for n in FAMILY_SEEDS]
     )
-    return table, list(rates.values())
+    return table, [(n, rate) for (n, _), rate in rates.items()]
 
 
-def odd_familywise_table(replicates: int = FAMILY_REPLICATES) -> tuple[str, list[float]]:
-    """The same with system 0 varying more between seeds than its pool."""
-    rates = {(n, odd): familywise_error(n, 1.0, replicates, odd=odd) for n in ODD_SEEDS for odd in ODD_FACTORS}
-    table = "\n".join(
-        ["| seeds | " + " | ".join(f"{odd:g}x" for odd in ODD_FACTORS) + " |", "|" + " --: |" * (len(ODD_FACTORS) + 1)]
-        + [f"| {n} | " + " | ".join(percent(rates[(n, odd)]) for odd in ODD_FACTORS) + " |" for n in ODD_SEEDS]
-    )
-    return table, list(rates.values())
+ODD_FAMILY_CELLS = [
+    (layout, n, ratio, odd)
+    for layout in ODD_LAYOUTS
+    for n in FAMILY_SEEDS
+    for ratio in ODD_RATIOS
+    for odd in (ODD_FACTORS if layout == "one per pool" else (10.0,))
+]
+
+
+def odd_familywise_table(replicates: int = FAMILY_REPLICATES) -> tuple[str, list[tuple[int, float]]]:
+    """The same with systems that vary more between seeds than their pools: one per pool at each factor, and two in
+    one pool at 10x."""
+    lines = [
+        "| odd systems | seeds | ratio | their seed variance | family-wise error |",
+        "| --- | --: | --: | --: | --: |",
+    ]
+    values = []
+    for layout, n, ratio, odd in ODD_FAMILY_CELLS:
+        rate = familywise_error(n, ratio, replicates, odd=odd, layout=layout)
+        values.append((n, rate))
+        lines.append(f"| {layout} | {n} | {ratio:g} | {odd:g}x | {percent(rate)} |")
+    return "\n".join(lines), values

@@ -303,8 +303,8 @@ class ClaimJudge:
             )
             names.append(system)
         difference = estimate(parts)
-        # the systems whose seed variance stood out of their pool's and was taken on its own (nmt.scoring.difference)
-        outlying = [name for name, part, own in zip(names, parts, difference.own) if own and part.prior.systems >= 2]
+        # the systems more likely to vary more between seeds than their pool than as it does (nmt.scoring.difference)
+        outlying = [name for name, odd in zip(names, getattr(difference, "outlying", ())) if odd]
         low, high = difference.interval
         kind, margin = claim["kind"], claim.get("margin")
         p_for, p_against = comparison_p_values(kind, claim["direction"], difference, margin)

@@ -18,48 +18,58 @@ ALPHA = 0.05  # the two-sided level of every comparison (its 95% interval)
 POWER = 0.80  # the power at which the smallest detectable difference is given
 MAX_SEEDS = 1000  # seeds_needed looks no further: a difference that needs more is beyond this test set
 NORMAL_DF = 1e4  # above this many degrees of freedom the seed variance counts as known
+MIXTURE_FLOOR = 1e-6  # a combination of pool and own variances less probable than this is left out of the pivot
 
 
 # -- the seed variance: each system's, moderated by its pool's ------------------------------------------------------
-OUTLIER_LEVEL = 0.1  # a system whose seed variance is this unlikely under its pool's keeps its own (docs/statistics.md)
+# A system's seed variance is its pool's moderated one with a probability that falls with the evidence that it
+# varies more (ODD_EVIDENCE: below it, linearly in the upper-tail probability of its variance under the pool's prior),
+# and its own (unmoderated, on its own degrees of freedom) with the rest, never less than OWN_SHARE: the pivot is the
+# mixture of the two. Its protection grows smoothly with the evidence, with no test whose misses borrow the pool's
+# variance, and the own share keeps every p-value within reach of the system's own at the small levels Holm's
+# adjustment reads (docs/statistics.md, "A system that varies more than its pool"; the figures chosen by simulation).
+ODD_EVIDENCE = 0.15
+OWN_SHARE = 0.02
 
 
-def _stands_out(variance: float, df: float, reference: float, reference_df: float) -> bool:
-    """Whether a variance on ``df`` degrees of freedom is larger than a ``reference`` variance on ``reference_df``
-    allows: the upper tail of F(df, reference_df) beyond their ratio is at most OUTLIER_LEVEL (no reference: no)."""
-    if reference <= 0 or reference_df <= 0 or df <= 0:
-        return False
-    return float(special.fdtrc(df, reference_df, variance / reference)) <= OUTLIER_LEVEL
+def _log_ratio_sf(ratio: float, df: float, prior_df: float) -> float:
+    """log P(s^2 / s0^2 > ratio) when s^2 (on ``df`` degrees of freedom) is drawn around a variance from the scaled
+    inverse chi-square on ``prior_df`` around s0^2: F(df, prior_df) (chi-square on df over df when prior_df is inf)."""
+    if math.isinf(prior_df) or prior_df >= NORMAL_DF:
+        return float(stats.chi2.logsf(ratio * df, df))
+    return float(stats.f.logsf(ratio, df, prior_df))
 
 
 @dataclass(frozen=True)
 class SeedPrior:
-    """What the systems of one pool (a table's test set and quantity) say about one system's seed variance: ``df`` (d0;
-    inf when they are as alike as chance allows) around ``var`` (s0^2), fitted to ``systems`` variances on ``pool_df``
-    degrees of freedom in all; ``reference`` and ``reference_df``: the mean variance of the pool's other systems and
-    its degrees of freedom, against which the system's own is tested before it borrows from them (0: no test)."""
+    """What the other systems of one pool (a table's test set and quantity) say about one system's seed variance:
+    ``df`` (d0; inf when they are as alike as chance allows) around ``var`` (s0^2), fitted to ``systems`` variances
+    on ``pool_df`` degrees of freedom in all."""
 
     df: float
     var: float
     systems: int
     pool_df: float
-    reference: float = 0.0
-    reference_df: float = 0.0
 
-    def outlying(self, variance: float, df: float) -> bool:
-        """Whether a variance on ``df`` degrees of freedom is larger than the pool's others allow: the upper tail of
-        F(df, reference_df) beyond it is at most OUTLIER_LEVEL. Such a system keeps its own variance: the pool's
-        would understate it (a less variable system borrowing the pool's larger variance errs the safe way)."""
-        return _stands_out(variance, df, self.reference, self.reference_df)
+    @property
+    def usable(self) -> bool:
+        return self.systems >= 2 and self.df > 0 and self.var > 0
 
-    def keeps_own(self, variance: float, df: float) -> bool:
-        """Whether a system's seed variance stays its own: no pool to borrow from, or it is outlying."""
-        return self.systems < 2 or self.df == 0 or self.outlying(variance, df)
+    def pool_weight(self, variance: float, df: float) -> float:
+        """The share of the pool's moderated variance in a system's whose own is ``variance`` on ``df`` degrees of
+        freedom: 1 - OWN_SHARE while the variance's upper tail under the prior is at least ODD_EVIDENCE, falling to 0
+        with it below; 0 without a pool to borrow from."""
+        if not self.usable or df <= 0:
+            return 0.0
+        if variance <= 0:
+            return 1.0 - OWN_SHARE
+        tail = math.exp(_log_ratio_sf(variance / self.var, df, self.df))
+        return (1.0 - OWN_SHARE) * min(1.0, tail / ODD_EVIDENCE)
 
     def moderate(self, variance: float, df: float) -> tuple[float, float]:
-        """(moderated variance, its degrees of freedom) of a system's seed variance on ``df`` degrees of freedom;
-        its own where it keeps it (:meth:`keeps_own`)."""
-        if self.keeps_own(variance, df):
+        """(moderated variance, its degrees of freedom) of a system's seed variance on ``df`` degrees of freedom, as
+        one of the pool's; its own without a pool."""
+        if not self.usable:
             return variance, df
         if math.isinf(self.df):
             return self.var, self.pool_df
@@ -72,34 +82,41 @@ NO_PRIOR = SeedPrior(df=0.0, var=0.0, systems=0, pool_df=0.0)
 @dataclass(frozen=True)
 class SeedPool:
     """The seed variances of one pool's systems (``variances``: {system: variance}, each on ``df`` degrees of
-    freedom), tested before they are pooled: a system whose variance stands out of the others' (F test against the
-    mean of the others, upper tail at most OUTLIER_LEVEL) keeps its own, and the prior the rest borrow from is fitted
-    to the systems that do not stand out (limma's robust fit does the like for hypervariable genes: Phipson et al.
-    2016). :meth:`prior_for` gives each system its prior, with the reference it is tested against."""
+    freedom). Each system's prior is fitted to the others' (:meth:`prior_for`), so that its own variance is counted
+    once, in the mixture's weight and in the moderation."""
 
     variances: dict
     df: float
 
-    def _reference(self, system) -> tuple[float, float]:
-        others = [v for name, v in self.variances.items() if name != system]
-        return (float(np.mean(others)), self.df * len(others)) if others and self.df > 0 else (0.0, 0.0)
-
     @cached_property
-    def outlying(self) -> frozenset:
-        """The systems whose variance stands out of the others'."""
-        return frozenset(name for name, v in self.variances.items() if _stands_out(v, self.df, *self._reference(name)))
+    def _priors(self) -> dict:
+        """Each system's prior, fitted to the others' variances, each weighed by the probability that it is of the
+        pool (from a first, unweighted fit to the others'): a system that varies more neither borrows the pool's
+        variance nor widens the prior the others borrow from (limma's robust fit protects hypervariable genes the
+        like way: Phipson et al. 2016)."""
+        names = list(self.variances)
+
+        def others(system, weights=None):
+            rest = [name for name in names if name != system]
+            return fit_prior(
+                [self.variances[n] for n in rest], self.df, None if weights is None else [weights[n] for n in rest]
+            )
+
+        first = {name: others(name).pool_weight(self.variances[name], self.df) for name in names}
+        return {name: others(name, first) for name in names}
 
     @cached_property
     def prior(self) -> SeedPrior:
-        """The prior fitted to the systems that do not stand out (:func:`fit_prior`)."""
-        outlying = self.outlying
-        return fit_prior([v for name, v in self.variances.items() if name not in outlying], self.df)
+        """The prior fitted to every system of the pool (for a system not in it)."""
+        return fit_prior(list(self.variances.values()), self.df)
 
     def prior_for(self, system) -> SeedPrior:
-        """``system``'s prior: the pool's, with the mean variance of the others to test it against (all of the pool
-        for a system not in it)."""
-        reference, reference_df = self._reference(system)
-        return replace(self.prior, reference=reference, reference_df=reference_df)
+        """``system``'s prior: fitted to the pool's other systems (all of the pool for a system not in it)."""
+        return self._priors.get(system, self.prior)
+
+    def weight(self, system) -> float:
+        """The posterior probability that ``system`` varies as the others of its pool do."""
+        return self.prior_for(system).pool_weight(self.variances[system], self.df)
 
 
 def fit_pool(variances: dict, df: float) -> SeedPool:
@@ -107,21 +124,27 @@ def fit_pool(variances: dict, df: float) -> SeedPool:
     return SeedPool(variances=dict(variances), df=float(df))
 
 
-def fit_prior(variances: Sequence[float], df: float) -> SeedPrior:
+def fit_prior(variances: Sequence[float], df: float, weights: Sequence[float] | None = None) -> SeedPrior:
     """Smyth's (2004) method of moments on log variances (limma's ``fitFDist``, every variance on ``df`` degrees of
     freedom): log s^2 - digamma(df/2) + log(df/2) has mean log s0^2 - digamma(d0/2) + log(d0/2) and variance
-    trigamma(df/2) + trigamma(d0/2). Fewer than two variances (or a zero one): no prior."""
+    trigamma(df/2) + trigamma(d0/2). ``weights``: each variance's share in the moments (its probability of being of
+    the pool: a system that varies more counts less), default all 1. Fewer than two variances (or a zero one, or
+    less than two systems' weight): no prior."""
     values = np.asarray([v for v in variances], dtype=np.float64)
-    if len(values) < 2 or df <= 0 or np.any(values <= 0):
+    w = np.ones(len(values)) if weights is None else np.asarray(weights, dtype=np.float64)
+    if len(values) < 2 or df <= 0 or np.any(values <= 0) or w.sum() < 2:
         return NO_PRIOR
     e = np.log(values) - special.digamma(df / 2) + math.log(df / 2)
-    excess = float(np.var(e, ddof=1)) - float(special.polygamma(1, df / 2))
-    pool_df = df * len(values)
+    mean = float(np.dot(w, e) / w.sum())
+    spread = float(np.dot(w, (e - mean) ** 2) / (w.sum() - np.dot(w, w) / w.sum()))  # unbiased for weights
+    excess = spread - float(special.polygamma(1, df / 2))
+    systems = int(round(float(w.sum())))
+    pool_df = df * systems
     if excess <= 0:
-        return SeedPrior(df=math.inf, var=float(math.exp(e.mean())), systems=len(values), pool_df=pool_df)
+        return SeedPrior(df=math.inf, var=float(math.exp(mean)), systems=systems, pool_df=pool_df)
     d0 = 2 * _trigamma_inverse(excess)
-    s0 = math.exp(e.mean() + special.digamma(d0 / 2) - math.log(d0 / 2))
-    return SeedPrior(df=d0, var=s0, systems=len(values), pool_df=pool_df)
+    s0 = math.exp(mean + special.digamma(d0 / 2) - math.log(d0 / 2))
+    return SeedPrior(df=d0, var=s0, systems=systems, pool_df=pool_df)
 
 
 def _trigamma_inverse(x: float) -> float:
@@ -165,7 +188,7 @@ def estimate(parts: Sequence[SystemPart]) -> "TwoLevel | SentenceLevel":
     total = np.sum([np.asarray(p.resampled, dtype=np.float64).mean(axis=0) for p in parts], axis=0)
     if min(p.n_runs for p in parts) < 2:
         return SentenceLevel(delta=delta, samples=total)
-    run_noise, seed_vars, seed_dfs, runs, own = [], [], [], [], []
+    run_noise, seed_vars, seed_dfs, own_vars, weights, runs = [], [], [], [], [], []
     for part in parts:
         n = part.n_runs
         resampled = np.asarray(part.resampled, dtype=np.float64)
@@ -173,13 +196,14 @@ def estimate(parts: Sequence[SystemPart]) -> "TwoLevel | SentenceLevel":
         # mean carries 1/n; its variance over the resamples is (n - 1)/n of one run's, hence / (n - 1)
         noise = float(np.var(resampled - resampled.mean(axis=0), axis=1, ddof=1).mean()) / (n - 1)
         observed = float(np.var(np.asarray(part.full, dtype=np.float64), ddof=1))
-        alone = part.prior.keeps_own(observed, n - 1)
-        variance, df = (observed, n - 1) if alone else part.prior.moderate(observed, n - 1)
+        variance, df = part.prior.moderate(observed, n - 1)
+        floor = n * noise  # one run's variance is never below its own sentence noise
         run_noise.append(noise)
-        seed_vars.append(max(variance, n * noise))  # one run's variance is never below its own sentence noise
+        seed_vars.append(max(variance, floor))
         seed_dfs.append(df)
+        own_vars.append(max(observed, floor))
+        weights.append(part.prior.pool_weight(observed, n - 1))
         runs.append(n)
-        own.append(alone)
     shared = max(0.0, float(np.var(total, ddof=1)) - sum(run_noise))
     return TwoLevel(
         delta=delta,
@@ -187,16 +211,20 @@ def estimate(parts: Sequence[SystemPart]) -> "TwoLevel | SentenceLevel":
         seed_vars=tuple(seed_vars),
         runs=tuple(runs),
         seed_dfs=tuple(seed_dfs),
-        own=tuple(own),
+        own=tuple(w == 0.0 for w in weights),
+        own_vars=tuple(own_vars),
+        pool_weights=tuple(weights),
     )
 
 
 @dataclass(frozen=True)
 class TwoLevel:
     """A difference over seeds and sentences: ``delta``, ``shared`` (A: the sentence variance all runs share),
-    ``seed_vars`` (each system's moderated variance of one run between seeds), ``runs`` and ``seed_dfs`` (their
-    degrees of freedom), ``own`` (for each system, whether its variance is its own estimate, independent of the
-    others': an outlying system's or one without a pool; the others share their pool's prior; default: none)."""
+    ``seed_vars`` (each system's variance of one run between seeds, moderated by its pool's), ``runs`` and
+    ``seed_dfs`` (their degrees of freedom), ``own`` (for each system, whether its variance is its own estimate
+    whatever the pool says: a system without a pool; default: none), ``own_vars`` (each system's own, unmoderated
+    variance, on runs - 1 degrees of freedom) and ``pool_weights`` (the posterior probability that it varies as its
+    pool does: the pivot is the mixture over which systems do; default: every one does)."""
 
     delta: float
     shared: float
@@ -204,16 +232,38 @@ class TwoLevel:
     runs: tuple[int, ...]
     seed_dfs: tuple[float, ...]
     own: tuple[bool, ...] = ()
+    own_vars: tuple[float, ...] = ()
+    pool_weights: tuple[float, ...] = ()
     method = "two-level"
 
-    def _groups(self, n_runs: int | None = None) -> list[tuple[float, float]]:
-        """The seed part as independent pieces [(variance of the mean, degrees of freedom)]: the systems that
-        borrow from a pool share its prior, hence one piece (on the fewest of their degrees of freedom: Hsu); a
-        system with its own variance is a piece of its own. ``n_runs``: projected to every system trained that
-        often (its degrees of freedom growing by the runs added)."""
+    @property
+    def outlying(self) -> tuple[bool, ...]:
+        """For each system with a pool, whether it is more likely to vary more than its pool than as it does."""
         own = self.own or (False,) * len(self.seed_vars)
+        weights = self.pool_weights or (1.0,) * len(self.seed_vars)
+        return tuple(not alone and w < 0.5 for alone, w in zip(own, weights))
+
+    def _patterns(self) -> list[tuple[float, tuple[bool, ...]]]:
+        """[(probability, which systems take their own variance)]: every combination the pool weights leave open,
+        those below MIXTURE_FLOOR dropped (their share cannot move a p-value Holm reads)."""
+        own = self.own or (False,) * len(self.seed_vars)
+        weights = self.pool_weights or (1.0,) * len(self.seed_vars)
+        patterns = [(1.0, ())]
+        for alone, w in zip(own, weights):
+            options = [(1.0, True)] if alone else [(w, False), (1.0 - w, True)]
+            patterns = [(p * q, pattern + (o,)) for p, pattern in patterns for q, o in options if p * q > MIXTURE_FLOOR]
+        total = sum(p for p, _ in patterns)
+        return [(p / total, pattern) for p, pattern in patterns]
+
+    def _groups(self, own: tuple[bool, ...], n_runs: int | None = None) -> list[tuple[float, float]]:
+        """The seed part as independent pieces [(variance of the mean, degrees of freedom)] when the systems ``own``
+        says take their own variance: the systems that borrow from a pool share its prior, hence one piece (on the
+        fewest of their degrees of freedom: Hsu); a system with its own variance is a piece of its own. ``n_runs``:
+        projected to every system trained that often (its degrees of freedom growing by the runs added)."""
+        own_vars = self.own_vars or self.seed_vars
         pooled, groups = [0.0, math.inf], []
-        for variance, n, df, alone in zip(self.seed_vars, self.runs, self.seed_dfs, own):
+        for pooled_var, own_var, n, df, alone in zip(self.seed_vars, own_vars, self.runs, self.seed_dfs, own):
+            variance, df = (own_var, n - 1) if alone and self.own_vars else (pooled_var, df)
             runs, df = (n, df) if n_runs is None else (n_runs, max(df - (n - 1) + (n_runs - 1), 1.0))
             if alone:
                 groups.append((variance / runs, df))
@@ -221,16 +271,25 @@ class TwoLevel:
                 pooled = [pooled[0] + variance / runs, min(pooled[1], df)]
         return groups + ([tuple(pooled)] if pooled[0] > 0 or not groups else [])
 
-    def _pivot(self, n_runs: int | None = None) -> "_Pivot":
-        return self._measured_pivot if n_runs is None else _Pivot(self.shared, self._groups(n_runs))
+    def _pivot(self, n_runs: int | None = None) -> "_Mixture":
+        if n_runs is None:
+            return self._measured_pivot
+        return _Mixture([(p, _Pivot(self.shared, self._groups(own, n_runs))) for p, own in self._patterns()])
 
     @cached_property
-    def _measured_pivot(self) -> "_Pivot":
-        return _Pivot(self.shared, self._groups())
+    def _measured_pivot(self) -> "_Mixture":
+        return _Mixture([(p, _Pivot(self.shared, self._groups(own))) for p, own in self._patterns()])
 
     @property
     def seed(self) -> float:
-        return sum(v / n for v, n in zip(self.seed_vars, self.runs))
+        """The seed part of the variance: each system's pool and own variance weighed by its pool weight."""
+        own_vars = self.own_vars or self.seed_vars
+        weights = self.pool_weights or (1.0,) * len(self.seed_vars)
+        own = self.own or (False,) * len(self.seed_vars)
+        return sum(
+            (o if alone else w * v + (1 - w) * o) / n
+            for v, o, w, n, alone in zip(self.seed_vars, own_vars, weights, self.runs, own)
+        )
 
     @property
     def df(self) -> float:
@@ -288,7 +347,11 @@ class TwoLevel:
 
         def at(quantile: float) -> int | None:
             scale = self.df / float(stats.chi2.ppf(quantile, self.df))
-            return replace(self, seed_vars=tuple(v * scale for v in self.seed_vars)).seeds_needed(effect)
+            return replace(
+                self,
+                seed_vars=tuple(v * scale for v in self.seed_vars),
+                own_vars=tuple(v * scale for v in self.own_vars),
+            ).seeds_needed(effect)
 
         return at(1 - low), at(1 - high)  # the low percentile of the variance is the high one of U
 
@@ -349,6 +412,28 @@ def seeds_range_text(needed_range: Sequence | None) -> str:
 
 
 # -- the generalised pivotal quantity ------------------------------------------------------------------------------
+class _Mixture:
+    """A mixture of pivots [(probability, _Pivot)]: the pivot when which systems vary as their pool does is itself
+    uncertain (TwoLevel.pool_weights). Symmetric about 0, as each of its pivots is."""
+
+    def __init__(self, parts: Sequence[tuple[float, "_Pivot"]]):
+        self.parts = [(p, pivot) for p, pivot in parts if p > 0]
+        self.degenerate = all(pivot.degenerate for _, pivot in self.parts)
+
+    def sf(self, x: float) -> float:
+        return sum(p * pivot.sf(x) for p, pivot in self.parts)
+
+    def quantile(self, q: float) -> float:
+        if len(self.parts) == 1:
+            return self.parts[0][1].quantile(q)
+        if self.degenerate or q == 0.5:
+            return 0.0
+        if q < 0.5:
+            return -self.quantile(1 - q)
+        low, high = 0.0, max(pivot.quantile(q) for _, pivot in self.parts)  # the mixture's lies below its largest
+        return float(optimize.brentq(lambda x: self.sf(x) - (1 - q), low, high, xtol=1e-12, rtol=1e-12))
+
+
 class _Pivot:
     """The distribution of Z sqrt(shared + sum_g seed_g df_g / U_g) (Z standard normal, U_g independent chi-squares
     on df_g, one for each independent piece of the seed variance ``groups`` [(seed_g, df_g)]): a scale mixture of

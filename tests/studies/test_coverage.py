@@ -7,8 +7,11 @@ import numpy as np
 import pytest
 
 from coverage_simulation import (
+    FAMILY_REPLICATES,
     MIN_ODD_COVERAGE,
     OVER_COVERED,
+    RATIOS,
+    REPORTED_ONLY_SEEDS,
     TOLERANCE,
     coverage,
     familywise_error,
@@ -17,7 +20,7 @@ from coverage_simulation import (
 )
 from documented import documented_cells
 
-pytestmark = pytest.mark.slow  # a minute of simulation: left out of the fast tier
+pytestmark = pytest.mark.slow  # minutes of simulation: left out of the fast tier
 
 
 def test_the_two_level_interval_covers_95_percent_where_seeds_dominate_at_3_seeds():
@@ -28,18 +31,44 @@ def test_the_two_level_interval_covers_95_percent_where_seeds_dominate_at_3_seed
 
 
 def test_a_system_that_varies_25_times_more_than_its_pool_is_covered_as_the_others_are():
-    its, others = odd_coverage(3, 1.0, 25.0)
-    assert its >= MIN_ODD_COVERAGE and others >= MIN_ODD_COVERAGE
-    row = next(cells for cells in documented_cells("odd-system-table") if cells[:3] == ["3", "1", "25x"])
-    assert row[3:] == [percent(its), percent(others)]
+    for ratio in (1.0, 4.0):
+        its, others = odd_coverage(3, ratio, 25.0)
+        assert its >= MIN_ODD_COVERAGE and others >= MIN_ODD_COVERAGE
+        row = next(cells for cells in documented_cells("odd-system-table") if cells[:3] == ["3", f"{ratio:g}", "25x"])
+        assert row[3:] == [percent(its), percent(others)]
 
 
-def test_holm_keeps_the_familywise_error_at_5_percent_where_seeds_dominate_and_with_an_odd_system():
-    alike = familywise_error(3, 4.0, replicates=500)
-    odd = familywise_error(3, 1.0, replicates=500, odd=25.0)
-    assert alike <= 0.05 and odd <= 0.05
-    assert percent(alike) == documented_cells("familywise-table", "3")[3]
-    assert percent(odd) == documented_cells("odd-familywise-table", "3")[3]
+def test_holm_keeps_the_familywise_error_at_5_percent_with_a_system_per_pool_that_varies_10_times_more():
+    """The audit's worst cell for the test before pooling (12.7-14.6%): three seeds, seeds four times the test set's
+    variance, one system of each table varying ten times as much as the rest of it."""
+    odd = familywise_error(3, 4.0, FAMILY_REPLICATES, odd=10.0, layout="one per pool")
+    assert odd <= 0.05
+    row = next(c for c in documented_cells("odd-familywise-table") if c[:4] == ["one per pool", "3", "4", "10x"])
+    assert row[4] == percent(odd)
+
+
+def test_every_documented_cell_keeps_the_promise():
+    """The cells this page's tables give (benchmarks/coverage-study.py --check keeps them the study's output): the
+    odd system covered at least 93%, alike pools 95% +- 1.5 (where OVER_COVERED allows more, at most that), Holm's
+    family-wise error at most 5%; two seeds' cells are reported, not promised (REPORTED_ONLY_SEEDS)."""
+
+    def value(cell: str) -> float:
+        return float(cell.rstrip("%")) / 100
+
+    for row in documented_cells("odd-system-table"):
+        if int(row[0]) not in REPORTED_ONLY_SEEDS:
+            assert min(value(row[3]), value(row[4])) >= MIN_ODD_COVERAGE, row
+    for row in documented_cells("coverage-table"):
+        for ratio, cell in zip(RATIOS, row[1:]):
+            if int(row[0]) not in REPORTED_ONLY_SEEDS:
+                key = (int(row[0]), ratio)
+                assert 0.95 - TOLERANCE <= value(cell) <= OVER_COVERED.get(key, 0.95 + TOLERANCE), (key, cell)
+    for row in documented_cells("familywise-table"):
+        if int(row[0]) not in REPORTED_ONLY_SEEDS:
+            assert all(value(cell) <= 0.05 for cell in row[1:]), row
+    for row in documented_cells("odd-familywise-table"):
+        if int(row[1]) not in REPORTED_ONLY_SEEDS:
+            assert value(row[4]) <= 0.05, row
 
 
 def test_the_old_bootstrap_over_three_seeds_under_covers():

@@ -10,7 +10,17 @@ from scipy import stats
 
 from nmt.report.claims import CONTRADICTED, INCONCLUSIVE, REPRODUCED, SINGLE_RUN, adjust
 from nmt.scoring import significance
-from nmt.scoring.difference import NO_PRIOR, OUTLIER_LEVEL, SystemPart, TwoLevel, _Pivot, estimate, fit_pool, fit_prior
+from nmt.scoring.difference import (
+    NO_PRIOR,
+    ODD_EVIDENCE,
+    OWN_SHARE,
+    SystemPart,
+    TwoLevel,
+    _Pivot,
+    estimate,
+    fit_pool,
+    fit_prior,
+)
 
 
 def test_with_a_single_run_the_interval_is_the_paired_sentence_bootstrap():
@@ -92,51 +102,67 @@ def test_the_prior_pools_alike_variances_and_follows_unlike_ones():
     assert fit_prior([1.0], 2) is NO_PRIOR and NO_PRIOR.moderate(5.0, 2) == (5.0, 2)
 
 
-def test_a_system_that_stands_out_of_its_pool_keeps_its_own_variance():
+def test_a_system_that_varies_more_than_its_pool_keeps_its_own_variance_and_the_others_fit_without_it():
     variances = {"a": 1.0, "b": 1.3, "c": 0.8, "d": 1.1, "e": 0.9, "odd": 12.0}
     pool = fit_pool(variances, 2)
-    assert pool.outlying == {"odd"}
-    # the others' prior is fitted without it, and it is tested against the mean of the others (F on 2 and 10 df)
-    assert pool.prior == fit_prior([v for k, v in variances.items() if k != "odd"], 2)
-    odd = pool.prior_for("odd")
-    assert odd.reference == pytest.approx(np.mean([1.0, 1.3, 0.8, 1.1, 0.9])) and odd.reference_df == 10
-    assert stats.f.sf(12.0 / odd.reference, 2, 10) <= OUTLIER_LEVEL
-    assert odd.moderate(12.0, 2) == (12.0, 2)
-    assert pool.prior_for("a").moderate(1.0, 2) == pool.prior.moderate(1.0, 2)
+    # its prior is the others', and under it 12 on two degrees of freedom is far in the tail: no share of the pool's
+    assert pool.prior_for("odd") == fit_prior([v for k, v in variances.items() if k != "odd"], 2)
+    assert pool.weight("odd") < 0.01  # its tail under the others: about 0.001
+    # an alike system keeps all but OWN_SHARE of the pool's, and its prior gives the odd one almost no weight
+    assert pool.weight("a") == pytest.approx(1 - OWN_SHARE)
+    others = [v for k, v in variances.items() if k != "a"]
+    # each of the others weighed by its own share, from a first fit to all the systems but it
+    weights = [
+        fit_prior([w for j, w in variances.items() if j != k], 2).pool_weight(v, 2)
+        for k, v in variances.items()
+        if k != "a"
+    ]
+    assert weights[-1] < 0.01 and pool.prior_for("a") == fit_prior(others, 2, weights)
+    assert pool.prior_for("a").var < fit_prior(others, 2).var  # the odd system does not widen the others' prior
+    # the weight falls linearly in the variance's upper tail below ODD_EVIDENCE: smooth, no cliff
+    prior = pool.prior_for("a")
+    grid = np.linspace(0.5, 20.0, 4000) * prior.var
+    shares = [prior.pool_weight(v, 2) for v in grid]
+    assert all(x >= y for x, y in zip(shares, shares[1:])) and shares[0] == 1 - OWN_SHARE and shares[-1] < 0.01
+    assert max(abs(x - y) for x, y in zip(shares, shares[1:])) < 0.01
     # a system that varies less than its pool borrows the pool's (larger) variance: the safe side
-    assert not fit_pool({**variances, "quiet": 0.01}, 2).prior_for("quiet").outlying(0.01, 2)
+    assert fit_pool({**variances, "quiet": 0.01}, 2).weight("quiet") == pytest.approx(1 - OWN_SHARE)
 
 
-def test_the_test_before_pooling_flags_an_alike_system_at_its_level():
-    """Under the pool's own model (every system alike), a system is taken for an odd one as often as the level."""
+def test_an_alike_system_s_pool_weight_is_the_formula_s_under_the_pool_s_own_model():
+    """Under the pool's model (every system alike), the tail probability is uniform, so the mean weight is
+    (1 - OWN_SHARE) (1 - ODD_EVIDENCE / 2)."""
     rng = np.random.default_rng(11)
-    flagged = [fit_pool(dict(enumerate(rng.chisquare(2, 8) / 2)), 2).outlying for _ in range(3000)]
-    share = sum(len(f) for f in flagged) / (8 * 3000)
-    assert share == pytest.approx(OUTLIER_LEVEL, abs=0.01)
+    weights = [fit_pool(dict(enumerate(rng.chisquare(2, 8) / 2)), 2) for _ in range(1500)]
+    mean = np.mean([pool.weight(k) for pool in weights for k in pool.variances])
+    assert mean == pytest.approx((1 - OWN_SHARE) * (1 - ODD_EVIDENCE / 2), abs=0.02)
 
 
-def test_an_odd_systems_comparison_is_two_independent_pieces():
-    """The odd system's own variance and the pool's are independent chi-squares: the pivot is
-    Z sqrt(A + S1 nu1 / U1 + S2 nu2 / U2), checked against a Monte Carlo of it."""
+def test_a_comparison_is_the_mixture_of_its_systems_pool_and_own_variances():
+    """The odd system's own variance and the pool's are independent chi-squares; the alike system's is the pool's
+    with its weight and its own with the rest: the pivot is the mixture of Z sqrt(A + S1 nu1 / U1 + S2 nu2 / U2)
+    over those, checked against a Monte Carlo of it."""
     a = np.array([30.0, 34.0, 27.0])
     b = np.array([28.0, 28.4, 27.7])
     variances = {"a": float(a.var(ddof=1)), "b": float(b.var(ddof=1)), "c": 0.15, "d": 0.2, "e": 0.1, "f": 0.18}
     pool = fit_pool(variances, 2)
-    assert pool.outlying == {"a"}
     diff = estimate(
         [
             SystemPart(full=a, resampled=np.repeat(a[:, None], 100, axis=1), prior=pool.prior_for("a")),
             SystemPart(full=-b, resampled=-np.repeat(b[:, None], 100, axis=1), prior=pool.prior_for("b")),
         ]
     )
-    assert diff.own == (True, False)
-    moderated, pooled_df = pool.prior.moderate(variances["b"], 2)
-    assert diff.seed_vars == pytest.approx((variances["a"], moderated)) and diff.seed_dfs == (2, pooled_df)
+    w = pool.weight("b")
+    assert diff.pool_weights == pytest.approx((0.0, w), abs=1e-12) and diff.outlying == (True, False) and 0.5 < w < 1
+    moderated, pooled_df = pool.prior_for("b").moderate(variances["b"], 2)
+    assert diff.seed_vars[1] == pytest.approx(moderated) and diff.seed_dfs[1] == pooled_df
+    assert diff.own_vars == pytest.approx((variances["a"], variances["b"]))
     rng = np.random.default_rng(5)
     draws = 2_000_000
-    pieces = variances["a"] / 3 * 2 / rng.chisquare(2, draws) + moderated / 3 * pooled_df / rng.chisquare(
-        pooled_df, draws
-    )
+    odd = variances["a"] / 3 * 2 / rng.chisquare(2, draws)
+    b_pooled = moderated / 3 * pooled_df / rng.chisquare(pooled_df, draws)
+    b_own = variances["b"] / 3 * 2 / rng.chisquare(2, draws)
+    pieces = odd + np.where(rng.random(draws) < w, b_pooled, b_own)
     pivot = rng.standard_normal(draws) * np.sqrt(pieces)
     low, high = diff.interval
     assert np.mean(pivot > diff.delta - low) == pytest.approx(0.025, abs=0.0006)
