@@ -480,8 +480,9 @@ class JobBuilder:
         prepared = self.path(layout.PREPARED, pair=task)
         settings = comparable_settings(resolved)  # keys added later, at their default, change nothing
         settings["prepare"] = cfg.prepare_for_task(resolved, task)
-        if stopping_gate(resolved):  # the gate the rule stops by is part of what the training does
-            settings["gate"] = {name: resolved["verdicts"][name] for name in stopping_gate(resolved)}
+        gate = stopping_gate(resolved)
+        if gate:  # the gate the rule stops by is part of what the training does
+            settings["gate"] = {name: resolved["verdicts"][name] for name in gate}
         self.add(
             "train",
             f"train.{task}.{system}",

@@ -304,7 +304,7 @@ class ClaimJudge:
             names.append(system)
         difference = estimate(parts)
         # the systems more likely to vary more between seeds than their pool than as it does (nmt.scoring.difference)
-        outlying = [name for name, odd in zip(names, getattr(difference, "outlying", ())) if odd]
+        outlying = [name for name, odd in zip(names, difference.outlying) if odd]
         low, high = difference.interval
         kind, margin = claim["kind"], claim.get("margin")
         p_for, p_against = comparison_p_values(kind, claim["direction"], difference, margin)

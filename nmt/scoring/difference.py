@@ -90,8 +90,8 @@ class SeedPool:
 
     @cached_property
     def _priors(self) -> dict:
-        """Each system's prior, fitted to the others' variances, each weighed by the probability that it is of the
-        pool (from a first, unweighted fit to the others'): a system that varies more neither borrows the pool's
+        """Each system's prior, fitted to the others' variances, each weighed by its pool weight (from a first,
+        unweighted fit to the others'): a system that varies more neither borrows the pool's
         variance nor widens the prior the others borrow from (limma's robust fit protects hypervariable genes the
         like way: Phipson et al. 2016)."""
         names = list(self.variances)
@@ -115,7 +115,7 @@ class SeedPool:
         return self._priors.get(system, self.prior)
 
     def weight(self, system) -> float:
-        """The posterior probability that ``system`` varies as the others of its pool do."""
+        """``system``'s share of its pool's moderated variance (:meth:`SeedPrior.pool_weight`)."""
         return self.prior_for(system).pool_weight(self.variances[system], self.df)
 
 
@@ -223,8 +223,8 @@ class TwoLevel:
     ``seed_vars`` (each system's variance of one run between seeds, moderated by its pool's), ``runs`` and
     ``seed_dfs`` (their degrees of freedom), ``own`` (for each system, whether its variance is its own estimate
     whatever the pool says: a system without a pool; default: none), ``own_vars`` (each system's own, unmoderated
-    variance, on runs - 1 degrees of freedom) and ``pool_weights`` (the posterior probability that it varies as its
-    pool does: the pivot is the mixture over which systems do; default: every one does)."""
+    variance, on runs - 1 degrees of freedom) and ``pool_weights`` (its share of the pool's variance, the rest its
+    own: the pivot is the mixture over which systems take which; default: every one the pool's)."""
 
     delta: float
     shared: float
@@ -237,19 +237,23 @@ class TwoLevel:
     method = "two-level"
 
     @property
+    def _alone(self) -> tuple[bool, ...]:
+        return self.own or (False,) * len(self.seed_vars)
+
+    @property
+    def _weights(self) -> tuple[float, ...]:
+        return self.pool_weights or (1.0,) * len(self.seed_vars)
+
+    @property
     def outlying(self) -> tuple[bool, ...]:
-        """For each system with a pool, whether it is more likely to vary more than its pool than as it does."""
-        own = self.own or (False,) * len(self.seed_vars)
-        weights = self.pool_weights or (1.0,) * len(self.seed_vars)
-        return tuple(not alone and w < 0.5 for alone, w in zip(own, weights))
+        """For each system with a pool, whether it takes more of its own variance than of its pool's."""
+        return tuple(not alone and w < 0.5 for alone, w in zip(self._alone, self._weights))
 
     def _patterns(self) -> list[tuple[float, tuple[bool, ...]]]:
         """[(probability, which systems take their own variance)]: every combination the pool weights leave open,
         those below MIXTURE_FLOOR dropped (their share cannot move a p-value Holm reads)."""
-        own = self.own or (False,) * len(self.seed_vars)
-        weights = self.pool_weights or (1.0,) * len(self.seed_vars)
         patterns = [(1.0, ())]
-        for alone, w in zip(own, weights):
+        for alone, w in zip(self._alone, self._weights):
             options = [(1.0, True)] if alone else [(w, False), (1.0 - w, True)]
             patterns = [(p * q, pattern + (o,)) for p, pattern in patterns for q, o in options if p * q > MIXTURE_FLOOR]
         total = sum(p for p, _ in patterns)
@@ -274,21 +278,22 @@ class TwoLevel:
     def _pivot(self, n_runs: int | None = None) -> "_Mixture":
         if n_runs is None:
             return self._measured_pivot
-        return _Mixture([(p, _Pivot(self.shared, self._groups(own, n_runs))) for p, own in self._patterns()])
+        return self._mixture(n_runs)
 
     @cached_property
     def _measured_pivot(self) -> "_Mixture":
-        return _Mixture([(p, _Pivot(self.shared, self._groups(own))) for p, own in self._patterns()])
+        return self._mixture(None)
+
+    def _mixture(self, n_runs: int | None) -> "_Mixture":
+        return _Mixture([(p, _Pivot(self.shared, self._groups(own, n_runs))) for p, own in self._patterns()])
 
     @property
     def seed(self) -> float:
         """The seed part of the variance: each system's pool and own variance weighed by its pool weight."""
         own_vars = self.own_vars or self.seed_vars
-        weights = self.pool_weights or (1.0,) * len(self.seed_vars)
-        own = self.own or (False,) * len(self.seed_vars)
         return sum(
             (o if alone else w * v + (1 - w) * o) / n
-            for v, o, w, n, alone in zip(self.seed_vars, own_vars, weights, self.runs, own)
+            for v, o, w, n, alone in zip(self.seed_vars, own_vars, self._weights, self.runs, self._alone)
         )
 
     @property
@@ -365,6 +370,7 @@ class SentenceLevel:
     method = "sentence"
     df = math.inf
     own: tuple[bool, ...] = ()  # no seed variance is estimated
+    outlying: tuple[bool, ...] = ()
 
     @property
     def variance(self) -> float:

@@ -193,8 +193,10 @@ def passes_gate(dev_ppls: list[float], within: float, window: int, horizon: int 
     """The convergence gate: at most ``within`` projected left (:func:`projection`), and the last epoch lowered the
     best by at most ``within`` too (a drop in the last epoch is one point a line through many need not call a trend).
     Fewer than ``window`` evaluations say nothing of a flat curve: not passed."""
-    fit = projection(dev_ppls, window, horizon)
-    last = improvement(dev_ppls)
+    return _passes(projection(dev_ppls, window, horizon), improvement(dev_ppls), within)
+
+
+def _passes(fit: dict | None, last: float | None, within: float) -> bool:
     return fit is not None and fit["projected_left"] <= within and (last is None or last <= within)
 
 
@@ -220,5 +222,5 @@ def convergence(metrics: list[dict], within: float, window: int, horizon: int = 
         "horizon": horizon,
         "level": LEVEL,  # slope_bound's, one-sided: a lower bound (files written before had an upper 95% one)
         **figures,
-        "converged": passes_gate(ppls, within, window, horizon),
+        "converged": _passes(fit, last, within),
     }

@@ -15,6 +15,7 @@ from ..base.declare import Section, added, json_schema, setting
 from ..base.eflomal_runner import DEFAULT_SAMPLERS
 from ..data.task_settings import DataSettings
 from .attention_variants import VARIANTS, attentions_help
+from .schedule import STOPS
 
 ATTENTIONS = tuple(VARIANTS)  # the variants' registry (nmt.settings.attention_variants)
 SCORES = ("dot", "general", "concat", "location")
@@ -273,7 +274,7 @@ class TrainSettings(Section):
                 "within": {"type": "number", "exclusiveMinimum": 0, "maximum": 1},
                 "halvings": {"type": "integer", "minimum": 0},
                 "stop": {
-                    "enum": ["gate", "stalls"],
+                    "enum": list(STOPS),
                     "description": "what ends training at the final rate: the convergence gate's first pass (gate) "
                     "or `patience` stalls in a row (stalls; a plateau recorded before this key existed)",
                 },

@@ -6,6 +6,7 @@ commands; nmt.base.environment's own probes run once, here, before any test, and
 import subprocess
 
 import pytest
+import torch
 
 from nmt.base import environment
 
@@ -36,3 +37,13 @@ def no_processes(monkeypatch):
 
     monkeypatch.setattr(environment, "_run", _answer)
     monkeypatch.setattr(subprocess, "Popen", refuse)
+
+
+@pytest.fixture(scope="module")
+def one_thread():
+    """Many small ops in long loops: with other jobs on the machine, torch's threads make them 50x slower. A module
+    asks for it with ``pytestmark = pytest.mark.usefixtures("one_thread")``."""
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(threads)

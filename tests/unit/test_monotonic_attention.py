@@ -20,13 +20,7 @@ from nmt.models.monotonic import (
 STEPS = {"clamped": soft_monotonic_weights, "logspace": soft_monotonic_weights_logspace}
 
 
-@pytest.fixture(autouse=True, scope="module")
-def one_thread():
-    """Many small ops in 200-step loops: with other jobs on the machine, torch's threads make them 50x slower."""
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
+pytestmark = pytest.mark.usefixtures("one_thread")  # tests/unit/conftest.py
 
 
 def lengths_mask(lengths, S=None):

@@ -51,12 +51,7 @@ SRC_V, TGT_V = SRC_VOCAB, TGT_VOCAB  # make_model's vocabularies
 BASE = model_config(SMALL_RNNSEARCH)  # built with engine="fast", as nmt train and nmt translate run it
 
 
-@pytest.fixture(autouse=True, scope="module")
-def one_thread():
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
+pytestmark = pytest.mark.usefixtures("one_thread")  # tests/unit/conftest.py
 
 
 def sources():

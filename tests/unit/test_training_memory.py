@@ -21,12 +21,7 @@ SHAPES = [((7, 1, 12, 4, 9), (9, 5, 8, 2, 6)), ((3, 5), (4, 11)), ((10, 2, 6), (
 SYSTEMS = [LUONG[1], LUONG[-4], *RNNSEARCH, {"arch": "rnnsearch", "guided": True}]
 
 
-@pytest.fixture(autouse=True, scope="module")
-def one_thread():
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
+pytestmark = pytest.mark.usefixtures("one_thread")  # tests/unit/conftest.py
 
 
 def batches(guided: bool):
